@@ -1,0 +1,186 @@
+"""TREC files: topics (``qid<TAB>query``), qrels (``qid iter docid grade``) and runs
+(``qid Q0 docid rank score runid``).
+
+Readers are tolerant of layout (any run of spaces or tabs between columns, blank lines,
+trailing whitespace, CRLF, gzip by the ``.gz`` suffix) and strict about content: a wrong
+column count, a non-numeric grade or score, a duplicate entry, bytes that are not UTF-8, or
+an empty file raise `InputError` naming ``file:line``. Writers replace files atomically.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Literal
+
+from reljudge.errors import InputError
+from reljudge.io.atomic import atomic_write
+
+Grade = int | float
+Qrels = dict[str, dict[str, Grade]]
+Topics = dict[str, str]
+OnDuplicate = Literal["error", "max", "last"]
+
+
+class Run(dict[str, dict[str, float]]):
+    """A system run: ``{qid: {docid: score}}`` in file order, with the run's name."""
+
+    def __init__(self, data: Mapping[str, Mapping[str, float]] | None = None, name: str = ""):
+        super().__init__({qid: dict(docs) for qid, docs in (data or {}).items()})
+        self.name = name
+
+    def ranked(self, qid: str) -> list[str]:
+        """Docids of a topic in trec_eval order: score descending, ties by docid descending."""
+        docs = self.get(qid, {})
+        return sorted(docs, key=lambda d: (docs[d], d), reverse=True)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield (line number, text without line end) of a text file, gzip when it ends in .gz."""
+    if not path.exists():
+        raise InputError("file not found", path)
+    if path.is_dir():
+        raise InputError("is a directory, expected a file", path)
+    try:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    except (OSError, EOFError) as err:
+        raise InputError(f"cannot read: {err}", path) from None
+    if not data.strip():
+        raise InputError("file is empty", path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise InputError(f"not valid UTF-8 (byte {data[err.start:err.start + 1]!r})", path, line) from None
+    for number, line in enumerate(text.split("\n"), start=1):
+        yield number, line.rstrip("\r")
+
+
+def _number(text: str, what: str, path: Path, line: int) -> Grade:
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError(f"{what} {text!r} is not a number", path, line) from None
+        if not math.isfinite(value):
+            raise InputError(f"{what} {text!r} is not a finite number", path, line)
+    return value
+
+
+def read_topics(path: str | Path) -> Topics:
+    """Read ``qid<TAB>query`` lines (a query may contain spaces; the first tab splits)."""
+    path = Path(path)
+    topics: Topics = {}
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        if "\t" in line:
+            qid, _, query = line.partition("\t")
+        else:
+            parts = line.split(None, 1)
+            if len(parts) != 2:
+                raise InputError("expected 'qid<TAB>query'", path, number)
+            qid, query = parts
+        qid, query = qid.strip(), query.strip()
+        if not qid or not query:
+            raise InputError("expected 'qid<TAB>query' with a non-empty qid and query", path, number)
+        if qid in topics:
+            raise InputError(f"duplicate topic id {qid!r}", path, number)
+        topics[qid] = query
+    if not topics:
+        raise InputError("no topics in file", path)
+    return topics
+
+
+def read_qrels(path: str | Path, *, on_duplicate: OnDuplicate = "error", integer_grades: bool = False) -> Qrels:
+    """Read qrels ``qid iter docid grade``; grades stay int when written as ints, else float.
+
+    ``on_duplicate`` decides what a repeated (qid, docid) does: raise, keep the max, or keep
+    the last. ``integer_grades=True`` rejects float grades (as trec_eval would truncate them).
+    """
+    path = Path(path)
+    qrels: Qrels = {}
+    for number, line in _lines(path):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise InputError(f"expected 4 columns 'qid iter docid grade', found {len(parts)}", path, number)
+        qid, _, docid, grade_text = parts
+        grade = _number(grade_text, "grade", path, number)
+        if integer_grades and not isinstance(grade, int):
+            raise InputError(f"grade {grade_text!r} is not an integer", path, number)
+        docs = qrels.setdefault(qid, {})
+        if docid in docs:
+            if on_duplicate == "error":
+                raise InputError(f"duplicate judgment for topic {qid!r}, document {docid!r}", path, number)
+            if on_duplicate == "max":
+                grade = max(grade, docs[docid])
+        docs[docid] = grade
+    if not qrels:
+        raise InputError("no judgments in file", path)
+    return qrels
+
+
+def read_run(path: str | Path, *, topics: Iterable[str] | None = None, name: str | None = None) -> Run:
+    """Read a run ``qid Q0 docid rank score runid``. With ``topics``, an unknown qid is an error."""
+    path = Path(path)
+    known = set(topics) if topics is not None else None
+    run = Run(name=name or "")
+    for number, line in _lines(path):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise InputError(f"expected 6 columns 'qid Q0 docid rank score runid', found {len(parts)}", path, number)
+        qid, _, docid, rank_text, score_text, runid = parts
+        try:
+            int(rank_text)
+        except ValueError:
+            raise InputError(f"rank {rank_text!r} is not an integer", path, number) from None
+        score = float(_number(score_text, "score", path, number))
+        if known is not None and qid not in known:
+            raise InputError(f"topic {qid!r} is not among the topics", path, number)
+        docs = run.setdefault(qid, {})
+        if docid in docs:
+            raise InputError(f"document {docid!r} appears twice for topic {qid!r}", path, number)
+        docs[docid] = score
+        if not run.name:
+            run.name = runid
+    if not run:
+        raise InputError("no ranked documents in file", path)
+    return run
+
+
+def _grade_text(grade: Grade) -> str:
+    if isinstance(grade, float) and grade.is_integer():
+        return str(int(grade))
+    return str(grade)
+
+
+def write_qrels(qrels: Mapping[str, Mapping[str, Grade]], path: str | Path, *, iteration: str = "0") -> None:
+    """Write qrels atomically, topics and documents in the order given."""
+    with atomic_write(path) as handle:
+        for qid, docs in qrels.items():
+            for docid, grade in docs.items():
+                handle.write(f"{qid} {iteration} {docid} {_grade_text(grade)}\n")
+
+
+def write_run(run: Mapping[str, Mapping[str, float]], path: str | Path, *, name: str | None = None) -> None:
+    """Write a run atomically, each topic ranked by score descending (ties by docid descending)."""
+    runid = name or getattr(run, "name", "") or "reljudge"
+    with atomic_write(path) as handle:
+        for qid, docs in run.items():
+            ranked = sorted(docs, key=lambda d: (docs[d], d), reverse=True)
+            for rank, docid in enumerate(ranked, start=1):
+                handle.write(f"{qid} Q0 {docid} {rank} {docs[docid]} {runid}\n")
+
+
+def write_topics(topics: Mapping[str, str], path: str | Path) -> None:
+    with atomic_write(path) as handle:
+        for qid, query in topics.items():
+            handle.write(f"{qid}\t{query}\n")

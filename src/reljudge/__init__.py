@@ -16,6 +16,28 @@ _EXPORTS: dict[str, str] = {
     "Usage": "reljudge.records",
     "Provenance": "reljudge.records",
     "InputError": "reljudge.errors",
+    # data: files, datasets, run directories, export
+    "read_topics": "reljudge.io.trec",
+    "read_qrels": "reljudge.io.trec",
+    "read_run": "reljudge.io.trec",
+    "write_qrels": "reljudge.io.trec",
+    "write_run": "reljudge.io.trec",
+    "Run": "reljudge.io.trec",
+    "Corpus": "reljudge.io.corpus",
+    "load_corpus": "reljudge.io.corpus",
+    "JudgmentWriter": "reljudge.io.judgments",
+    "read_judgments": "reljudge.io.judgments",
+    "iter_judgments": "reljudge.io.judgments",
+    "load_judgments": "reljudge.io.judgments",
+    "RunDir": "reljudge.io.rundir",
+    "to_qrels": "reljudge.io.export",
+    "to_dataframe": "reljudge.io.export",
+    "to_ir_measures_qrels": "reljudge.io.export",
+    "to_ranx_qrels": "reljudge.io.export",
+    "judgments_from_qrels": "reljudge.io.export",
+    "Dataset": "reljudge.datasets",
+    "load_dataset": "reljudge.datasets",
+    "list_datasets": "reljudge.datasets",
 }
 
 

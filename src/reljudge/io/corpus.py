@@ -1,0 +1,213 @@
+"""Passage collections: ``docid<TAB>text`` TSV or JSON Lines, read into a read-only mapping.
+
+Formats, chosen by the file name (``.gz`` is decompressed on the fly):
+
+- ``*.jsonl`` / ``*.json`` / ``*.ndjson``: one object per line with an id field (``docid``,
+  ``id``, ``_id`` or ``doc_id``) and a text field (``text``, ``contents``, ``passage`` or
+  ``body``); a non-empty ``title`` is prepended to the text, separated by a newline.
+- anything else: TSV, ``docid<TAB>text`` (the first tab splits; the text may hold more tabs).
+
+The reader streams the file line by line, so a large collection can be filtered to the
+passages a job needs with ``load_corpus(path, docids=...)`` without holding all of it.
+A malformed line, a docid repeated with a *different* text, bytes that are not UTF-8 or an
+empty file raise `InputError` naming ``file:line``. A docid repeated with the same text (files
+written one line per judged pair, like the TREC DL ``passages.tsv``) is kept once.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO
+
+from reljudge.errors import InputError
+
+ID_FIELDS: tuple[str, ...] = ("docid", "id", "_id", "doc_id")
+TEXT_FIELDS: tuple[str, ...] = ("text", "contents", "passage", "body")
+JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+class MissingDocumentError(InputError, KeyError):
+    """A docid the corpus does not hold. It is both an `InputError` (the CLI reports it as bad
+    input, exit code 2) and a `KeyError` (so `Mapping` semantics such as ``.get`` work)."""
+
+    def __init__(self, docid: str, path: str | Path | None):
+        self.docid = docid
+        where = f"corpus {path}" if path is not None else "the corpus"
+        InputError.__init__(self, f"document {docid!r} is not in {where}")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return InputError.__str__(self)
+
+
+class Corpus(Mapping[str, str]):
+    """A read-only ``{docid: text}`` mapping that remembers where it came from.
+
+    ``corpus[docid]`` raises `MissingDocumentError` (a `KeyError` and an `InputError`) naming
+    the docid and the corpus file; ``corpus.missing(docids)`` lists absent ids in order.
+    """
+
+    def __init__(self, passages: Mapping[str, str], path: str | Path | None = None):
+        self._passages = dict(passages)
+        self.path = Path(path) if path is not None else None
+
+    def __getitem__(self, docid: str) -> str:
+        try:
+            return self._passages[docid]
+        except KeyError:
+            raise MissingDocumentError(docid, self.path) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._passages)
+
+    def __len__(self) -> int:
+        return len(self._passages)
+
+    def __contains__(self, docid: object) -> bool:
+        return docid in self._passages
+
+    def __repr__(self) -> str:
+        source = f" from {self.path}" if self.path else ""
+        return f"<Corpus {len(self)} passages{source}>"
+
+    def missing(self, docids: Iterable[str]) -> list[str]:
+        """The docids (in the order given, each once) that the corpus does not hold."""
+        seen: set[str] = set()
+        absent = []
+        for docid in docids:
+            if docid not in self._passages and docid not in seen:
+                seen.add(docid)
+                absent.append(docid)
+        return absent
+
+    def require(self, docids: Iterable[str]) -> None:
+        """Raise `InputError` listing (up to 5 of) the docids the corpus lacks."""
+        absent = self.missing(docids)
+        if absent:
+            shown = ", ".join(repr(d) for d in absent[:5])
+            more = f" and {len(absent) - 5} more" if len(absent) > 5 else ""
+            where = str(self.path) if self.path else "the corpus"
+            raise InputError(f"{len(absent)} document(s) have no text in {where}: {shown}{more}")
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+
+
+def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, streaming; UTF-8 errors and gzip errors -> InputError."""
+    if not path.exists():
+        raise InputError("file not found", path)
+    if path.is_dir():
+        raise InputError("is a directory, expected a file", path)
+    number = 0
+    try:
+        with _open_binary(path) as handle:
+            for number, raw in enumerate(handle, start=1):  # noqa: B007
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise InputError(
+                        f"not valid UTF-8 (byte {raw[err.start : err.start + 1]!r})", path, number
+                    ) from None
+                yield number, text.rstrip("\r\n")
+    except (OSError, EOFError) as err:
+        raise InputError(f"cannot read: {err}", path, number or None) from None
+
+
+def _is_jsonl(path: Path) -> bool:
+    name = path.name[: -len(".gz")] if path.name.endswith(".gz") else path.name
+    return name.endswith(JSON_SUFFIXES)
+
+
+def _join_title(title: str, text: str) -> str:
+    title, text = title.strip(), text.strip()
+    if not title:
+        return text
+    if not text:
+        return title
+    return f"{title}\n{text}"
+
+
+def _parse_jsonl(line: str, path: Path, number: int) -> tuple[str, str]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON ({err.msg} at column {err.colno})", path, number) from None
+    if not isinstance(obj, dict):
+        raise InputError("expected a JSON object per line", path, number)
+    id_field = next((f for f in ID_FIELDS if f in obj), None)
+    if id_field is None:
+        raise InputError(f"no document id field (one of {', '.join(ID_FIELDS)})", path, number)
+    text_field = next((f for f in TEXT_FIELDS if f in obj), None)
+    if text_field is None:
+        raise InputError(f"no text field (one of {', '.join(TEXT_FIELDS)})", path, number)
+    docid, text, title = obj[id_field], obj[text_field], obj.get("title")
+    if isinstance(docid, int) and not isinstance(docid, bool):
+        docid = str(docid)
+    if not isinstance(docid, str) or not docid.strip():
+        raise InputError(f"field {id_field!r} must be a non-empty string", path, number)
+    if not isinstance(text, str):
+        raise InputError(f"field {text_field!r} must be a string", path, number)
+    if title is not None and not isinstance(title, str):
+        raise InputError("field 'title' must be a string", path, number)
+    return docid.strip(), _join_title(title or "", text)
+
+
+def _parse_tsv(line: str, path: Path, number: int) -> tuple[str, str]:
+    docid, tab, text = line.partition("\t")
+    if not tab:
+        raise InputError("expected 'docid<TAB>text' (no tab found)", path, number)
+    docid = docid.strip()
+    if not docid:
+        raise InputError("empty document id", path, number)
+    return docid, text.strip()
+
+
+def iter_passages(path: str | Path) -> Iterator[tuple[str, str]]:
+    """Yield ``(docid, text)`` in file order, validating each line (no duplicate check)."""
+    path = Path(path)
+    parse = _parse_jsonl if _is_jsonl(path) else _parse_tsv
+    for number, line in _decoded_lines(path):
+        if not line.strip():
+            continue
+        yield parse(line, path, number)
+
+
+def load_corpus(path: str | Path, *, docids: Collection[str] | None = None) -> Corpus:
+    """Read a passage collection (TSV ``docid<TAB>text`` or JSONL, optionally gzipped).
+
+    With ``docids``, only those passages are kept (the whole file is still validated), which
+    keeps memory small for large collections. A docid that appears again with another text is
+    an error; an exact repeat is ignored.
+    """
+    path = Path(path)
+    wanted = set(docids) if docids is not None else None
+    parse = _parse_jsonl if _is_jsonl(path) else _parse_tsv
+    passages: dict[str, str] = {}
+    first_seen: dict[str, tuple[int, int]] = {}  # docid -> (line, CRC-32 of the text)
+    seen_any = False
+    for number, line in _decoded_lines(path):
+        if not line.strip():
+            continue
+        seen_any = True
+        docid, text = parse(line, path, number)
+        checksum = zlib.crc32(text.encode("utf-8"))
+        if docid in first_seen:
+            first, first_checksum = first_seen[docid]
+            if first_checksum != checksum or (docid in passages and passages[docid] != text):
+                raise InputError(
+                    f"duplicate document id {docid!r} with a different text (first on line {first})",
+                    path,
+                    number,
+                )
+            continue
+        first_seen[docid] = (number, checksum)
+        if wanted is None or docid in wanted:
+            passages[docid] = text
+    if not seen_any:
+        raise InputError("file is empty", path)
+    return Corpus(passages, path)

@@ -1,0 +1,105 @@
+"""Keep secrets out of what reljudge writes (manifests, judgment files, reports).
+
+Three rules, applied recursively to dicts, lists and strings:
+
+1. a field whose *name* marks a secret (``api_key``, ``apikey``, ``key``, ``*_key``, ``token``,
+   ``*_token``, ``secret``, ``password``, ``authorization``, ``credentials``, ...) has its value
+   replaced by ``"***"``. Counters such as ``max_tokens`` or ``prompt_tokens`` are not secrets
+   (the rule matches whole words), nor are fields naming *where* a secret lives
+   (``api_key_env``: the name of an environment variable);
+2. a string that *looks* like a credential (``sk-...``, ``Bearer ...``, ``hf_...``, ``ghp_...``,
+   ``AKIA...``, ``AIza...``, ``xox?-...``, ``key=``/``token=`` URL parameters) is masked;
+3. the current value of any environment variable whose name contains KEY, TOKEN, SECRET or
+   PASSWORD (values of 8+ characters) is masked wherever it occurs.
+
+Command lines get rule 1 for ``--api-key X`` / ``--api-key=X`` style options.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+MASK = "***"
+
+_SECRET_NAME = re.compile(
+    r"(?:^|[_\-.])(?:api[_\-]?key|apikey|key|token|access[_\-]?token|secret|secrets|password|passwd|"
+    r"authorization|auth|credential|credentials|cookie)(?:$|[_\-.])",
+    re.IGNORECASE,
+)
+_NOT_SECRET_NAME = re.compile(r"[_\-.](?:env|env[_\-]var|var|variable|file|path|name)$", re.IGNORECASE)
+_SECRET_VALUE = re.compile(
+    r"(?:\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"
+    r"|\bBearer\s+[A-Za-z0-9._\-~+/=]{8,}"
+    r"|\bhf_[A-Za-z0-9]{20,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
+    r"|\bAKIA[0-9A-Z]{16}\b"
+    r"|\bAIza[0-9A-Za-z_\-]{30,}"
+    r"|\bxox[abprs]-[A-Za-z0-9\-]{10,}"
+    r"|\bgsk_[A-Za-z0-9]{20,})"
+)
+_URL_PARAM = re.compile(r"(?i)([?&](?:api[_\-]?key|key|token|access_token|secret)=)[^&#\s]+")
+_ENV_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a field or option name (``api_key``, ``--hf-token``) holds a secret."""
+    bare = name.lstrip("-")
+    if _NOT_SECRET_NAME.search(bare):
+        return False
+    return bool(_SECRET_NAME.search(bare))
+
+
+def _env_secrets() -> list[str]:
+    values = {v for k, v in os.environ.items() if _ENV_SECRET_NAME.search(k) and len(v) >= 8}
+    return sorted(values, key=len, reverse=True)
+
+
+def redact_text(text: str, *, env_secrets: Sequence[str] | None = None) -> str:
+    """Mask credential-like substrings and the values of secret environment variables."""
+    for secret in _env_secrets() if env_secrets is None else env_secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    text = _SECRET_VALUE.sub(MASK, text)
+    return _URL_PARAM.sub(lambda m: m.group(1) + MASK, text)
+
+
+def scrub_secrets(value: Any, *, _env: Sequence[str] | None = None) -> Any:
+    """A copy of ``value`` (dicts, lists, tuples, strings, scalars) with secrets masked."""
+    env = _env_secrets() if _env is None else _env
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            secret = isinstance(key, str) and is_secret_name(key) and item not in (None, "", [], {})
+            out[key] = MASK if secret else scrub_secrets(item, _env=env)
+        return out
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrub_secrets(item, _env=env) for item in value)
+    if isinstance(value, str):
+        return redact_text(value, env_secrets=env)
+    return value
+
+
+def scrub_argv(argv: Sequence[str]) -> list[str]:
+    """A command line with the values of secret options (``--api-key X``, ``--token=X``) masked."""
+    env = _env_secrets()
+    out: list[str] = []
+    mask_next = False
+    for arg in argv:
+        if mask_next:
+            out.append(MASK)
+            mask_next = False
+            continue
+        if arg.startswith("-") and "=" in arg:
+            name, _, _ = arg.partition("=")
+            if is_secret_name(name):
+                out.append(f"{name}={MASK}")
+                continue
+        elif arg.startswith("-") and is_secret_name(arg):
+            out.append(arg)
+            mask_next = True
+            continue
+        out.append(redact_text(arg, env_secrets=env))
+    return out

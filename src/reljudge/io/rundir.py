@@ -1,0 +1,221 @@
+"""A run directory: everything one judging job produced, resumable and self-describing.
+
+Layout::
+
+    RUN/
+      judgments.jsonl   the records, appended one flushed line at a time (the source of truth)
+      qrels.txt         derived from the judgments (re-written atomically, see `write_qrels`)
+      manifest.json     what ran and how: command line, config (secrets masked), environment,
+                        counts by status, tokens, cost, timestamps (re-written atomically)
+
+Resume: `RunDir.done_keys()` is the set of `Judgment.key` whose latest record has a *final*
+status. Final: ``ok``, ``unparsed``, ``refused``, ``skipped`` -- re-asking would repeat the same
+prompt and most likely the same answer, so a resumed run does not spend calls on them.
+Retryable: ``api_error`` and ``truncated`` -- transient or fixable by a larger ``max_tokens``;
+they are redone by ``--retry-failed`` (and by a plain resume, since they are not done).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from reljudge.errors import InputError
+from reljudge.io.atomic import write_text_atomic
+from reljudge.io.judgments import JUDGMENTS_FILE, JudgmentWriter, load_judgments
+from reljudge.io.redact import scrub_argv, scrub_secrets
+from reljudge.records import Judgment, Usage, utc_now
+
+FINAL_STATUSES: frozenset[str] = frozenset({"ok", "unparsed", "refused", "skipped"})
+RETRYABLE_STATUSES: frozenset[str] = frozenset({"api_error", "truncated"})
+QRELS_FILE = "qrels.txt"
+MANIFEST_FILE = "manifest.json"
+MANIFEST_VERSION = 1
+
+KEY_LIBRARIES: tuple[str, ...] = (
+    "pydantic",
+    "typer",
+    "numpy",
+    "scipy",
+    "pandas",
+    "openai",
+    "litellm",
+    "ollama",
+    "ir-measures",
+    "ranx",
+)
+
+
+def _now() -> str:
+    return utc_now()
+
+
+def environment() -> dict[str, Any]:
+    """Python, platform, reljudge and key library versions (installed ones only)."""
+    from reljudge import __version__
+
+    libraries: dict[str, str] = {}
+    for name in KEY_LIBRARIES:
+        try:
+            libraries[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return {
+        "reljudge": __version__,
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "libraries": libraries,
+    }
+
+
+def summarize(judgments: Sequence[Judgment]) -> dict[str, Any]:
+    """Counts by status (and by method), tokens, calls and cost of a list of records."""
+    usage = Usage()
+    for judgment in judgments:
+        usage = usage + judgment.provenance.usage
+    by_method: dict[str, Counter[str]] = {}
+    for judgment in judgments:
+        by_method.setdefault(judgment.method, Counter())[judgment.status] += 1
+    statuses = Counter(j.status for j in judgments)
+    return {
+        "judgments": len(judgments),
+        "status": dict(sorted(statuses.items())),
+        "by_method": {m: dict(sorted(c.items())) for m, c in sorted(by_method.items())},
+        "cached": sum(1 for j in judgments if j.provenance.cached),
+        "usage": {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+            "calls": usage.calls,
+            "cost_usd": round(usage.cost_usd, 6),
+        },
+    }
+
+
+class RunDir:
+    """A run directory (created on first write). See the module docstring for the layout."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError("exists and is not a directory", self.path)
+
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"
+
+    @property
+    def judgments_path(self) -> Path:
+        return self.path / JUDGMENTS_FILE
+
+    @property
+    def qrels_path(self) -> Path:
+        return self.path / QRELS_FILE
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST_FILE
+
+    def exists(self) -> bool:
+        return self.judgments_path.exists()
+
+    def writer(self, *, fsync: bool = False) -> JudgmentWriter:
+        """An appending writer on ``judgments.jsonl`` (repairs a torn last line first)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        return JudgmentWriter(self.judgments_path, fsync=fsync)
+
+    def judgments(self, *, latest: bool = True) -> list[Judgment]:
+        """The records (the last per key when ``latest``); empty when nothing was written yet."""
+        if not self.judgments_path.exists() or self.judgments_path.stat().st_size == 0:
+            return []
+        return load_judgments(self.judgments_path, latest=latest)
+
+    def done_keys(self) -> set[tuple[str, str, str, str, str]]:
+        """Keys whose latest record has a final status (ok, unparsed, refused, skipped)."""
+        return {j.key for j in self.judgments() if j.status in FINAL_STATUSES}
+
+    def retry_keys(self) -> set[tuple[str, str, str, str, str]]:
+        """Keys whose latest record is retryable (api_error, truncated)."""
+        return {j.key for j in self.judgments() if j.status in RETRYABLE_STATUSES}
+
+    def write_qrels(
+        self, *, method: str | None = None, float_policy: str = "round", scale: float = 100.0
+    ) -> Path:
+        """Derive ``qrels.txt`` from the pointwise ``ok`` judgments (atomically); return its path."""
+        from reljudge.io.export import to_qrels
+        from reljudge.io.trec import write_qrels
+
+        qrels = to_qrels(self.judgments(), method=method, float_policy=float_policy, scale=scale)  # type: ignore[arg-type]
+        write_qrels(qrels, self.qrels_path)
+        return self.qrels_path
+
+    def read_manifest(self) -> dict[str, Any]:
+        if not self.manifest_path.exists():
+            return {}
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise InputError(f"not a valid manifest: {err}", self.manifest_path) from None
+        if not isinstance(data, dict):
+            raise InputError("not a valid manifest (expected a JSON object)", self.manifest_path)
+        return data
+
+    def write_manifest(
+        self,
+        *,
+        command: Sequence[str] | None = None,
+        config: Mapping[str, Any] | None = None,
+        started_at: str | None = None,
+        finished_at: str | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """(Re)write ``manifest.json`` atomically from the arguments and the judgments on disk.
+
+        Secrets are masked in ``command`` and ``config`` (see `reljudge.io.redact`). When an
+        existing manifest came from a run with another ``started_at`` (a resumed run), its
+        start, finish and command are kept under ``"history"``. Returns the manifest written.
+        """
+        previous = self.read_manifest()
+        all_records = self.judgments(latest=False)
+        latest = self.judgments(latest=True)
+        now = _now()
+        manifest: dict[str, Any] = {
+            "manifest_version": MANIFEST_VERSION,
+            "created_at": previous.get("created_at", started_at or now),
+            "updated_at": now,
+            "started_at": started_at,
+            "finished_at": finished_at,
+            "command": scrub_argv(list(command if command is not None else sys.argv)),
+            "config": scrub_secrets(dict(config or {})),
+            "environment": environment(),
+            "files": {"judgments": JUDGMENTS_FILE, "qrels": QRELS_FILE if self.qrels_path.exists() else None},
+            "records": len(all_records),
+            "summary": summarize(latest),
+            "usage_all_records": summarize(all_records)["usage"],
+        }
+        if extra:
+            manifest["extra"] = scrub_secrets(dict(extra))
+        history = list(previous.get("history", []))
+        if previous and previous.get("started_at") != started_at:
+            history.append({k: previous.get(k) for k in ("started_at", "finished_at", "command")})
+        if history:
+            manifest["history"] = history
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(self.manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        return manifest
+
+
+def open_run_dir(path: str | Path) -> RunDir:
+    """An existing run directory (one with ``judgments.jsonl``), else `InputError`."""
+    run = RunDir(path)
+    if not run.path.is_dir():
+        raise InputError("run directory not found", run.path)
+    if not run.exists():
+        raise InputError(f"not a run directory (no {JUDGMENTS_FILE})", run.path)
+    return run

@@ -1,0 +1,825 @@
+"""Parse LLM answers into labels, never guessing a label that is not there.
+
+Every parser is a pure function returning `Parsed(label, status, how, items)`:
+
+- ``status`` is ``ok``, ``unparsed`` (no label could be read; empty output, ambiguous or out of
+  range) or ``refused`` (the model declined: "I'm sorry, I can't ...");
+- ``label`` is the label (int) when ``status == "ok"``, else None;
+- ``items`` holds the strings of list parsers (generated questions, nuggets, labels);
+- ``how`` names the rule that produced the result: ``marker``, ``exact``, ``labelled``,
+  ``json``, ``literal``, or ``fallback:<name>`` for the more lenient rules, and for failures the
+  reason (``empty``, ``marker:out-of-range``, ``ambiguous``, ...). Aggregate ``how`` to see how
+  much of a run relied on fallbacks.
+
+Common rules. Reasoning inside ``<think>...</think>`` (also ``<thinking>``, ``<reasoning>``) is
+removed first and never read for a label; with only reasoning and no visible answer the result
+is ``unparsed``. Curly quotes are read as straight quotes, markdown emphasis is ignored, and
+Unicode is NFKC-normalised (full-width digits). The contract rule of a prompt (the answer marker,
+an answer that is exactly the label) is tried first; fallbacks are tried only when it finds
+nothing, in a fixed order, and never a loose "any digit anywhere" rule ahead of the marker. A
+value outside the declared range is ``unparsed``, never clamped.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+ParseStatus = Literal["ok", "unparsed", "refused"]
+
+__all__ = [
+    "Parsed",
+    "parse_binary",
+    "parse_exam_answerability",
+    "parse_graded",
+    "parse_label_list",
+    "parse_pairwise",
+    "parse_self_rating",
+    "parse_string_list",
+    "is_refusal",
+    "visible_answer",
+]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The result of parsing one answer."""
+
+    label: int | float | None
+    status: ParseStatus
+    how: str
+    items: tuple[str, ...] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _ok(label: int, how: str) -> Parsed:
+    return Parsed(label=label, status="ok", how=how)
+
+
+def _ok_items(items: Sequence[str], how: str) -> Parsed:
+    return Parsed(label=None, status="ok", how=how, items=tuple(items))
+
+
+def _unparsed(how: str) -> Parsed:
+    return Parsed(label=None, status="unparsed", how=how)
+
+
+def _refused() -> Parsed:
+    return Parsed(label=None, status="refused", how="refusal")
+
+
+# --- shared text preparation ---------------------------------------------------------------
+
+_REASONING_BLOCK = re.compile(r"<(think|thinking|reasoning|reflection)\b[^>]*>.*?</\1\s*>", re.S | re.I)
+_REASONING_CLOSE = re.compile(r"</(?:think|thinking|reasoning|reflection)\s*>", re.I)
+_REASONING_OPEN = re.compile(r"<(?:think|thinking|reasoning|reflection)\b[^>]*>", re.I)
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2212": "-",
+    }
+)
+_INVISIBLE = re.compile(r"[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+
+
+def visible_answer(text: str | None) -> str:
+    """The answer without hidden reasoning: ``<think>`` blocks removed; text before a lone
+    closing tag and after an unclosed opening tag dropped; surrounding whitespace stripped."""
+    if not text:
+        return ""
+    out = _REASONING_BLOCK.sub("\n", text)
+    closes = list(_REASONING_CLOSE.finditer(out))
+    if closes:
+        out = out[closes[-1].end() :]
+    opened = _REASONING_OPEN.search(out)
+    if opened:
+        out = out[: opened.start()]
+    return out.strip()
+
+
+def _normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = _INVISIBLE.sub("", text)
+    return text.translate(_QUOTES)
+
+
+def _demarkdown(text: str) -> str:
+    """Drop emphasis and code marks (``**2**``, ``__2__``, `` `2` ``); keeps ``#`` and list marks."""
+    text = re.sub(r"\*+|`+", "", text)
+    return re.sub(r"(?<![A-Za-z0-9])__|__(?![A-Za-z0-9])", "", text)
+
+
+def _prepare(text: str | None) -> str:
+    return _demarkdown(_normalise(visible_answer(text)))
+
+
+_REFUSAL = re.compile(
+    r"""^\W*(?:
+        (?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:very\s+|really\s+|so\s+)?sorry\b[^.\n]{0,80}?\b(?:can\s*not|can'?t|unable|won'?t|will\s+not|not\s+able)
+      | sorry\b[,.!]?\s+(?:but\s+)?i\s+(?:can\s*not|can'?t|am\s+unable|won'?t)
+      | i\s+apologi[sz]e\b[^.\n]{0,80}?\b(?:can\s*not|can'?t|unable|won'?t|not\s+able)
+      | (?:i|we)\s+(?:can\s*not|can'?t|am\s+unable\s+to|'m\s+unable\s+to|am\s+not\s+able\s+to|won'?t|will\s+not|must\s+decline\s+to)\s+
+            (?:assist|help|comply|provide|fulfil+|do\s+that|complete|evaluate|judge|rate|process|perform|continue|engage)
+      | (?:i|we)\s+must\s+(?:decline|refuse)
+      | as\s+an\s+ai(?:\s+language\s+model)?\b[^.\n]{0,40}?\b(?:can\s*not|can'?t|am\s+unable|don'?t|do\s+not)
+    )""",
+    re.I | re.X,
+)
+
+
+def is_refusal(text: str | None) -> bool:
+    """True when the visible answer opens with a refusal ("I'm sorry, but I can't ...")."""
+    return bool(_REFUSAL.match(_normalise(visible_answer(text))))
+
+
+_NUMBER = r"[-+]?\d+(?:\.\d+)?"
+_ENUMERATED_LINE = re.compile(r"^\s*\(?\d+[.)](?:\s|$)", re.M)
+# what may follow a number for it to count as the stated value (not "3 aspects")
+_VALUE_END = r"""(?=\s*(?:/\s*\d+|out\s+of\s+\d+)?\s*(?:$|[.,;:!?)\]}"'\n]|-\s|\s(?:because|as|since|given|due|for|which|and|but|so|on|in|with|based|points?|\(|-)\b|\s+\())"""
+
+
+def _is_enumerated(text: str) -> bool:
+    return len(_ENUMERATED_LINE.findall(text)) >= 2
+
+
+def _lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if ln.strip()]
+
+
+def _strip_wrapping(s: str) -> str:
+    """Strip whitespace, quotes, brackets and trailing punctuation around a short answer."""
+    return s.strip().strip("\"'()[]{}<>").strip().rstrip(".,;:!?").strip().strip("\"'()[]{}<>").strip()
+
+
+_ANSWER_PREFIX = (
+    r"(?:(?:my|the|final|overall)\s+)*(?:answer|label|score|grade|rating|relevance(?:\s+(?:score|grade|label|category|judg(?:e)?ment))?"
+    r"|category|output|result|response|judg(?:e)?ment|verdict|decision|assessment|prediction|self[-\s]?rating)"
+)
+
+
+def _exact_token(text: str, token: str, flags: int = re.I) -> tuple[re.Match[str] | None, bool]:
+    """Match `text` being exactly `token` (regex), optionally after an answer prefix such as
+    ``Answer:``. Returns (match, prefixed)."""
+    s = _strip_wrapping(text)
+    m = re.fullmatch(token, s, flags)
+    if m:
+        return m, False
+    m = re.fullmatch(
+        _ANSWER_PREFIX + r"\s*(?:is|[:=\-])?\s*[\"'(\[]?\s*(" + token + r")\s*[\"')\]]?", s, flags
+    )
+    if m:
+        return re.fullmatch(token, m.group(1), flags), True
+    return None, False
+
+
+def _int_value(raw: str) -> int | None:
+    if re.match(r"[-+]?0\d", raw):  # "01", "02082": malformed, not a grade
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    if value != int(value):
+        return None
+    return int(value)
+
+
+def _ranged(raw: str, lo: int, hi: int, how: str) -> Parsed:
+    value = _int_value(raw)
+    if value is None:
+        return _unparsed(f"{how}:not-integer")
+    if not lo <= value <= hi:
+        return _unparsed(f"{how}:out-of-range")
+    return _ok(value, how)
+
+
+def _json_objects(text: str) -> Iterable[dict[str, object]]:
+    """Flat JSON-ish objects in the text, last first (single quotes tolerated)."""
+    found = []
+    for m in re.finditer(r"\{[^{}]*\}", text):
+        chunk = m.group(0)
+        for candidate in (chunk, chunk.replace("'", '"')):
+            try:
+                obj = json.loads(candidate)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                found.append(obj)
+                break
+    return reversed(found)
+
+
+def _json_value(text: str, keys: Sequence[str]) -> object | None:
+    wanted = {k.lower().replace("_", " ").strip() for k in keys}
+    for obj in _json_objects(text):
+        for key, value in reversed(list(obj.items())):
+            if str(key).lower().replace("_", " ").strip() in wanted:
+                return value
+    return None
+
+
+# --- graded ----------------------------------------------------------------------------------
+
+_GRADE_KEYS = (
+    "final score",
+    "finalscore",
+    "score",
+    "grade",
+    "rating",
+    "self rating",
+    "relevance",
+    "relevance score",
+    "relevance grade",
+    "label",
+    "o",
+    "overall",
+    "overall score",
+    "category",
+    "answer",
+)
+
+
+def _marker_regex(marker: str) -> re.Pattern[str]:
+    key = marker.strip().lstrip("#").strip().rstrip(":=").strip()
+    words = [re.escape(w) for w in re.split(r"[\s_]+", key) if w]
+    core = r"[\s_]*".join(words) if words else re.escape(marker)
+    return re.compile(
+        r"(?<![A-Za-z])#*\s*[\"']?\s*" + core + r"(?![A-Za-z])\s*[\"']?"
+        r"(?:\s*(?:[:=>]|-(?!\d)|is|of|was|would\s+be|will\s+be|should\s+be|equals)\s*)*"
+        r"[\"'(\[]?\s*(?P<num>" + _NUMBER + r"(?![\d.]\d))?",
+        re.I,
+    )
+
+
+_LABELLED_GRADE = re.compile(
+    r"(?<![A-Za-z])(?:final\s+|overall\s+|relevance\s+)?(?:score|grade|rating|relevance|category|label|judg(?:e)?ment)"
+    r"(?![A-Za-z])\s*(?:is|of|:|=|-|would\s+be|should\s+be)?\s*[\"'(\[]?\s*(" + _NUMBER + r")" + _VALUE_END,
+    re.I,
+)
+_OUT_OF = re.compile(r"(?<![\w.])(" + _NUMBER + r")\s*(?:/|out\s+of)\s*(\d+)(?![\w]|\.\d)", re.I)
+_BARE_NUMBER = re.compile(r"(?<![\w.])" + _NUMBER + r"(?![\w]|\.\d)")
+
+
+def parse_graded(text: str | None, lo: int = 0, hi: int = 3, marker: str | None = "##final score:") -> Parsed:
+    """An integer grade in [lo, hi].
+
+    1. ``marker`` (default UMBRELA's ``##final score:``): the LAST occurrence, tolerant of case,
+       spaces, ``#``, quotes, markdown and separators (``Final Score:2.``, ``final_score = 2``,
+       ``"final score": 2``). If the marker occurs, its value decides: out of range or no number
+       -> unparsed, with no fallback.
+    2. ``exact``/``labelled``: the whole answer is a number (``2``, ``**2**``, ``Score: 2``).
+    3. Fallbacks, in order: ``json`` ({"score": 2}), ``labelled`` (last "score/grade/rating/
+       relevance/category ... N"), ``out-of`` ("2 out of 3", "2/3" with the denominator = hi),
+       ``last-line`` (the last line is a number), ``leading`` (the answer starts "N:" / "N -",
+       and is not a numbered list), ``sole-number`` (the only number in the answer).
+    """
+    vis = _prepare(text)
+    if not vis:
+        return _unparsed("empty")
+    if marker:
+        hits = list(_marker_regex(marker).finditer(vis))
+        if hits:
+            valued = [h for h in hits if h.group("num")]
+            if not valued:
+                return _unparsed("marker:no-value")
+            return _ranged(valued[-1].group("num"), lo, hi, "marker")
+    m, prefixed = _exact_token(vis, _NUMBER)
+    if m:
+        return _ranged(m.group(0), lo, hi, "labelled" if prefixed else "exact")
+    if _REFUSAL.match(vis):
+        return _refused()
+    value = _json_value(vis, _GRADE_KEYS)
+    if value is not None and not isinstance(value, bool) and isinstance(value, (int, float, str)):
+        raw = str(value).strip()
+        if re.fullmatch(_NUMBER, raw):
+            return _ranged(raw, lo, hi, "fallback:json")
+    labelled = list(_LABELLED_GRADE.finditer(vis))
+    if labelled:
+        return _ranged(labelled[-1].group(1), lo, hi, "fallback:labelled")
+    out_of = [m for m in _OUT_OF.finditer(vis) if int(m.group(2)) == hi]
+    if out_of:
+        return _ranged(out_of[-1].group(1), lo, hi, "fallback:out-of")
+    lines = _lines(vis)
+    m, _ = _exact_token(lines[-1], _NUMBER)
+    if m:
+        return _ranged(m.group(0), lo, hi, "fallback:last-line")
+    if not _is_enumerated(vis):
+        m = re.match(r"^[\s\-*>]*(" + _NUMBER + r")\s*(?:[:)\-]|\.(?!\d)|$)", lines[0])
+        if m:
+            return _ranged(m.group(1), lo, hi, "fallback:leading")
+    numbers = set(_BARE_NUMBER.findall(vis))
+    if len(numbers) == 1:
+        # the only number, and stated as a value ("I'd give it a 3."), not "3 aspects"
+        if re.search(r"(?<![\w.])" + _NUMBER + r"(?![\w]|\.\d)" + _VALUE_END, vis, re.I):
+            return _ranged(numbers.pop(), lo, hi, "fallback:sole-number")
+        return _unparsed("no-label")
+    if len(numbers) > 1:
+        return _unparsed("ambiguous")
+    return _unparsed("no-label")
+
+
+def parse_self_rating(text: str | None, lo: int = 0, hi: int = 5) -> Parsed:
+    """EXAM self-rating (the prompt asks to "choose one" of 0..5): a bare number, ``4: ...``,
+    ``Rating: 4/5`` or ``{"grade": 4}``; the rules of `parse_graded` without a marker."""
+    return parse_graded(text, lo=lo, hi=hi, marker=None)
+
+
+# --- binary ----------------------------------------------------------------------------------
+
+_BINARY_KEYS = (
+    "relevant",
+    "relevance",
+    "is relevant",
+    "label",
+    "answer",
+    "score",
+    "judgment",
+    "judgement",
+    "verdict",
+    "grade",
+)
+_LABELLED_BINARY = re.compile(
+    r"(?<![A-Za-z])(?:final\s+)?(?:answer|label|relevance|relevant|score|judg(?:e)?ment|output|verdict|grade|decision)"
+    r"(?![A-Za-z])\s*(?:is|:|=|-)\s*[\"'(\[]?\s*([01])" + _VALUE_END,
+    re.I,
+)
+_LABELLED_YESNO = re.compile(
+    r"(?<![A-Za-z])(?:final\s+)?(?:answer|label|relevant|verdict|decision|judg(?:e)?ment|output)(?![A-Za-z])\s*(?:is|:|=|-)\s*[\"'(\[]?\s*(yes|no)(?![A-Za-z])",
+    re.I,
+)
+_RELEVANCE_WORD = re.compile(r"(?:(not|non|ir)[\s-]*)?relevant", re.I)
+
+
+def _relevance_word(s: str) -> int | None:
+    m = _RELEVANCE_WORD.fullmatch(_strip_wrapping(s))
+    if not m:
+        return None
+    return 0 if m.group(1) else 1
+
+
+def parse_binary(text: str | None, style: str = "digit") -> Parsed:
+    """0 or 1.
+
+    ``style="digit"`` (prompts asking "answer 1 for yes and 0 for no"): ``exact``/``labelled``
+    (the answer is 0/1, ``Answer: 1``); fallbacks ``json``, ``labelled`` (last "answer/label/
+    relevance: 0|1"), ``last-line``, ``leading`` ("1 - the passage ..."), ``yesno`` (the answer
+    is Yes/No), ``relevance-word`` ("Relevant" / "Not relevant"), ``sole-digit`` (0 or 1 is the
+    only number).
+
+    ``style="yesno"`` (prompts asking "Respond with 'Yes' or 'No'"): ``exact``/``labelled``;
+    fallbacks ``leading`` ("Yes, the passage ..."), ``labelled``, ``last-line``, ``digit``,
+    ``relevance-word``. A bare "no" inside prose is never read as the answer.
+
+    ``style="answerability"``: see `parse_exam_answerability`.
+    """
+    if style == "answerability":
+        return parse_exam_answerability(text)
+    if style not in ("digit", "yesno"):
+        raise ValueError(f"unknown binary style {style!r}")
+    vis = _prepare(text)
+    if not vis:
+        return _unparsed("empty")
+    if style == "digit":
+        m, prefixed = _exact_token(vis, _NUMBER)
+        if m:
+            return _ranged(m.group(0), 0, 1, "labelled" if prefixed else "exact")
+    else:
+        m, prefixed = _exact_token(vis, r"yes|no")
+        if m:
+            return _ok(1 if m.group(0).lower() == "yes" else 0, "labelled" if prefixed else "exact")
+    if _REFUSAL.match(vis):
+        return _refused()
+    lines = _lines(vis)
+    if style == "digit":
+        value = _json_value(vis, _BINARY_KEYS)
+        if isinstance(value, bool):
+            return _ok(int(value), "fallback:json")
+        if isinstance(value, (int, str)) and str(value).strip().lower() in (
+            "0",
+            "1",
+            "yes",
+            "no",
+            "true",
+            "false",
+        ):
+            return _ok(1 if str(value).strip().lower() in ("1", "yes", "true") else 0, "fallback:json")
+        hits = list(_LABELLED_BINARY.finditer(vis))
+        if hits:
+            return _ok(int(hits[-1].group(1)), "fallback:labelled")
+        m, _ = _exact_token(lines[-1], r"[01]")
+        if m:
+            return _ok(int(m.group(0)), "fallback:last-line")
+        if not _is_enumerated(vis):
+            m = re.match(r"^[\s\-*>]*([01])\s*(?:[:)\-,]|\.(?!\d)|$)", lines[0])
+            if m:
+                return _ok(int(m.group(1)), "fallback:leading")
+        m, _ = _exact_token(vis, r"yes|no")
+        if m:
+            return _ok(1 if m.group(0).lower() == "yes" else 0, "fallback:yesno")
+        word = _relevance_word(vis)
+        if word is not None:
+            return _ok(word, "fallback:relevance-word")
+        numbers = set(_BARE_NUMBER.findall(vis))
+        if numbers and numbers <= {"0", "1"} and len(numbers) == 1:
+            return _ok(int(numbers.pop()), "fallback:sole-digit")
+        return _unparsed("ambiguous" if numbers else "no-label")
+    # yes/no style
+    m = re.match(r"^[\s\-*>\"'(]*(yes|no)(?:\s*[.,!:;)\-]|\s*$)", vis, re.I)
+    if m:
+        return _ok(1 if m.group(1).lower() == "yes" else 0, "fallback:leading")
+    hits = list(_LABELLED_YESNO.finditer(vis))
+    if hits:
+        return _ok(1 if hits[-1].group(1).lower() == "yes" else 0, "fallback:labelled")
+    m, _ = _exact_token(lines[-1], r"yes|no")
+    if m:
+        return _ok(1 if m.group(0).lower() == "yes" else 0, "fallback:last-line")
+    m, _ = _exact_token(vis, r"[01]")
+    if m:
+        return _ok(int(m.group(0)), "fallback:digit")
+    word = _relevance_word(vis)
+    if word is not None:
+        return _ok(word, "fallback:relevance-word")
+    return _unparsed("no-label")
+
+
+# EXAM's unanswerable expressions (exam_pp) plus the usual ways chat models say the same.
+_UNANSWERABLE_EXACT = {
+    "unanswerable",
+    "no",
+    "no answer",
+    "not enough information",
+    "unknown",
+    "it is not possible to tell",
+    "it does not say",
+    "no relevant information",
+    "none",
+    "n/a",
+    "na",
+    "not answerable",
+    "cannot be answered",
+    "not mentioned",
+    "not specified",
+    "not stated",
+    "not provided",
+    "not given",
+    "insufficient information",
+    "no information",
+    "i don't know",
+    "i do not know",
+}
+_UNANSWERABLE = re.compile(
+    r"""^(?:
+        (?:the\s+|this\s+)?(?:given\s+|provided\s+)?(?:context|passage|text|document|information|source)s?\s+
+            (?:does\s+not|doesn't|do\s+not|don't|did\s+not|didn't)\s+
+            (?:\w+\s+){0,2}?(?:provide|mention|say|contain|specify|include|state|give|answer|offer|discuss|address|cover|have|tell)
+      | (?:the\s+)?(?:question|answer)\s+(?:can\s*not|can't|could\s+not|is\s+not\s+able\s+to)\s+be\s+(?:answered|determined|found)
+      | (?:i\s+)?(?:can\s*not|can't|could\s+not|am\s+unable\s+to|am\s+not\s+able\s+to)\s+(?:answer|determine|find|tell)
+      | (?:there\s+is\s+|there's\s+)?(?:no|not\s+enough|insufficient)\s+(?:relevant\s+|sufficient\s+|specific\s+)?(?:information|answer|mention|data|details?)\b
+      | it\s+is\s+not\s+possible\s+to\s+(?:tell|determine|say|answer)
+      | (?:this|that|it)\s+is\s+(?:not\s+(?:mentioned|specified|stated|provided|answerable|addressed|discussed)|unanswerable|unknown)
+      | not\s+(?:mentioned|specified|stated|provided|given|answerable|addressed|discussed)\b
+      | unanswerable\b
+    )""",
+    re.I | re.X,
+)
+
+
+def parse_exam_answerability(text: str | None) -> Parsed:
+    """EXAM answerability from an extracted answer (prompt ``exam/answerability``): 0 when the
+    answer is an "unanswerable" expression (``how="unanswerable"``; EXAM's list: unanswerable,
+    no, no answer, not enough information, unknown, it is not possible to tell, it does not say,
+    no relevant information, plus "the context does not mention ..." forms), otherwise 1
+    (``how="answer"``). Empty output is unparsed; a refusal is refused. As in EXAM, a plain "no"
+    counts as unanswerable."""
+    vis = _prepare(text)
+    if not vis:
+        return _unparsed("empty")
+    flat = re.sub(r"\s+", " ", vis.strip().strip("\"'").strip()).lower()
+    bare = flat.rstrip(".!?,;: ").strip()
+    bare = re.sub(r"^(?:answer|response|output)\s*:\s*", "", bare)
+    if bare in _UNANSWERABLE_EXACT or _UNANSWERABLE.match(bare):
+        return _ok(0, "unanswerable")
+    if _REFUSAL.match(vis):
+        return _refused()
+    if not re.search(r"[A-Za-z0-9]", bare):
+        return _unparsed("no-answer")
+    return _ok(1, "answer")
+
+
+# --- pairwise --------------------------------------------------------------------------------
+
+_PW_NAME = r"(?:passage|document|doc|option|candidate|text|response)"
+_PW_TOKEN = r"(?:" + _PW_NAME + r"\s*#?\s*([12ab])(?![\w])|([12])(?![\w.]\w)|(?-i:([AB]))(?![\w]))"
+_PW_EXACT = r"(?:" + _PW_NAME + r"\s*#?\s*)?(?:[12]|[ab])"
+_PW_LABELLED = re.compile(
+    r"(?<![A-Za-z])(?:final\s+answer|answer|choice|preferred(?:\s+passage)?|preference|selection|winner|verdict|"
+    r"better\s+passage|best\s+passage|more\s+relevant\s+passage|output|decision)(?![A-Za-z])(?:\s*(?:is|was|:|=|-)\s*)+[\"'(\[]?\s*"
+    + _PW_TOKEN,
+    re.I,
+)
+_PW_MENTION = re.compile(r"(?<![A-Za-z])" + _PW_NAME + r"\s*#?\s*([12ab])(?![\w])", re.I)
+_PW_BETTER = (
+    r"(?:(?:much|clearly|slightly|far|significantly|somewhat|the|a|more|overall)\s+)*"
+    r"(?:better|more\s+relevant|more\s+useful|more\s+helpful|more\s+informative|more\s+complete|more\s+direct|"
+    r"more\s+appropriate|more\s+specific|superior|preferable|preferred|best|clearer|simpler|stronger)"
+)
+_PW_PHRASES = (
+    re.compile(
+        r"(?<![A-Za-z])"
+        + _PW_NAME
+        + r"\s*#?\s*([12ab])(?![\w])\s+(?:is|seems|appears|was|looks)\s+"
+        + _PW_BETTER,
+        re.I,
+    ),
+    re.compile(
+        r"(?<![A-Za-z])(?:prefer|choose|chose|select|selected|pick|picked|recommend|go\s+with|opt\s+for|favou?r)\s+"
+        + _PW_NAME
+        + r"\s*#?\s*([12ab])(?![\w])",
+        re.I,
+    ),
+    re.compile(
+        r"(?<![A-Za-z])"
+        + _PW_NAME
+        + r"\s*#?\s*([12ab])(?![\w])\s+(?:answers|addresses|responds\s+to|covers)\s+(?:the\s+(?:question|query)\s+)?(?:better|more)",
+        re.I,
+    ),
+)
+_PW_HEDGE = re.compile(
+    r"(?<![A-Za-z])(?:both|neither|tie|tied|equal|equally|same|similar|not|less|worse|irrelevant|n't)(?![A-Za-z])",
+    re.I,
+)
+
+
+def _pw_value(match: re.Match[str]) -> int:
+    token = next(g for g in match.groups() if g)
+    return 1 if token.lower() in ("1", "a") else 2
+
+
+def parse_pairwise(text: str | None) -> Parsed:
+    """1 (the first passage) or 2 (the second passage); "A"/"B" count as 1/2.
+
+    ``exact``/``labelled``: the answer is the choice (``2``, ``**2**``, ``2.``, ``Passage 2``,
+    ``Answer: 1``). Fallbacks: ``labelled`` (last "answer/choice/preferred ...: N" in prose),
+    ``leading`` (the first line is "Passage 1." / "2 -" ...; not for a numbered list),
+    ``preference-phrase`` ("Passage 2 is more relevant", "I prefer passage 1"; all such phrases
+    must agree), ``sole-mention`` (only one passage is named, and no hedge/negation words),
+    ``sole-digit`` (1 or 2 is the only number, no hedge words). Ties, "both", "neither" and
+    conflicting signals are unparsed.
+    """
+    vis = _prepare(text)
+    if not vis:
+        return _unparsed("empty")
+    m, prefixed = _exact_token(vis, _PW_EXACT)
+    if m:
+        token = m.group(0).strip()[-1].lower()
+        return _ok(1 if token in ("1", "a") else 2, "labelled" if prefixed else "exact")
+    if _REFUSAL.match(vis):
+        return _refused()
+    hits = list(_PW_LABELLED.finditer(vis))
+    if hits:
+        return _ok(_pw_value(hits[-1]), "fallback:labelled")
+    lines = _lines(vis)
+    if not _is_enumerated(vis):
+        m = re.match(
+            r"^[\s\-*>\"'(]*(?:"
+            + _PW_NAME
+            + r"\s*#?\s*([12ab])|([12])|(?-i:([AB])))\s*(?:[:)\-,]|\.(?!\d)|$)",
+            lines[0],
+            re.I,
+        )
+        if m:
+            return _ok(_pw_value(m), "fallback:leading")
+    phrase_values = {_pw_value(h) for rx in _PW_PHRASES for h in rx.finditer(vis)}
+    if len(phrase_values) == 1:
+        return _ok(phrase_values.pop(), "fallback:preference-phrase")
+    if len(phrase_values) > 1:
+        return _unparsed("ambiguous")
+    hedged = bool(_PW_HEDGE.search(vis))
+    mentions = {_pw_value(h) for h in _PW_MENTION.finditer(vis)}
+    if len(mentions) == 1 and not hedged:
+        return _ok(mentions.pop(), "fallback:sole-mention")
+    numbers = set(_BARE_NUMBER.findall(vis))
+    if not mentions and len(numbers) == 1 and numbers <= {"1", "2"} and not hedged:
+        return _ok(int(numbers.pop()), "fallback:sole-digit")
+    return _unparsed("ambiguous" if (mentions or numbers or hedged) else "no-label")
+
+
+# --- lists -----------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n?(.*?)```", re.S)
+_LIST_KEYS = ("questions", "nuggets", "labels", "items", "list", "answer", "output", "result", "results")
+_QUOTE_OPEN = "\"'\u201c\u2018\u201e"
+_QUOTE_CLOSE = "\"'\u201d\u2019\u201c"
+_LIST_LINE = re.compile(r"^\s*(?:\(?\d+[.):]|[-*\u2022+]|[a-z][.)])\s+(.+?)\s*$", re.I)
+
+
+def _bracket_spans(text: str, open_ch: str, close_ch: str) -> list[str]:
+    """Outermost balanced bracket spans, in order of appearance (quote-unaware: item texts
+    rarely contain brackets, and a failed span just falls through to the next rule)."""
+    spans = []
+    depth = 0
+    start = -1
+    for i, ch in enumerate(text):
+        if ch == open_ch:
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == close_ch and depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start : i + 1])
+    return spans
+
+
+def _load(chunk: str) -> object | None:
+    variants = [chunk]
+    straight = chunk.translate(_QUOTES)
+    if straight != chunk:
+        variants.append(straight)
+    for v in variants:
+        for loader in (json.loads, ast.literal_eval):
+            try:
+                return loader(v)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+    # trailing comma before the closing bracket, for JSON
+    try:
+        return json.loads(re.sub(r",\s*([\]}])", r"\1", straight))
+    except ValueError:
+        return None
+
+
+def _as_items(value: object) -> list[str] | None:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if str(key).lower() in _LIST_KEYS and isinstance(inner, list):
+                return _as_items(inner)
+        return None
+    if not isinstance(value, (list, tuple)):
+        return None
+    if not all(isinstance(v, str) for v in value):
+        return None
+    return [v.strip() for v in value if v.strip()]
+
+
+def _tolerant_items(span: str, allow_unquoted: bool) -> list[str] | None:
+    inner = span[1:-1].strip().rstrip(",").strip()
+    if not inner:
+        return []
+    if inner[0] in _QUOTE_OPEN and inner[-1] in _QUOTE_CLOSE:
+        parts = re.split(r"[\"'\u201d\u2019]\s*,\s*[\"'\u201c\u2018\u201e]", inner[1:-1])
+        items = [p.strip() for p in parts]
+        if all(items) and not any(re.search(r"[\"\u201c\u201d]\s*,|,\s*[\"\u201c\u201d]", p) for p in items):
+            return items
+        return None
+    if allow_unquoted and not re.search(r"[\"\u201c\u201d\[\]{}]", inner):
+        items = [p.strip().strip("'\u2018\u2019").strip() for p in inner.split(",")]
+        return items if all(items) else None
+    return None
+
+
+def _extract_list(vis: str, allow_unquoted: bool) -> tuple[list[str] | None, str]:
+    regions = [m.group(1) for m in _FENCE.finditer(vis)][::-1] + [vis]
+    for region in regions:
+        stripped = region.strip()
+        whole = _load(stripped) if stripped[:1] in "[{(" else None
+        items = _as_items(whole) if whole is not None else None
+        if items is not None:
+            return items, "json-object" if isinstance(whole, dict) else (
+                "json" if _is_json(stripped) else "literal"
+            )
+        for span in reversed(_bracket_spans(region, "{", "}")):
+            items = _as_items(_load(span))
+            if items is not None:
+                return items, "json-object"
+        for span in reversed(_bracket_spans(region, "[", "]")):
+            loaded = _load(span)
+            items = _as_items(loaded)
+            if items is not None:
+                return items, "json" if _is_json(span) else "literal"
+        for span in reversed(_bracket_spans(region, "[", "]")):
+            items = _tolerant_items(span, allow_unquoted)
+            if items is not None:
+                return items, "fallback:tolerant-list"
+    return None, "no-list"
+
+
+def _is_json(chunk: str) -> bool:
+    try:
+        json.loads(chunk)
+    except ValueError:
+        return False
+    return True
+
+
+def _line_items(vis: str) -> list[str]:
+    items = []
+    for line in vis.splitlines():
+        m = _LIST_LINE.match(line)
+        if m:
+            item = (
+                _demarkdown(m.group(1)).strip().strip("\"'").strip().rstrip(",").strip().strip("\"'").strip()
+            )
+            if item:
+                items.append(item)
+    return items
+
+
+def parse_string_list(text: str | None) -> Parsed:
+    """A list of strings (generated questions, nuggets) in ``items``.
+
+    Rules: ``json`` / ``literal`` (a JSON array or Python list literal, inside a fenced code
+    block or surrounded by prose; the last list wins; curly quotes and trailing commas are
+    tolerated), ``json-object`` ({"questions": [...]} / {"nuggets": [...]}), then fallbacks
+    ``tolerant-list`` (a bracketed list of quoted items that neither parser accepts, e.g. mixed
+    quotes) and ``lines`` (numbered or bulleted lines). An empty list is ok with no items.
+    Lists of non-strings are unparsed.
+    """
+    raw = visible_answer(text)
+    if not raw:
+        return _unparsed("empty")
+    vis = unicodedata.normalize("NFKC", _INVISIBLE.sub("", raw))
+    items, how = _extract_list(vis, allow_unquoted=False)
+    if items is not None:
+        return _ok_items([_clean_item(i) for i in items], how)
+    if _REFUSAL.match(_normalise(vis)):
+        return _refused()
+    lines = _line_items(vis)
+    if lines:
+        return _ok_items([_clean_item(i) for i in lines], "fallback:lines")
+    return _unparsed(how)
+
+
+def _clean_item(item: str) -> str:
+    return re.sub(r"\s+", " ", item).strip()
+
+
+def _norm_label(label: str) -> str:
+    s = _normalise(label).lower().strip()
+    s = _demarkdown(s).strip().strip("\"'`()[]").strip().rstrip(".,;:!").strip()
+    return re.sub(r"[\s\-]+", "_", s).strip("_")
+
+
+def parse_label_list(text: str | None, vocabulary: Sequence[str], expected_len: int | None = None) -> Parsed:
+    """A list of labels from ``vocabulary`` (e.g. ``("vital", "okay")`` or ``("support",
+    "partial_support", "not_support")``), one per input item, in ``items``.
+
+    Labels are normalised (case, whitespace, quotes, markdown; spaces and hyphens become
+    underscores, so "Partial Support" reads as partial_support), then validated: every label must
+    be in the vocabulary (``how="vocabulary:<label>"`` otherwise) and, when ``expected_len`` is
+    given, the length must match (``how="length:<got>!=<expected>"``). Either failure is
+    unparsed: the caller retries or falls back to one item per call. Accepted forms: a JSON/Python
+    list (also unquoted ``[vital, okay]``), {"labels": [...]}, numbered or bulleted lines, or a
+    bare comma-separated line of labels.
+    """
+    vocab = {_norm_label(v): v for v in vocabulary}
+    raw = visible_answer(text)
+    if not raw:
+        return _unparsed("empty")
+    vis = unicodedata.normalize("NFKC", _INVISIBLE.sub("", raw))
+    items, how = _extract_list(vis, allow_unquoted=True)
+    if items is None:
+        if _REFUSAL.match(_normalise(vis)):
+            return _refused()
+        flat = _normalise(vis)
+        lines = _line_items(flat)
+        if lines:
+            items, how = [re.split(r"[:\-]\s+", ln)[-1] for ln in lines], "fallback:lines"
+        else:
+            body = _demarkdown(flat).strip()
+            body = re.sub(r"^(?:labels?|answer|output)\s*:\s*", "", body, flags=re.I)
+            tokens = [t for t in re.split(r"[,\n;]+", body) if t.strip()]
+            if tokens and all(_norm_label(t) in vocab for t in tokens):
+                items, how = tokens, "fallback:comma-separated"
+            else:
+                return _unparsed("no-list")
+    labels = []
+    for item in items:
+        norm = _norm_label(item)
+        if norm not in vocab:
+            return _unparsed(f"vocabulary:{norm[:40]}")
+        labels.append(vocab[norm])
+    if expected_len is not None and len(labels) != expected_len:
+        return _unparsed(f"length:{len(labels)}!={expected_len}")
+    return _ok_items(labels, how)

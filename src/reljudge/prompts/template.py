@@ -1,0 +1,484 @@
+"""Prompt templates: verbatim message texts with named placeholders and an output contract.
+
+Placeholder syntax. A template lists its placeholders under ``variables`` (placeholder name ->
+role). Rendering replaces exactly the tokens ``{name}`` for those names, in one pass, and leaves
+every other brace alone. Published prompts contain literal braces (JSON examples such as
+``{ "grade": int }``), so ``str.format`` is not used: nothing needs escaping, and a value that
+itself contains ``{query}`` is inserted as is, never expanded again.
+
+Roles. Published prompts name their placeholders differently (``{passage}``, ``{document}``,
+``{context}``, ``{passage_a}``); each placeholder maps to a role (``query``, ``document``,
+``documentA``, ``documentB``, ``question``, ``context``, ``nuggets``, ``num_nuggets``,
+``nuggets_length``, ``max_nuggets``). `render` accepts either the role or the placeholder name,
+so a judge can render any pointwise prompt with ``render(query=..., document=...)``.
+``passage`` is accepted as another name for ``document``. Non-string values are inserted with
+``str()``, so a list of nuggets appears as its Python repr, as the AutoNuggetizer does.
+
+The SHA-256 of a template is computed over its raw messages (see `messages_sha256`), never typed
+by hand; it identifies the exact prompt text in judgment provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from reljudge.errors import InputError
+from reljudge.records import sha256_text
+
+if TYPE_CHECKING:
+    from reljudge.judges.parsing import Parsed
+
+OutputType = Literal["binary", "graded", "pairwise", "questions", "nuggets", "labels"]
+OUTPUT_TYPES: tuple[str, ...] = ("binary", "graded", "pairwise", "questions", "nuggets", "labels")
+BINARY_STYLES: tuple[str, ...] = ("digit", "yesno", "answerability")
+
+ROLES: tuple[str, ...] = (
+    "query",
+    "document",
+    "documentA",
+    "documentB",
+    "question",
+    "context",
+    "nuggets",
+    "num_nuggets",
+    "nuggets_length",
+    "max_nuggets",
+)
+ROLE_ALIASES: dict[str, str] = {"passage": "document", "passageA": "documentA", "passageB": "documentB"}
+
+# Roles a user-defined prompt must contain for its output type. A tuple inside the tuple means
+# "one of these".
+REQUIRED_ROLES: dict[str, tuple[str | tuple[str, ...], ...]] = {
+    "binary": (("query", "question"), "document"),
+    "graded": (("query", "question"), "document"),
+    "pairwise": ("query", "documentA", "documentB"),
+    "questions": ("query",),
+    "nuggets": ("query",),
+    "labels": ("query", "nuggets"),
+}
+
+_TOKEN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class PromptError(InputError):
+    """A prompt template that cannot be loaded, validated or rendered."""
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """What the model is asked to answer, and so how the answer is parsed.
+
+    - ``binary``: 0/1; ``style`` is ``digit`` ("1"/"0"), ``yesno`` ("Yes"/"No") or
+      ``answerability`` (an extracted answer; 0 when it says the question is unanswerable);
+    - ``graded``: an integer in ``range`` (inclusive); ``marker`` is the answer marker the prompt
+      asks for (e.g. ``##final score:``) or None when the prompt asks for a bare number;
+    - ``pairwise``: 1 (first passage) or 2 (second passage);
+    - ``questions`` / ``nuggets``: a list of strings;
+    - ``labels``: a list of labels from ``vocabulary``, one per input item.
+    """
+
+    type: OutputType
+    range: tuple[int, int] | None = None
+    marker: str | None = None
+    style: str | None = None
+    vocabulary: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in OUTPUT_TYPES:
+            raise PromptError(f"unknown output type {self.type!r}; expected one of {', '.join(OUTPUT_TYPES)}")
+        if self.type == "graded":
+            if self.range is None or len(self.range) != 2 or self.range[0] >= self.range[1]:
+                raise PromptError(f"graded output needs a range [lo, hi] with lo < hi, got {self.range!r}")
+        elif self.range is not None:
+            raise PromptError(f"output type {self.type!r} takes no range")
+        if self.type == "binary":
+            if (self.style or "digit") not in BINARY_STYLES:
+                raise PromptError(
+                    f"unknown binary style {self.style!r}; expected one of {', '.join(BINARY_STYLES)}"
+                )
+        elif self.style is not None:
+            raise PromptError(f"output type {self.type!r} takes no style")
+        if self.type == "labels":
+            if not self.vocabulary:
+                raise PromptError("labels output needs a vocabulary")
+        elif self.vocabulary is not None:
+            raise PromptError(f"output type {self.type!r} takes no vocabulary")
+        if self.marker is not None and self.type != "graded":
+            raise PromptError(f"output type {self.type!r} takes no marker")
+
+    @classmethod
+    def coerce(cls, value: OutputSpec | Mapping[str, Any] | str) -> OutputSpec:
+        """Build from an OutputSpec, a mapping (as in a YAML file) or a short string.
+
+        Short strings: ``binary``, ``binary:yesno``, ``graded:0-3``, ``graded:0-5``, ``pairwise``,
+        ``questions``, ``nuggets``, ``labels:vital,okay``.
+        """
+        if isinstance(value, OutputSpec):
+            return value
+        if isinstance(value, str):
+            return cls._from_short(value)
+        if not isinstance(value, Mapping):
+            raise PromptError(f"output must be a mapping or a string, got {type(value).__name__}")
+        unknown = set(value) - {"type", "range", "marker", "style", "vocabulary"}
+        if unknown:
+            raise PromptError(f"unknown output field(s): {', '.join(sorted(unknown))}")
+        rng = value.get("range")
+        if rng is not None:
+            if (
+                not isinstance(rng, (list, tuple))
+                or len(rng) != 2
+                or not all(isinstance(x, int) for x in rng)
+            ):
+                raise PromptError(f"output range must be two integers [lo, hi], got {rng!r}")
+            rng = (int(rng[0]), int(rng[1]))
+        vocab = value.get("vocabulary")
+        if vocab is not None:
+            if not isinstance(vocab, (list, tuple)) or not all(isinstance(x, str) and x for x in vocab):
+                raise PromptError(f"output vocabulary must be a list of strings, got {vocab!r}")
+            vocab = tuple(vocab)
+        otype = value.get("type")
+        if not isinstance(otype, str):
+            raise PromptError("output needs a 'type'")
+        style = value.get("style")
+        if otype == "binary" and style is None:
+            style = "digit"
+        return cls(type=otype, range=rng, marker=value.get("marker"), style=style, vocabulary=vocab)  # type: ignore[arg-type]
+
+    @classmethod
+    def _from_short(cls, text: str) -> OutputSpec:
+        kind, _, arg = text.strip().partition(":")
+        kind = kind.strip()
+        arg = arg.strip()
+        if kind == "binary":
+            return cls(type="binary", style=arg or "digit")
+        if kind == "graded":
+            m = re.fullmatch(r"(-?\d+)\s*-\s*(-?\d+)", arg or "0-3")
+            if not m:
+                raise PromptError(f"graded output range must read LO-HI (e.g. graded:0-3), got {text!r}")
+            return cls(type="graded", range=(int(m.group(1)), int(m.group(2))))
+        if kind == "labels":
+            vocab = tuple(v.strip() for v in arg.split(",") if v.strip())
+            return cls(type="labels", vocabulary=vocab or None)
+        if kind in ("pairwise", "questions", "nuggets") and not arg:
+            return cls(type=kind)  # type: ignore[arg-type]
+        raise PromptError(
+            f"cannot read output {text!r}; use binary[:yesno], graded:LO-HI, pairwise, questions, nuggets "
+            "or labels:a,b,c"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        if self.range is not None:
+            out["range"] = list(self.range)
+        if self.type == "graded":
+            out["marker"] = self.marker
+        if self.style is not None:
+            out["style"] = self.style
+        if self.vocabulary is not None:
+            out["vocabulary"] = list(self.vocabulary)
+        return out
+
+    def describe(self) -> str:
+        if self.type == "binary":
+            return f"binary ({self.style or 'digit'})"
+        if self.type == "graded":
+            assert self.range is not None
+            tail = f", marker {self.marker!r}" if self.marker else ""
+            return f"graded {self.range[0]}-{self.range[1]}{tail}"
+        if self.type == "labels":
+            return "labels (" + "|".join(self.vocabulary or ()) + ")"
+        return self.type
+
+    def parse(self, text: str | None, expected_len: int | None = None) -> Parsed:
+        """Parse a model answer against this contract (see `reljudge.judges.parsing`)."""
+        from reljudge.judges import parsing
+
+        if self.type == "binary":
+            if self.style == "answerability":
+                return parsing.parse_exam_answerability(text)
+            return parsing.parse_binary(text, style=self.style or "digit")
+        if self.type == "graded":
+            assert self.range is not None
+            return parsing.parse_graded(text, lo=self.range[0], hi=self.range[1], marker=self.marker)
+        if self.type == "pairwise":
+            return parsing.parse_pairwise(text)
+        if self.type == "labels":
+            assert self.vocabulary is not None
+            return parsing.parse_label_list(text, self.vocabulary, expected_len)
+        return parsing.parse_string_list(text)
+
+
+def messages_sha256(messages: list[dict[str, str]] | tuple[dict[str, str], ...]) -> str:
+    """SHA-256 of messages as canonical JSON: a list of {"content", "role"} objects, sorted keys,
+    no spaces, UTF-8 (non-ASCII characters kept). Used for template and rendered-prompt hashes."""
+    canon = [{"role": m["role"], "content": m["content"]} for m in messages]
+    return sha256_text(json.dumps(canon, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A chat prompt: ordered messages with placeholders, an output contract and provenance."""
+
+    id: str
+    messages: tuple[dict[str, str], ...]
+    output: OutputSpec
+    variables: Mapping[str, str]  # placeholder name -> role
+    version: str | None = None
+    title: str | None = None
+    source: Mapping[str, str] = field(default_factory=dict)
+    licence: str | None = None
+    notes: str | None = None
+    path: Path | None = None
+    builtin: bool = False
+    sha256: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        where = self.path
+        if not self.id or not isinstance(self.id, str):
+            raise PromptError("a prompt needs a non-empty id", where)
+        if not self.messages:
+            raise PromptError(f"prompt {self.id!r} has no messages", where)
+        for msg in self.messages:
+            if msg.get("role") not in ("system", "user", "assistant") or not isinstance(
+                msg.get("content"), str
+            ):
+                raise PromptError(
+                    f"prompt {self.id!r}: each message needs a role (system/user/assistant) and a text", where
+                )
+        if self.messages[-1]["role"] != "user":
+            raise PromptError(f"prompt {self.id!r}: the last message must be the user message", where)
+        text = "\n".join(m["content"] for m in self.messages)
+        for name, role in self.variables.items():
+            if role not in ROLES:
+                raise PromptError(
+                    f"prompt {self.id!r}: placeholder {{{name}}} has unknown role {role!r}", where
+                )
+            if "{" + name + "}" not in text:
+                raise PromptError(
+                    f"prompt {self.id!r}: declared placeholder {{{name}}} does not occur in the messages",
+                    where,
+                )
+        object.__setattr__(self, "messages", tuple(dict(m) for m in self.messages))
+        object.__setattr__(self, "variables", dict(self.variables))
+        object.__setattr__(self, "sha256", messages_sha256(self.messages))
+
+    # --- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def from_messages(
+        cls,
+        id: str,
+        system: str | None,
+        user: str,
+        output: OutputSpec | Mapping[str, Any] | str,
+        *,
+        variables: Mapping[str, str] | None = None,
+        allow_unknown_placeholders: bool = False,
+        **meta: Any,
+    ) -> PromptTemplate:
+        """A user-defined prompt. Placeholders are ``{query}``, ``{document}`` (or ``{passage}``),
+        ``{documentA}``, ``{documentB}``, ``{question}``, ``{nuggets}`` ... (see ROLES); the ones the
+        output type needs must be present. A ``{word}`` that is not a known placeholder is an error
+        (it is usually a typo) unless ``allow_unknown_placeholders`` is set, in which case it stays
+        literal text."""
+        messages = []
+        if system:
+            messages.append({"role": "system", "content": system})
+        messages.append({"role": "user", "content": user})
+        spec = OutputSpec.coerce(output)
+        path = meta.get("path")
+        if variables is None:
+            variables = _detect_variables(id, messages, allow_unknown_placeholders, path)
+        _check_required(id, spec, variables, path)
+        return cls(id=id, messages=tuple(messages), output=spec, variables=variables, **meta)
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Any], *, path: Path | None = None, builtin: bool = False
+    ) -> PromptTemplate:
+        """Build from the mapping of a template file (built-in or user-defined)."""
+        if not isinstance(data, Mapping):
+            raise PromptError("a prompt file must hold a mapping (id, output, messages or system/user)", path)
+        known = {
+            "id",
+            "version",
+            "title",
+            "source",
+            "licence",
+            "license",
+            "output",
+            "variables",
+            "notes",
+            "messages",
+            "system",
+            "user",
+        }
+        unknown = set(data) - known
+        if unknown:
+            raise PromptError(f"unknown field(s) in prompt file: {', '.join(sorted(unknown))}", path)
+        pid = data.get("id") or (path.stem if path is not None else None)
+        if not isinstance(pid, str) or not pid:
+            raise PromptError("a prompt needs an 'id'", path)
+        if "output" not in data:
+            raise PromptError(
+                f"prompt {pid!r} needs an 'output' (e.g. 'graded:0-3' or {{type: binary}})", path
+            )
+        try:
+            spec = OutputSpec.coerce(data["output"])
+        except PromptError as err:
+            raise PromptError(err.message, path) from None
+        if "messages" in data:
+            if "system" in data or "user" in data:
+                raise PromptError("give either 'messages' or 'system'/'user', not both", path)
+            raw = data["messages"]
+            if not isinstance(raw, list) or not all(isinstance(m, Mapping) for m in raw):
+                raise PromptError("'messages' must be a list of {role, content}", path)
+            messages = [{"role": m.get("role"), "content": m.get("content")} for m in raw]
+        else:
+            user = data.get("user")
+            if not isinstance(user, str):
+                raise PromptError(f"prompt {pid!r} needs a 'user' message text", path)
+            system = data.get("system")
+            if system is not None and not isinstance(system, str):
+                raise PromptError("'system' must be a text", path)
+            messages = ([{"role": "system", "content": system}] if system else []) + [
+                {"role": "user", "content": user}
+            ]
+        variables = data.get("variables")
+        if variables is not None and (
+            not isinstance(variables, Mapping)
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in variables.items())
+        ):
+            raise PromptError("'variables' must map placeholder names to roles", path)
+        if variables is None:
+            variables = _detect_variables(pid, messages, False, path)
+        if not builtin:
+            _check_required(pid, spec, variables, path)
+        source = data.get("source") or {}
+        if isinstance(source, str):
+            source = {"paper": source}
+        return cls(
+            id=pid,
+            messages=tuple(messages),  # type: ignore[arg-type]
+            output=spec,
+            variables=variables,
+            version=None if data.get("version") is None else str(data.get("version")),
+            title=data.get("title"),
+            source={str(k): str(v) for k, v in dict(source).items()},
+            licence=data.get("licence", data.get("license")),
+            notes=data.get("notes"),
+            path=path,
+            builtin=builtin,
+        )
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> PromptTemplate:
+        """Load a user-defined prompt from a YAML file (same layout as the built-in templates, or
+        the short form ``id`` / ``output`` / ``system`` / ``user``)."""
+        import yaml
+
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as err:
+            raise PromptError(f"cannot read prompt file: {err.strerror or err}", p) from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else None
+            raise PromptError(f"not valid YAML: {getattr(err, 'problem', None) or err}", p, line) from None
+        return cls.from_dict(data, path=p)
+
+    # --- use ----------------------------------------------------------------------------------
+
+    @property
+    def placeholders(self) -> tuple[str, ...]:
+        return tuple(self.variables)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.variables.values()))
+
+    def render(self, **values: Any) -> list[dict[str, str]]:
+        """The chat messages with every placeholder filled.
+
+        Each placeholder takes the value given under its own name or under its role (``passage``
+        counts as ``document``). Extra values are ignored. A missing value raises `PromptError`.
+        """
+        given = {ROLE_ALIASES.get(k, k): v for k, v in values.items() if v is not None}
+        given.update({k: v for k, v in values.items() if v is not None and k in self.variables})
+        filled: dict[str, str] = {}
+        missing = []
+        for name, role in self.variables.items():
+            if name in values and values[name] is not None:
+                filled[name] = str(values[name])
+            elif role in given:
+                filled[name] = str(given[role])
+            else:
+                missing.append(name if name == role else f"{role} (placeholder {{{name}}})")
+        if missing:
+            raise PromptError(f"prompt {self.id!r}: missing value for {', '.join(missing)}")
+        if not filled:
+            return [dict(m) for m in self.messages]
+        pattern = re.compile(r"\{(" + "|".join(re.escape(n) for n in filled) + r")\}")
+        return [
+            {"role": m["role"], "content": pattern.sub(lambda mm: filled[mm.group(1)], m["content"])}
+            for m in self.messages
+        ]
+
+    def raw_text(self) -> str:
+        """The template as shown by `judge prompts show`: each message under a role header."""
+        return "\n".join(f"--- {m['role']} ---\n{m['content']}" for m in self.messages)
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "version": self.version,
+            "title": self.title,
+            "output": self.output.to_dict(),
+            "variables": dict(self.variables),
+            "source": dict(self.source),
+            "licence": self.licence,
+            "sha256": self.sha256,
+            "builtin": self.builtin,
+            "path": str(self.path) if self.path is not None else None,
+        }
+
+
+def _detect_variables(
+    pid: str, messages: list[dict[str, Any]], allow_unknown: bool, path: Path | None
+) -> dict[str, str]:
+    found: dict[str, str] = {}
+    unknown: list[str] = []
+    for m in messages:
+        content = m.get("content")
+        if not isinstance(content, str):
+            continue
+        for tok in _TOKEN.findall(content):
+            role = ROLE_ALIASES.get(tok, tok)
+            if role in ROLES:
+                found[tok] = role
+            elif tok not in unknown:
+                unknown.append(tok)
+    if unknown and not allow_unknown:
+        raise PromptError(
+            f"prompt {pid!r}: unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; "
+            f"known: {', '.join('{' + r + '}' for r in ROLES)} (and {{passage}})",
+            path,
+        )
+    return found
+
+
+def _check_required(pid: str, spec: OutputSpec, variables: Mapping[str, str], path: Path | None) -> None:
+    have = set(variables.values())
+    for need in REQUIRED_ROLES[spec.type]:
+        options = need if isinstance(need, tuple) else (need,)
+        if not have.intersection(options):
+            shown = " or ".join("{" + o + "}" for o in options)
+            raise PromptError(f"prompt {pid!r}: a {spec.type} prompt needs the placeholder {shown}", path)

@@ -1,0 +1,185 @@
+"""Alignment of judge scores with human grades over Best / Acceptable / Unacceptable pairs.
+
+Per topic the human grades define three categories (as in Clarke's ``agree.py`` for the
+Arabzadeh & Clarke study): **Best** = documents at the topic's highest grade, **Unacceptable**
+= grade ``<= unacceptable`` (0 for TREC DL, 1 for ANTIQUE), **Acceptable** = in between.
+For each cross-category pair the judge *agrees* when it scores the better document higher,
+*ties* when the scores are equal and *disagrees* otherwise. Counts are pooled over topics
+per comparison (BvU, AvU, BvA); the macro average is the mean of the three comparisons'
+fractions. Same-category pairs are ignored. A topic whose highest grade is unacceptable
+has no Best documents and contributes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+COMPARISONS: tuple[str, ...] = ("BvU", "AvU", "BvA")
+COMPARISON_NAMES = {
+    "BvU": "Best vs Unacceptable",
+    "AvU": "Acceptable vs Unacceptable",
+    "BvA": "Best vs Acceptable",
+}
+
+Scores = Mapping[str, Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class Counts:
+    agree: int = 0
+    tie: int = 0
+    disagree: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.agree + self.tie + self.disagree
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(self.agree + other.agree, self.tie + other.tie, self.disagree + other.disagree)
+
+    def fractions(self) -> tuple[float, float, float]:
+        """(agree, tie, disagree) as shares of the pairs; NaN when there are no pairs."""
+        if self.total == 0:
+            return (float("nan"),) * 3
+        return (self.agree / self.total, self.tie / self.total, self.disagree / self.total)
+
+
+@dataclass
+class AlignmentResult:
+    """Agree/tie/disagree counts per comparison, pooled over topics, plus per-topic counts."""
+
+    counts: dict[str, Counts]
+    per_topic: dict[str, dict[str, Counts]] = field(default_factory=dict)
+    missing: int = 0  # human-judged documents without a judge score (their pairs are skipped)
+
+    def fractions(self, comparison: str) -> tuple[float, float, float]:
+        return self.counts[comparison].fractions()
+
+    @property
+    def macro(self) -> tuple[float, float, float]:
+        """Mean of (agree, tie, disagree) over the comparisons that have pairs."""
+        rows = [self.counts[c].fractions() for c in COMPARISONS if self.counts[c].total]
+        if not rows:
+            return (float("nan"),) * 3
+        return tuple(float(x) for x in np.mean(np.array(rows), axis=0))  # type: ignore[return-value]
+
+    def as_dict(self) -> dict:
+        out: dict = {"missing": self.missing}
+        for comp in COMPARISONS:
+            c = self.counts[comp]
+            a, t, d = c.fractions()
+            out[comp] = {
+                "agree": c.agree,
+                "tie": c.tie,
+                "disagree": c.disagree,
+                "pairs": c.total,
+                "agree_frac": a,
+                "tie_frac": t,
+                "disagree_frac": d,
+            }
+        a, t, d = self.macro
+        out["macro"] = {"agree_frac": a, "tie_frac": t, "disagree_frac": d}
+        return out
+
+
+def categories(grades: Mapping[str, float], unacceptable: float = 0) -> dict[str, str]:
+    """Map each document of one topic to ``"B"``, ``"A"`` or ``"U"`` (empty when no Best)."""
+    if not grades:
+        return {}
+    top = max(grades.values())
+    if top <= unacceptable:
+        return {}
+    return {d: "B" if g == top else ("U" if g <= unacceptable else "A") for d, g in grades.items()}
+
+
+def _compare(better: np.ndarray, worse: np.ndarray) -> Counts:
+    """Count pairs (x in better, y in worse) with x > y, x == y, x < y."""
+    if better.size == 0 or worse.size == 0:
+        return Counts()
+    worse = np.sort(worse)
+    below = np.searchsorted(worse, better, side="left").sum()  # worse strictly below each x
+    below_or_equal = np.searchsorted(worse, better, side="right").sum()
+    total = better.size * worse.size
+    return Counts(int(below), int(below_or_equal - below), int(total - below_or_equal))
+
+
+def human_alignment(
+    qrels: Scores, judgments: Scores, *, unacceptable: float = 0, missing: float | None = None
+) -> AlignmentResult:
+    """Alignment of pointwise judge scores (any scale) with human grades.
+
+    ``missing``: score given to a human-judged document the judge has no score for (e.g. 0
+    for preference win counts, where unlisted documents won nothing); ``None`` skips its pairs
+    and counts it in ``result.missing``. Topics of ``judgments`` not in ``qrels`` are ignored.
+    """
+    totals = dict.fromkeys(COMPARISONS, Counts())
+    per_topic: dict[str, dict[str, Counts]] = {}
+    n_missing = 0
+    for qid, grades in qrels.items():
+        cats = categories(grades, unacceptable)
+        if not cats:
+            continue
+        scores = judgments.get(qid, {})
+        groups: dict[str, list[float]] = {"B": [], "A": [], "U": []}
+        for docid, cat in cats.items():
+            s = scores.get(docid, missing)
+            if s is None:
+                n_missing += 1
+                continue
+            groups[cat].append(float(s))
+        arrays = {k: np.asarray(v, dtype=float) for k, v in groups.items()}
+        topic = {
+            "BvU": _compare(arrays["B"], arrays["U"]),
+            "AvU": _compare(arrays["A"], arrays["U"]),
+            "BvA": _compare(arrays["B"], arrays["A"]),
+        }
+        per_topic[qid] = topic
+        for comp, c in topic.items():
+            totals[comp] = totals[comp] + c
+    return AlignmentResult(totals, per_topic, n_missing)
+
+
+def preference_alignment(
+    qrels: Scores, preferences: Iterable[tuple[str, str, str, int]], *, unacceptable: float = 0
+) -> AlignmentResult:
+    """Alignment of pairwise preference records ``(qid, docid_a, docid_b, label)`` with human grades.
+
+    ``label`` 1 = ``docid_a`` preferred, 2 = ``docid_b`` preferred, 0 = tie. Each record on a
+    cross-category pair is agree, tie or disagree by itself; same-category pairs and pairs
+    with a document the humans did not judge are skipped (the latter counted in ``missing``).
+    """
+    totals = {c: [0, 0, 0] for c in COMPARISONS}
+    topics: dict[str, dict[str, list[int]]] = {}
+    cache: dict[str, dict[str, str]] = {}
+    n_missing = 0
+    for qid, a, b, label in preferences:
+        if label not in (0, 1, 2):
+            raise ValueError(f"preference label must be 0, 1 or 2, got {label!r}")
+        if qid not in cache:
+            cache[qid] = categories(qrels.get(qid, {}), unacceptable)
+        cats = cache[qid]
+        if a not in cats or b not in cats:
+            n_missing += 1
+            continue
+        ca, cb = cats[a], cats[b]
+        if ca == cb:
+            continue
+        rank = {"B": 2, "A": 1, "U": 0}
+        better_is_a = rank[ca] > rank[cb]
+        comp = {frozenset("BU"): "BvU", frozenset("AU"): "AvU", frozenset("BA"): "BvA"}[frozenset(ca + cb)]
+        if label == 0:
+            slot = 1
+        elif (label == 1) == better_is_a:
+            slot = 0
+        else:
+            slot = 2
+        totals[comp][slot] += 1
+        topics.setdefault(qid, {c: [0, 0, 0] for c in COMPARISONS})[comp][slot] += 1
+    return AlignmentResult(
+        {c: Counts(*v) for c, v in totals.items()},
+        {q: {c: Counts(*v) for c, v in t.items()} for q, t in topics.items()},
+        n_missing,
+    )

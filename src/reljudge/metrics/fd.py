@@ -1,0 +1,351 @@
+"""FD@k: the Fréchet-distance evaluation of a run against judged relevant passages
+(Arabzadeh & Clarke, EACL 2024). Lower is better.
+
+- **Reference set**: the judged relevant passages (grade ≥ ``min_grade``, default 2 as for
+  TREC DL passages) of all topics, pooled; with ``max_per_topic=K`` at most K per topic,
+  highest grade first, a seeded random choice within a grade (the paper's balancing).
+- **Retrieved set**: the top-k passages of each of the same topics (trec_eval order: score
+  descending, ties by docid descending), pooled; with ``unjudged_only=True`` the first k
+  passages that have no judgment at all for the topic ("unlabeled retrieved results", URR).
+- Topics: those with at least one reference passage and a ranking in the run.
+- Passages without a vector (no embedding, or no text for an encoder) are left out and
+  **reported** in the result (``missing_reference`` / ``missing_retrieved``).
+- Bootstrap: resample the topics with replacement; both sets are rebuilt from the sampled
+  topics; percentile interval.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from reljudge.metrics.encoders import EmbeddingSource
+from reljudge.metrics.frechet import frechet_distance
+from reljudge.metrics.ranking import Interval
+
+Scores = Mapping[str, Mapping[str, float]]
+
+
+def relevant_set(
+    qrels: Scores, *, min_grade: float = 2, max_per_topic: int | None = None, seed: int = 0
+) -> dict[str, list[str]]:
+    """Per topic, the judged relevant docids (highest grade first; capped at ``max_per_topic``)."""
+    out: dict[str, list[str]] = {}
+    for qid in qrels:
+        docs = qrels[qid]
+        grades = sorted({g for g in docs.values() if g >= min_grade}, reverse=True)
+        chosen: list[str] = []
+        rng = random.Random(f"{seed}:{qid}")
+        for g in grades:
+            tier = sorted(d for d, v in docs.items() if v == g)
+            if max_per_topic is not None:
+                rng.shuffle(tier)
+                tier = tier[: max(0, max_per_topic - len(chosen))]
+            chosen.extend(tier)
+        if chosen:
+            out[qid] = chosen
+    return out
+
+
+def retrieved_set(
+    run: Scores,
+    k: int,
+    *,
+    topics: Sequence[str] | None = None,
+    qrels: Scores | None = None,
+    unjudged_only: bool = False,
+) -> dict[str, list[str]]:
+    """Per topic, the top-k docids of the run (or the first k unjudged ones with ``unjudged_only``)."""
+    if unjudged_only and qrels is None:
+        raise ValueError("unjudged_only needs the qrels")
+    out: dict[str, list[str]] = {}
+    for qid in topics if topics is not None else list(run):
+        docs = run.get(qid)
+        if not docs:
+            continue
+        ranked = sorted(docs, key=lambda d: (docs[d], d), reverse=True)
+        if unjudged_only:
+            judged = qrels.get(qid, {}) if qrels is not None else {}
+            ranked = [d for d in ranked if d not in judged]
+        out[qid] = ranked[:k]
+    return out
+
+
+@dataclass
+class FDResult:
+    fd: float
+    n_reference: int
+    n_retrieved: int
+    topics: list[str]
+    missing_reference: list[tuple[str, str]] = field(default_factory=list)
+    missing_retrieved: list[tuple[str, str]] = field(default_factory=list)
+    interval: Interval | None = None
+    replicates: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        out = {
+            "fd": self.fd,
+            "n_reference": self.n_reference,
+            "n_retrieved": self.n_retrieved,
+            "topics": len(self.topics),
+            "missing_reference": len(self.missing_reference),
+            "missing_retrieved": len(self.missing_retrieved),
+        }
+        if self.interval is not None:
+            out.update(ci_low=self.interval.low, ci_high=self.interval.high, n_boot=self.interval.n_boot)
+        return out
+
+
+def _blocks(
+    sets: Mapping[str, list[str]], source: EmbeddingSource, texts: Mapping[str, str] | None
+) -> tuple[dict[str, np.ndarray], list[tuple[str, str]]]:
+    blocks: dict[str, np.ndarray] = {}
+    missing: list[tuple[str, str]] = []
+    for qid, docids in sets.items():
+        matrix, _, miss = source.lookup(docids, texts)
+        missing.extend((qid, d) for d in miss)
+        blocks[qid] = matrix
+    return blocks, missing
+
+
+def _stack(blocks: Mapping[str, np.ndarray], topics: Sequence[str]) -> np.ndarray:
+    parts = [blocks[q] for q in topics if blocks[q].size]
+    return np.concatenate(parts) if parts else np.zeros((0, 0))
+
+
+def fd_at_k(
+    qrels: Scores,
+    run: Scores,
+    source: EmbeddingSource,
+    *,
+    k: int = 10,
+    max_per_topic: int | None = None,
+    min_grade: float = 2,
+    unjudged_only: bool = False,
+    texts: Mapping[str, str] | None = None,
+    n_boot: int = 0,
+    level: float = 0.95,
+    seed: int = 0,
+    draws: Sequence[Sequence[str]] | None = None,
+) -> FDResult:
+    """FD@k of one run (see the module docstring); ``n_boot > 0`` adds a bootstrap interval.
+
+    ``draws``: explicit bootstrap samples (lists of topics) instead of ``n_boot`` random ones,
+    so that several runs can be resampled on the same topics.
+    """
+    reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
+    topics = [q for q in reference if run.get(q)]
+    retrieved = retrieved_set(run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only)
+    ref_blocks, miss_ref = _blocks({q: reference[q] for q in topics}, source, texts)
+    ret_blocks, miss_ret = _blocks(retrieved, source, texts)
+    x, y = _stack(ref_blocks, topics), _stack(ret_blocks, topics)
+    if x.shape[0] < 2 or y.shape[0] < 2:
+        fd = float("nan")
+    else:
+        fd = frechet_distance(x, y)
+    interval = None
+    replicates: list[float] = []
+    if (n_boot > 0 or draws is not None) and fd == fd:
+        if draws is None:
+            rng = np.random.default_rng(seed)
+            draws = [
+                [topics[i] for i in rng.integers(0, len(topics), size=len(topics))] for _ in range(n_boot)
+            ]
+        for sample in draws:
+            sample = [q for q in sample if q in ref_blocks]
+            xs, ys = _stack(ref_blocks, sample), _stack(ret_blocks, sample)
+            ok = xs.shape[0] >= 2 and ys.shape[0] >= 2
+            replicates.append(frechet_distance(xs, ys) if ok else float("nan"))
+        reps = np.array(replicates)
+        reps = reps[~np.isnan(reps)]
+        alpha = (1.0 - level) / 2.0
+        low, high = np.quantile(reps, [alpha, 1 - alpha]) if reps.size else (float("nan"), float("nan"))
+        interval = Interval(fd, float(low), float(high), len(draws), level)
+    return FDResult(fd, int(x.shape[0]), int(y.shape[0]), topics, miss_ref, miss_ret, interval, replicates)
+
+
+@dataclass
+class FDReport:
+    runs: dict[str, FDResult]
+    measure: str
+    human_measure: dict[str, float]
+    agreement: dict[str, float]  # between the measure and FD (negative τ = the rankings agree)
+    settings: dict
+
+
+def fd_runs(
+    qrels: Scores,
+    runs: Mapping[str, Scores],
+    source: EmbeddingSource,
+    *,
+    k: int = 10,
+    max_per_topic: int | None = None,
+    min_grade: float = 2,
+    unjudged_only: bool = False,
+    texts: Mapping[str, str] | None = None,
+    measure: str = "ndcg_cut_10",
+    n_boot: int = 0,
+    level: float = 0.95,
+    seed: int = 0,
+) -> FDReport:
+    """FD@k of every run, the human measure of every run, and their ranking agreement.
+
+    With ``n_boot > 0`` every run is resampled on the same topic draws, which also gives a
+    bootstrap interval for Kendall τ-b between the measure and FD.
+    """
+    from reljudge.metrics.measures import per_topic_measure
+    from reljudge.metrics.ranking import kendall_tau_b_batch, ranking_agreement
+
+    reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
+    topics = [q for q in reference if all(run.get(q) for run in runs.values())]
+    rng = np.random.default_rng(seed)
+    draws = (
+        [[topics[i] for i in rng.integers(0, len(topics), size=len(topics))] for _ in range(n_boot)]
+        if topics
+        else []
+    )
+    results = {
+        name: fd_at_k(
+            qrels,
+            run,
+            source,
+            k=k,
+            max_per_topic=max_per_topic,
+            min_grade=min_grade,
+            unjudged_only=unjudged_only,
+            texts=texts,
+            level=level,
+            seed=seed,
+            draws=draws if n_boot > 0 else None,
+        )
+        for name, run in runs.items()
+    }
+    per_topic = {name: per_topic_measure(qrels, run, measure) for name, run in runs.items()}
+    human = {name: float(np.mean(list(v.values()))) if v else float("nan") for name, v in per_topic.items()}
+    fds = {name: r.fd for name, r in results.items() if r.fd == r.fd}
+    valid = [n for n in fds if human[n] == human[n]]
+    agreement: dict[str, float] = {"runs": len(valid)}
+    if len(valid) >= 2:
+        hx = {n: human[n] for n in valid}
+        fx = {n: fds[n] for n in valid}
+        agreement.update(
+            kendall_tau_b=ranking_agreement(hx, fx, "kendall"),
+            spearman=ranking_agreement(hx, fx, "spearman"),
+            tau_ap=ranking_agreement(hx, {n: -v for n, v in fx.items()}, "tau_ap"),
+        )
+        if n_boot > 0 and all(len(results[n].replicates) == n_boot for n in valid):
+            hm = np.array([[np.mean([per_topic[n].get(q, 0.0) for q in d]) for d in draws] for n in valid])
+            fm = np.array([results[n].replicates for n in valid])
+            reps = kendall_tau_b_batch(hm, fm)
+            reps = reps[~np.isnan(reps)]
+            if reps.size:
+                alpha = (1.0 - level) / 2.0
+                agreement["kendall_ci_low"], agreement["kendall_ci_high"] = (
+                    float(v) for v in np.quantile(reps, [alpha, 1 - alpha])
+                )
+    settings = {
+        "k": k,
+        "max_per_topic": max_per_topic,
+        "min_grade": min_grade,
+        "unjudged_only": unjudged_only,
+        "encoder": getattr(source, "name", "?"),
+        "n_boot": n_boot,
+        "seed": seed,
+        "topics": len(topics),
+    }
+    return FDReport(results, measure, human, agreement, settings)
+
+
+def _fd_rows(report: FDReport) -> list[dict]:
+    rows = []
+    for name, r in report.runs.items():
+        row = {"run": name, **r.as_dict(), report.measure: report.human_measure.get(name, float("nan"))}
+        rows.append(row)
+    rows.sort(key=lambda row: (row["fd"] != row["fd"], row["fd"]))
+    return rows
+
+
+def format_fd_report(report: FDReport) -> str:
+    """A table of FD per run (best first) and the agreement with the human measure."""
+    from reljudge.metrics.evaluate import format_table
+
+    rows = _fd_rows(report)
+    boot = any("ci_low" in r for r in rows)
+    headers = [
+        "run",
+        "FD",
+        *(["95% CI"] if boot else []),
+        report.measure,
+        "ref",
+        "retrieved",
+        "missing ref",
+        "missing ret",
+    ]
+    table = []
+    for r in rows:
+        ci = (
+            [f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"]
+            if boot and "ci_low" in r
+            else (["-"] if boot else [])
+        )
+        table.append(
+            [
+                r["run"],
+                r["fd"],
+                *ci,
+                r[report.measure],
+                r["n_reference"],
+                r["n_retrieved"],
+                r["missing_reference"],
+                r["missing_retrieved"],
+            ]
+        )
+    s = report.settings
+    head = (
+        f"FD@{s['k']}{'-URR' if s['unjudged_only'] else ''} (encoder {s['encoder']}, relevant: grade >= {s['min_grade']:g}, "
+        f"at most {s['max_per_topic'] or 'all'} per topic, {s['topics']} topics)"
+    )
+    a = report.agreement
+    tail = f"{a.get('runs', 0)} runs"
+    if "kendall_tau_b" in a:
+        tail += (
+            f": Kendall tau-b({report.measure}, FD) = {a['kendall_tau_b']:.3f}"
+            + (f" [{a['kendall_ci_low']:.3f}, {a['kendall_ci_high']:.3f}]" if "kendall_ci_low" in a else "")
+            + f", Spearman = {a['spearman']:.3f}, tau_AP = {a['tau_ap']:.3f} (negative tau: lower FD goes with higher {report.measure})"
+        )
+    missing = sum(len(r.missing_retrieved) for r in report.runs.values())
+    if missing:
+        tail += f"\nnote: {missing} retrieved passages (all runs) have no embedding or text and were left out of FD"
+    return head + "\n" + format_table(headers, table) + "\n" + tail
+
+
+def write_fd_report(report: FDReport, out_dir) -> list:
+    """Write ``fd.json`` (with the missing passages listed) and ``fd.csv``."""
+    import json
+    from pathlib import Path
+
+    from reljudge.io.atomic import write_text_atomic
+    from reljudge.metrics.evaluate import _clean, _csv
+
+    out_dir = Path(out_dir)
+    data = {
+        "settings": report.settings,
+        "measure": report.measure,
+        "agreement": report.agreement,
+        "runs": {
+            name: {
+                **r.as_dict(),
+                "missing_reference_ids": [list(x) for x in r.missing_reference],
+                "missing_retrieved_ids": [list(x) for x in r.missing_retrieved],
+            }
+            for name, r in report.runs.items()
+        },
+        "human_measure": report.human_measure,
+    }
+    paths = [out_dir / "fd.json", out_dir / "fd.csv"]
+    write_text_atomic(paths[0], json.dumps(_clean(data), indent=1) + "\n")
+    write_text_atomic(paths[1], _csv(_fd_rows(report)))
+    return paths

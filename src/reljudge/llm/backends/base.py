@@ -1,0 +1,111 @@
+"""The interface every backend adapter implements.
+
+An adapter turns generic decoding params (temperature, seed, max_tokens, logprobs, top_logprobs,
+plus extra provider params) into its library's call, performs one request (no retries: the
+client retries), and converts the library's exceptions into `ProviderError` kinds.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from reljudge.llm.types import Completion, ProviderError
+
+# Substrings that identify a context-length / content-filter error in provider messages.
+CONTEXT_LENGTH_HINTS = (
+    "context_length_exceeded",
+    "context length",
+    "context window",
+    "maximum context",
+    "too many tokens",
+    "prompt is too long",
+    "input is too long",
+)
+CONTENT_FILTER_HINTS = ("content_filter", "content_policy", "content management policy", "safety system")
+
+
+def classify_status(status: int | None, message: str, retry_after: float | None = None) -> ProviderError:
+    """Map an HTTP status + message to a `ProviderError` (shared by the adapters)."""
+    low = message.lower()
+    if status == 429:
+        return ProviderError("rate_limit", message, status_code=status, retry_after=retry_after)
+    if status is not None and status >= 500:
+        return ProviderError("server", message, status_code=status, retry_after=retry_after)
+    if status == 408:
+        return ProviderError("timeout", message, status_code=status, retry_after=retry_after)
+    if any(h in low for h in CONTEXT_LENGTH_HINTS):
+        return ProviderError("context_length", message, status_code=status)
+    if any(h in low for h in CONTENT_FILTER_HINTS):
+        return ProviderError("content_filter", message, status_code=status)
+    if status in (401, 403):
+        return ProviderError("auth", message, status_code=status)
+    if status is not None and 400 <= status < 500:
+        return ProviderError("bad_request", message, status_code=status)
+    return ProviderError("other", message, status_code=status)
+
+
+class Backend(ABC):
+    """One provider connection. Use as an async context manager or call `aclose`."""
+
+    name: str = ""
+    supports_logprobs: bool = True
+
+    def __init__(self, model: str, *, base_url: str | None, api_key: str | None, timeout_s: float) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.timeout_s = timeout_s
+
+    def adapt_params(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(keyword arguments for the library call, effective params to record).
+
+        Default: OpenAI names, None values dropped, logprobs only when asked and supported.
+        """
+        effective = {k: v for k, v in params.items() if v is not None}
+        if not effective.get("logprobs") or not self.supports_logprobs:
+            effective.pop("logprobs", None)
+            effective.pop("top_logprobs", None)
+        return dict(effective), effective
+
+    @abstractmethod
+    async def complete(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> Completion:
+        """One request. Raises `ProviderError` on any failure."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        pass
+
+    @property
+    def cache_base_url(self) -> str:
+        """The base URL as it enters the cache key (normalised; '' for the provider default)."""
+        return normalise_base_url(self.base_url)
+
+
+def normalise_base_url(url: str | None) -> str:
+    if not url:
+        return ""
+    text = url.strip().rstrip("/")
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        return text.lower()
+    host, slash, path = rest.partition("/")
+    if "@" in host:  # drop credentials embedded in the URL
+        host = host.rsplit("@", 1)[1]
+    return f"{scheme.lower()}://{host.lower()}{slash}{path}"
+
+
+def clean_logprobs(items: Any) -> list[dict[str, Any]] | None:
+    """Normalise token logprobs (objects or dicts) to plain dicts."""
+    if not items:
+        return None
+    out: list[dict[str, Any]] = []
+    for item in items:
+        get = item.get if isinstance(item, dict) else lambda k, _i=item: getattr(_i, k, None)
+        tops = []
+        for top in get("top_logprobs") or []:
+            tget = top.get if isinstance(top, dict) else lambda k, _t=top: getattr(_t, k, None)
+            tops.append({"token": tget("token"), "logprob": tget("logprob")})
+        out.append({"token": get("token"), "logprob": get("logprob"), "top_logprobs": tops})
+    return out
+
+
+__all__ = ["Backend", "ProviderError", "classify_status", "clean_logprobs", "normalise_base_url"]

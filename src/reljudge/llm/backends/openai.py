@@ -1,0 +1,98 @@
+"""OpenAI and every OpenAI-compatible server (vLLM, OpenRouter, Azure-compatible proxies, llama.cpp,
+Ollama's /v1, ...) through the official `openai` package (``AsyncOpenAI``, SDK retries disabled).
+
+Quirks: reasoning models (o1/o3/o4/gpt-5 families) take ``max_completion_tokens`` instead of
+``max_tokens`` and accept only the default temperature, so temperature is not sent and is recorded
+as None.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import openai
+
+from reljudge.llm.backends.base import Backend, classify_status, clean_logprobs
+from reljudge.llm.retry import retry_after_from_headers
+from reljudge.llm.types import Completion, ProviderError
+
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
+_PLACEHOLDER_KEY = "EMPTY"  # OpenAI-compatible local servers accept any key
+
+
+class OpenAIBackend(Backend):
+    name = "openai"
+
+    def __init__(self, model: str, *, base_url: str | None, api_key: str | None, timeout_s: float) -> None:
+        super().__init__(model, base_url=base_url, api_key=api_key, timeout_s=timeout_s)
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if base_url is None and not os.environ.get("OPENAI_BASE_URL"):
+                raise ValueError(
+                    "no API key for the openai backend: set OPENAI_API_KEY or pass api_key "
+                    "(or set base_url for a local OpenAI-compatible server)"
+                )
+            key = _PLACEHOLDER_KEY
+        self._client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=timeout_s)
+
+    @property
+    def reasoning_model(self) -> bool:
+        return bool(_REASONING_MODEL.match(self.model.rsplit("/", 1)[-1]))
+
+    def adapt_params(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        wire, effective = super().adapt_params(params)
+        if self.reasoning_model:
+            if "max_tokens" in wire:
+                wire["max_completion_tokens"] = wire.pop("max_tokens")
+            wire.pop("temperature", None)
+            effective["temperature"] = None  # forced to the provider default
+        return wire, effective
+
+    async def complete(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> Completion:
+        try:
+            resp = await self._client.chat.completions.create(model=self.model, messages=messages, **wire)
+        except openai.APITimeoutError as err:
+            raise ProviderError("timeout", f"no answer within {self.timeout_s:g} s") from err
+        except openai.APIConnectionError as err:
+            raise ProviderError("connection", f"connection error: {err}") from err
+        except openai.APIStatusError as err:
+            raise classify_status(
+                err.status_code, _status_message(err), retry_after_from_headers(err.response.headers)
+            ) from err
+        except openai.APIResponseValidationError as err:
+            raise ProviderError("invalid_response", str(err)) from err
+        except openai.OpenAIError as err:
+            raise ProviderError("other", str(err)) from err
+        if not getattr(resp, "choices", None):
+            raise ProviderError("invalid_response", "the response has no choices")
+        choice = resp.choices[0]
+        message = choice.message
+        usage = resp.usage
+        return Completion(
+            text=(message.content if message is not None else None) or "",
+            finish_reason=choice.finish_reason,
+            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+            logprobs=clean_logprobs(choice.logprobs.content) if choice.logprobs is not None else None,
+            refusal=getattr(message, "refusal", None) if message is not None else None,
+            model=resp.model,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _status_message(err: openai.APIStatusError) -> str:
+    body = err.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            msg = inner.get("message")
+            code = inner.get("code")
+            if msg:
+                return f"{msg} [{code}]" if code else str(msg)
+        elif isinstance(inner, str):
+            return inner
+    return err.message or str(err)

@@ -1,0 +1,135 @@
+"""Persistent response cache: one SQLite file in WAL mode.
+
+Key: SHA-256 of the canonical JSON of ``{v, backend, model, base_url, messages, params}`` where
+``base_url`` is normalised (scheme/host lower-cased, trailing slash and embedded credentials
+dropped) and ``params`` are the effective decoding params. The API key is never part of the key
+or the stored value. Only successful answers (``ok`` and ``truncated``) are stored.
+
+Safe under concurrency: each process opens its own connection; WAL lets readers run while one
+writer writes, ``busy_timeout`` makes concurrent writers wait instead of failing, and
+``INSERT OR REPLACE`` of an identical key is idempotent. Within one process a lock serialises use
+of the shared connection (calls run in a worker thread so the event loop is not blocked).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reljudge.llm.types import canonical_json
+from reljudge.records import sha256_text
+
+CACHE_FORMAT = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    created REAL NOT NULL,
+    value TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS responses_model ON responses(model);
+"""
+
+
+def cache_key(
+    backend: str, model: str, base_url: str, messages: list[dict[str, str]], params: dict[str, Any]
+) -> str:
+    payload = {
+        "v": CACHE_FORMAT,
+        "backend": backend,
+        "model": model,
+        "base_url": base_url,
+        "messages": messages,
+        "params": params,
+    }
+    return sha256_text(canonical_json(payload))
+
+
+@dataclass
+class CacheStats:
+    path: Path
+    entries: int
+    size_bytes: int
+    by_model: dict[str, int]  # "backend/model" -> entries
+
+
+class ResponseCache:
+    """A key -> JSON value store in SQLite (see the module docstring)."""
+
+    def __init__(self, path: str | Path, *, timeout_s: float = 30.0) -> None:
+        self.path = Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            str(self.path), timeout=timeout_s, check_same_thread=False, isolation_level=None
+        )
+        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.executescript(_SCHEMA)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            value = json.loads(row[0])
+        except ValueError:
+            return None  # a damaged entry is a miss; it is overwritten on the next store
+        return value if isinstance(value, dict) else None
+
+    def put(self, key: str, backend: str, model: str, value: dict[str, Any]) -> None:
+        data = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses(key, backend, model, created, value) VALUES (?, ?, ?, ?, ?)",
+                (key, backend, model, time.time(), data),
+            )
+
+    def stats(self) -> CacheStats:
+        with self._lock:
+            (entries,) = self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+            rows = self._conn.execute(
+                "SELECT backend, model, COUNT(*) FROM responses GROUP BY backend, model ORDER BY 3 DESC, 1, 2"
+            ).fetchall()
+        size = sum(p.stat().st_size for p in self._files() if p.exists())
+        return CacheStats(self.path, int(entries), size, {f"{b}/{m}": int(n) for b, m, n in rows})
+
+    def clear(self, model: str | None = None) -> int:
+        """Delete all entries, or those of one model (``backend/model`` or bare model name).
+        Returns the number deleted."""
+        with self._lock:
+            if model is None:
+                cur = self._conn.execute("DELETE FROM responses")
+            else:
+                backend, sep, name = model.partition("/")
+                cur = self._conn.execute(
+                    "DELETE FROM responses WHERE model = ? OR (backend = ? AND model = ?)",
+                    (model, backend, name if sep else ""),
+                )
+            deleted = cur.rowcount
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if model is None:
+                self._conn.execute("VACUUM")
+        return int(deleted)
+
+    def _files(self) -> list[Path]:
+        return [self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

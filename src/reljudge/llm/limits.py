@@ -1,0 +1,77 @@
+"""Request- and token-per-minute limits shared by all calls of one client.
+
+`RateLimiter` holds two token buckets (RPM and TPM), each refilling continuously at
+``limit / 60`` per second up to ``limit``. A call first estimates its tokens (prompt characters / 4
+plus the completion budget), waits until both buckets can pay, and afterwards `settle`s the
+difference with the real usage, so the TPM bucket tracks what the provider counts. Waiters are
+served in arrival order (one lock), so a large request cannot starve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+
+class _Bucket:
+    def __init__(self, per_minute: float) -> None:
+        self.capacity = float(per_minute)
+        self.rate = float(per_minute) / 60.0
+        self.level = float(per_minute)
+        self.stamp = time.monotonic()
+
+    def refill(self) -> None:
+        now = time.monotonic()
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def wait_for(self, amount: float) -> float:
+        """Seconds until ``amount`` (capped at capacity) is available."""
+        self.refill()
+        need = min(amount, self.capacity) - self.level
+        return 0.0 if need <= 0 else need / self.rate
+
+
+class RateLimiter:
+    """Token buckets for requests/min and tokens/min (either may be None = unlimited)."""
+
+    def __init__(self, rpm: float | None = None, tpm: float | None = None) -> None:
+        self._rpm = _Bucket(rpm) if rpm else None
+        self._tpm = _Bucket(tpm) if tpm else None
+        self._lock = asyncio.Lock()
+        self.waited_s = 0.0  # total time spent waiting for the limiter
+
+    @property
+    def active(self) -> bool:
+        return self._rpm is not None or self._tpm is not None
+
+    async def acquire(self, tokens: int = 0) -> None:
+        if not self.active:
+            return
+        async with self._lock:
+            while True:
+                delay = 0.0
+                if self._rpm is not None:
+                    delay = max(delay, self._rpm.wait_for(1))
+                if self._tpm is not None:
+                    delay = max(delay, self._tpm.wait_for(tokens))
+                if delay <= 0:
+                    break
+                self.waited_s += delay
+                await asyncio.sleep(delay)
+            if self._rpm is not None:
+                self._rpm.level -= 1
+            if self._tpm is not None:
+                self._tpm.level -= min(tokens, self._tpm.capacity)
+
+    def settle(self, estimated: int, actual: int) -> None:
+        """Correct the TPM bucket once the real token count of a request is known."""
+        if self._tpm is not None:
+            self._tpm.refill()
+            self._tpm.level = min(self._tpm.capacity, self._tpm.level + estimated - actual)
+
+
+def estimate_tokens(prompt_chars: int, max_tokens: int | None) -> int:
+    """Rough token estimate for the TPM limiter: ~4 characters per token, plus the answer budget
+    (256 tokens when unbounded)."""
+    return prompt_chars // 4 + 1 + (max_tokens if max_tokens is not None else 256)

@@ -1,0 +1,121 @@
+"""Cost of LLM calls from a small, user-overridable price table.
+
+Prices are USD per 1M tokens ``{"input": x, "output": y}``, as listed by the providers in 2025;
+they change, so check them and override with `load_prices` (YAML or JSON, same shape) or
+``ClientConfig.prices``. A model matches the longest table key that its name starts with after
+dropping any ``provider/`` prefix (``gpt-4o-2024-08-06`` -> ``gpt-4o``,
+``anthropic/claude-3-5-haiku-latest`` -> ``claude-3-5-haiku``). An unknown model costs 0 with
+``price_known=False``. Models served by the ``ollama`` backend are local: cost 0, price known,
+unless the table lists them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from reljudge.errors import InputError
+
+
+class Price(NamedTuple):
+    input: float  # USD per 1M prompt tokens
+    output: float  # USD per 1M completion tokens
+
+
+DEFAULT_PRICES: dict[str, Price] = {
+    "gpt-4o": Price(2.50, 10.00),
+    "gpt-4o-mini": Price(0.15, 0.60),
+    "gpt-4.1": Price(2.00, 8.00),
+    "gpt-4.1-mini": Price(0.40, 1.60),
+    "gpt-4.1-nano": Price(0.10, 0.40),
+    "gpt-4-turbo": Price(10.00, 30.00),
+    "gpt-3.5-turbo": Price(0.50, 1.50),
+    "o3-mini": Price(1.10, 4.40),
+    "o4-mini": Price(1.10, 4.40),
+    "claude-3-5-sonnet": Price(3.00, 15.00),
+    "claude-3-7-sonnet": Price(3.00, 15.00),
+    "claude-sonnet-4": Price(3.00, 15.00),
+    "claude-3-5-haiku": Price(0.80, 4.00),
+    "claude-3-haiku": Price(0.25, 1.25),
+    "claude-haiku-4-5": Price(1.00, 5.00),
+}
+
+
+def _to_price(name: str, value: Any, path: str | None) -> Price:
+    if isinstance(value, Price):
+        return value
+    if isinstance(value, Mapping) and "input" in value and "output" in value:
+        try:
+            return Price(float(value["input"]), float(value["output"]))
+        except (TypeError, ValueError):
+            pass
+    elif isinstance(value, (list, tuple)) and len(value) == 2:
+        try:
+            return Price(float(value[0]), float(value[1]))
+        except (TypeError, ValueError):
+            pass
+    raise InputError(
+        f"price of {name!r} must be {{input: USD per 1M tokens, output: USD per 1M tokens}}, got {value!r}",
+        path,
+    )
+
+
+def merge_prices(
+    overrides: Mapping[str, Any] | None, base: Mapping[str, Price] | None = None
+) -> dict[str, Price]:
+    """The default table (or ``base``) updated with ``overrides`` (validated)."""
+    table = dict(DEFAULT_PRICES if base is None else base)
+    for name, value in (overrides or {}).items():
+        table[str(name)] = _to_price(str(name), value, None)
+    return table
+
+
+def load_prices(path: str | Path) -> dict[str, Price]:
+    """Read a YAML or JSON price file ``{model: {input: x, output: y}}``; returns the default table
+    updated with its entries."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError(f"cannot read price file: {err.strerror or err}", p) from err
+    try:
+        if p.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except (ValueError, Exception) as err:  # json.JSONDecodeError / yaml.YAMLError
+        raise InputError(f"not valid {'JSON' if p.suffix.lower() == '.json' else 'YAML'}: {err}", p) from err
+    if not isinstance(data, Mapping):
+        raise InputError("a price file must map model names to {input, output}", p)
+    table = dict(DEFAULT_PRICES)
+    for name, value in data.items():
+        table[str(name)] = _to_price(str(name), value, str(p))
+    return table
+
+
+def find_price(model: str, table: Mapping[str, Price]) -> Price | None:
+    """Longest-prefix match of the model name (with or without its ``provider/`` prefix)."""
+    candidates = [model, model.rsplit("/", 1)[-1]]
+    for name in candidates:
+        if name in table:
+            return table[name]
+    best: str | None = None
+    for key in table:
+        for name in candidates:
+            if name.startswith(key) and (best is None or len(key) > len(best)):
+                best = key
+    return table[best] if best is not None else None
+
+
+def cost_usd(
+    backend: str, model: str, prompt_tokens: int, completion_tokens: int, table: Mapping[str, Price]
+) -> tuple[float, bool]:
+    """(cost in USD, price known) of one response."""
+    price = find_price(model, table)
+    if price is None:
+        return 0.0, backend == "ollama"
+    return (prompt_tokens * price.input + completion_tokens * price.output) / 1_000_000, True

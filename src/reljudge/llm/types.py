@@ -1,0 +1,241 @@
+"""Value types of the LLM layer: messages, the client configuration, the result of one chat call,
+and the provider error every backend adapter raises.
+
+These types carry no behaviour beyond validation and small conveniences, so that judges can build
+messages and read results without importing any provider library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from reljudge.records import Usage, sha256_text
+
+ChatStatus = Literal["ok", "api_error", "refused", "truncated"]
+CHAT_STATUSES: tuple[str, ...] = ("ok", "api_error", "refused", "truncated")
+ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "developer"})
+
+# Kinds of provider failures. Retryable: rate_limit, server, timeout, connection.
+ErrorKind = Literal[
+    "rate_limit",  # 429
+    "server",  # 5xx (incl. 503 overloaded)
+    "timeout",  # request took longer than timeout_s
+    "connection",  # could not connect / connection dropped
+    "bad_request",  # other 4xx: invalid params, unknown model, ...
+    "auth",  # 401 / 403
+    "context_length",  # prompt too long for the model
+    "content_filter",  # the provider refused the prompt or answer
+    "invalid_response",  # a 200 response we cannot read
+    "other",
+]
+RETRYABLE_KINDS: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "connection"})
+
+
+def default_cache_path() -> Path:
+    """``$RELJUDGE_CACHE`` if set, else ``$XDG_CACHE_HOME/reljudge/llm-cache.sqlite``
+    (``~/.cache/reljudge/llm-cache.sqlite``)."""
+    env = os.environ.get("RELJUDGE_CACHE")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "reljudge" / "llm-cache.sqlite"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message. ``role`` is system, user, assistant (or developer)."""
+
+    role: str
+    content: str
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"unknown message role {self.role!r} (expected one of {sorted(ROLES)})")
+        if not isinstance(self.content, str):
+            raise TypeError(f"message content must be a string, got {type(self.content).__name__}")
+
+    @classmethod
+    def system(cls, content: str) -> Message:
+        return cls("system", content)
+
+    @classmethod
+    def user(cls, content: str) -> Message:
+        return cls("user", content)
+
+    @classmethod
+    def assistant(cls, content: str) -> Message:
+        return cls("assistant", content)
+
+    @classmethod
+    def coerce(cls, value: Message | Mapping[str, Any]) -> Message:
+        if isinstance(value, Message):
+            return value
+        if isinstance(value, Mapping):
+            try:
+                return cls(str(value["role"]), value["content"])
+            except KeyError as err:
+                raise ValueError(
+                    f"a chat message needs 'role' and 'content', got keys {sorted(value)}"
+                ) from err
+        raise TypeError(f"a chat message must be a Message or a dict, got {type(value).__name__}")
+
+    def to_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON (sorted keys, no spaces, UTF-8 kept) used for hashing."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def messages_sha256(messages: Sequence[Message]) -> str:
+    """SHA-256 of the canonical JSON of the messages (what `Provenance.messages_sha256` records)."""
+    return sha256_text(canonical_json([m.to_dict() for m in messages]))
+
+
+@dataclass
+class ClientConfig:
+    """Everything an `LLMClient` needs. See `reljudge.llm.routing` for how ``model`` picks a backend.
+
+    ``api_key=None`` reads the provider's usual environment variable (OPENAI_API_KEY, ...).
+    ``rpm``/``tpm`` cap requests and tokens per minute across all calls of one client.
+    ``timeout_s`` bounds each attempt; ``max_attempts`` bounds attempts per call (1 = no retry).
+    Backoff between retries is exponential with full jitter: up to
+    ``backoff_base_s * 2**n`` seconds, capped at ``backoff_max_s``; a ``Retry-After`` header
+    replaces it (capped at ``retry_after_max_s``).
+    ``extra_params`` are sent as-is with each request (and are part of the cache key).
+    ``prices`` overrides entries of the built-in price table (USD per 1M tokens, see `pricing`).
+    """
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    concurrency: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    timeout_s: float = 60.0
+    max_attempts: int = 6
+    cache_path: Path | None = field(default_factory=default_cache_path)
+    use_cache: bool = True
+    temperature: float | None = 0.0
+    seed: int | None = 42
+    max_tokens: int | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = None
+    extra_params: dict[str, Any] = field(default_factory=dict)
+    prices: Mapping[str, Any] | None = None
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60.0
+    retry_after_max_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if not self.model or not isinstance(self.model, str):
+            raise ValueError("ClientConfig.model must be a non-empty string")
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s}")
+        for name in ("rpm", "tpm"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be > 0 or None, got {value}")
+        if self.top_logprobs is not None and not 0 <= self.top_logprobs <= 20:
+            raise ValueError(f"top_logprobs must be in 0..20, got {self.top_logprobs}")
+        if self.cache_path is not None:
+            self.cache_path = Path(self.cache_path).expanduser()
+
+    def decoding_params(self) -> dict[str, Any]:
+        """The decoding parameters of a request, before per-call overrides."""
+        params: dict[str, Any] = {"temperature": self.temperature, "seed": self.seed}
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        if self.logprobs:
+            params["logprobs"] = True
+            if self.top_logprobs is not None:
+                params["top_logprobs"] = self.top_logprobs
+        params.update(self.extra_params)
+        return params
+
+
+@dataclass
+class ChatResult:
+    """The outcome of one `LLMClient.chat` call; a failure is a result, never an exception.
+
+    ``status``: ok | truncated (finish_reason=length, text kept) | refused (content filter) |
+    api_error (``error`` says why; it never contains the API key).
+    ``usage``: tokens of the answer; ``usage.calls`` counts requests sent to the provider for this
+    call (attempts, so retries count); a cache hit has ``calls=0`` and ``cost_usd=0`` but keeps
+    the token counts of the original answer for information.
+    ``logprobs``: list of ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}`` or None.
+    ``params``: the effective decoding params sent (after provider adaptation).
+    """
+
+    text: str
+    status: ChatStatus
+    backend: str
+    model: str
+    messages_sha256: str
+    params: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    error_kind: str | None = None
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    price_known: bool = True
+    latency_s: float = 0.0
+    cached: bool = False
+    attempts: int = 0
+    logprobs: list[dict[str, Any]] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class ProviderError(Exception):
+    """A classified provider failure, raised by backend adapters and handled by the client.
+
+    ``kind`` decides retrying (see `RETRYABLE_KINDS`); ``retry_after`` is the server's
+    ``Retry-After`` in seconds when it sent one.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status_code = status_code
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE_KINDS
+
+    def __str__(self) -> str:
+        code = f" (HTTP {self.status_code})" if self.status_code else ""
+        return f"{self.kind}{code}: {self.message}"
+
+
+@dataclass
+class Completion:
+    """What a backend returns for one successful request (before status/caching logic)."""
+
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    logprobs: list[dict[str, Any]] | None = None
+    refusal: str | None = None
+    model: str | None = None  # the model name the provider reports

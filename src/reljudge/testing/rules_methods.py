@@ -1,0 +1,103 @@
+"""Auto-responder rules for the method prompts the generic rules do not cover well.
+
+- ``exam-answerability``: the EXAM answer-extraction prompt ("provide a complete and concise
+  answer to the question based on the context") gets either a short answer taken from the
+  context or "unanswerable" (about a third of the (question, passage) pairs);
+- ``yesno``: prompts that ask to "Respond with 'Yes' or 'No'" get Yes or No;
+- ``nugget-assign-2grade``: the two-grade assignment prompt gets support/not_support only;
+- ``nugget-create``: the AutoNuggetizer creation prompt gets the initial list extended with
+  one or two short nuggets per segment of the window, cut to the "at most N nuggets" the prompt
+  states (a real iterative list, so tests see windows grow it).
+
+Answers depend only on the request text, like the built-in rules. `method_rules` is added in
+front of `reljudge.testing.auto.default_rules`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+from reljudge.testing.auto import Rule, _label_list, passage_text, stable_choice
+from reljudge.testing.server import MockRequest
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+
+
+def _exam_answer(req: MockRequest) -> str:
+    context = passage_text(req)
+    question = re.search(r"Question:\s*(.*)", req.last_user)
+    key = f"{question.group(1) if question else ''}|{context}"
+    if stable_choice(key, 3) == 0:
+        return "unanswerable"
+    words = _WORD.findall(context)
+    if not words:
+        return "unanswerable"
+    start = stable_choice(key, max(1, len(words) - 6), salt="start")
+    return " ".join(words[start : start + 6]).capitalize() + "."
+
+
+def _yes_no(req: MockRequest) -> str:
+    return "Yes" if stable_choice(passage_text(req), 2) else "No"
+
+
+def _initial_list(prompt: str) -> list[str]:
+    m = re.search(r"Initial Nugget List:\s*(\[.*?\])\s*\n", prompt, re.DOTALL)
+    if not m:
+        return []
+    try:
+        value = ast.literal_eval(m.group(1))
+    except (ValueError, SyntaxError):
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _create_nuggets(req: MockRequest) -> str:
+    prompt = req.last_user
+    cap = re.search(r"at most (\d+) nuggets", prompt)
+    limit = int(cap.group(1)) if cap else 30
+    nuggets = _initial_list(prompt)
+    context = re.search(r"Context:\n(.*?)\nSearch Query:", prompt, re.DOTALL)
+    segments = re.findall(r"^\[\d+\]\s*(.*)$", context.group(1), re.MULTILINE) if context else []
+    for segment in segments:
+        words = [w.lower() for w in _WORD.findall(segment)]
+        for k in range(1 + stable_choice(segment, 2)):
+            if len(words) < 3:
+                break
+            start = stable_choice(f"{segment}|{k}", max(1, len(words) - 4))
+            text = " ".join(words[start : start + 5])
+            if text not in nuggets:
+                nuggets.append(text)
+    return json.dumps(nuggets[:limit])
+
+
+def method_rules() -> list[Rule]:
+    return [
+        Rule(
+            "exam-answerability",
+            lambda r: (
+                "provide a complete and concise answer to the question based on the context"
+                in r.prompt.lower()
+            ),
+            _exam_answer,
+        ),
+        Rule(
+            "yesno",
+            lambda r: bool(re.search(r"respond with .?yes.? or .?no", r.prompt, re.IGNORECASE)),
+            _yes_no,
+        ),
+        Rule(
+            "nugget-assign-2grade",
+            lambda r: "not_support" in r.prompt and "partial_support" not in r.prompt,
+            lambda r: _label_list(r, ("support", "not_support"), (1, 1)),
+        ),
+        Rule(
+            "nugget-create",
+            lambda r: (
+                "update the list of atomic nuggets" in r.prompt.lower()
+                and "initial nugget list" in r.prompt.lower()
+            ),
+            _create_nuggets,
+        ),
+    ]

@@ -1,0 +1,212 @@
+"""The judge plugin interface.
+
+A judge turns inputs (topics, passages, the pool of pairs to judge) into `Judgment` records by
+rendering prompts, calling the LLM through a `JudgeContext` and parsing the answers. It never
+reads or writes files: the runner gives it its inputs, receives its records through
+`JudgeContext.emit`, and tells it which records already exist (to resume without calling twice).
+
+Judges register under a name with `@register`; third-party packages add theirs through the
+``reljudge.judges`` entry-point group (``name = "package.module:JudgeClass"``).
+
+A judge may work in several stages (EXAM: generate questions, then grade them; nuggets:
+create, label, assign). Each stage's results are records too (with their own ``method``, e.g.
+``exam-question``), so a resumed run finds them in `JudgeContext.existing` and does not redo
+them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from reljudge.errors import InputError
+from reljudge.records import Judgment, Provenance
+
+if TYPE_CHECKING:
+    from reljudge.llm import ChatResult, LLMClient
+    from reljudge.prompts import PromptTemplate
+
+Key = tuple[str, str, str, str, str]  # Judgment.key: (method, qid, docid, docid_b, item_id)
+Grade = int | float
+
+
+@dataclass(frozen=True)
+class JudgeInputs:
+    """What a judge works on. ``pool`` lists, per topic, the documents to judge (in order)."""
+
+    topics: Mapping[str, str]
+    corpus: Mapping[str, str]
+    pool: Mapping[str, Sequence[str]]
+    qrels: Mapping[str, Mapping[str, Grade]] | None = None  # human labels, when a method needs them
+    pairs: Mapping[str, Sequence[tuple[str, str]]] | None = None  # explicit pairs (pairwise)
+    resources: Mapping[str, Any] = field(default_factory=dict)  # e.g. an existing question bank
+
+
+@dataclass(frozen=True)
+class CallEstimate:
+    """The LLM calls a job will make, for `--dry-run` (tokens are estimates: ~4 chars a token)."""
+
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    note: str = ""
+
+    def __add__(self, other: CallEstimate) -> CallEstimate:
+        note = "; ".join(n for n in (self.note, other.note) if n)
+        return CallEstimate(
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            note,
+        )
+
+
+def estimate_tokens(text: str) -> int:
+    """A provider-neutral token estimate (about four characters a token for English text)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+class JudgeContext:
+    """The judge's only way out: LLM calls, emitting records, and what was already judged.
+
+    `chat` adds the call's provenance (backend, model, prompt id and hash, rendered-messages
+    hash, decoding parameters, usage, latency) to every record made with `record`.
+    """
+
+    def __init__(
+        self,
+        client: LLMClient,
+        emit: Callable[[Judgment], None],
+        existing: Mapping[Key, Judgment] | None = None,
+        tool_version: str | None = None,
+    ):
+        self.client = client
+        self._emit = emit
+        self.existing: Mapping[Key, Judgment] = existing or {}
+        self.tool_version = tool_version
+
+    def done(self, key: Key) -> Judgment | None:
+        """The finished record with this key from an earlier (interrupted) run, if any."""
+        return self.existing.get(key)
+
+    async def chat(self, prompt: PromptTemplate, variables: Mapping[str, str], **params: Any) -> ChatResult:
+        messages = prompt.render(**variables)
+        return await self.client.chat(messages, **params)
+
+    def provenance(self, prompt: PromptTemplate | None, result: ChatResult | None) -> Provenance:
+        if result is None:
+            return Provenance(
+                prompt_id=getattr(prompt, "id", None),
+                prompt_sha256=getattr(prompt, "sha256", None),
+                tool_version=self.tool_version,
+            )
+        return Provenance(
+            backend=result.backend,
+            model=result.model,
+            prompt_id=getattr(prompt, "id", None),
+            prompt_sha256=getattr(prompt, "sha256", None),
+            messages_sha256=result.messages_sha256,
+            params=dict(result.params),
+            usage=result.usage,
+            latency_s=result.latency_s,
+            cached=result.cached,
+            attempts=result.attempts,
+            tool_version=self.tool_version,
+        )
+
+    def emit(self, judgment: Judgment) -> Judgment:
+        """Hand a finished record to the runner (which appends it to the judgments file)."""
+        self._emit(judgment)
+        return judgment
+
+
+class Judge(ABC):
+    """A judging method. Subclasses set `name`, `default_prompt` and implement `run`/`estimate`.
+
+    Constructor options come from the CLI or a sweep config (e.g. ``prompt=...``); unknown
+    options are an `InputError`.
+    """
+
+    name: ClassVar[str]
+    default_prompt: ClassVar[str | None] = None
+    #: method names of the records this judge emits that carry the final document labels
+    label_methods: ClassVar[tuple[str, ...]] = ()
+
+    @abstractmethod
+    async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
+        """Judge everything in ``inputs``, emitting one record per judged item through ``ctx``.
+
+        Items whose key is in ``ctx.existing`` are not judged again (their records may be needed
+        as inputs of later stages). Concurrency: start the calls together (e.g. with
+        `asyncio.gather` or a `TaskGroup`); the client bounds how many run at once.
+        """
+
+    @abstractmethod
+    def estimate(self, inputs: JudgeInputs) -> CallEstimate:
+        """The calls `run` would make on ``inputs`` from scratch, without making any."""
+
+
+_REGISTRY: dict[str, type[Judge]] = {}
+_ENTRY_POINTS_LOADED = False
+_BUILTIN_MODULES = (
+    "reljudge.judges.binary",
+    "reljudge.judges.umbrela",
+    "reljudge.judges.pairwise",
+    "reljudge.judges.exam",
+    "reljudge.judges.nuggets",
+    "reljudge.judges.custom",
+)
+
+
+def register(cls: type[Judge]) -> type[Judge]:
+    """Class decorator: make a judge available under ``cls.name``."""
+    existing = _REGISTRY.get(cls.name)
+    if existing is not None and existing is not cls:
+        raise ValueError(f"judge name {cls.name!r} is taken by {existing.__module__}.{existing.__qualname__}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load_all() -> None:
+    global _ENTRY_POINTS_LOADED
+    for module in _BUILTIN_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as err:  # a built-in judge not written yet must not hide the others
+            if err.name != module:
+                raise
+    if not _ENTRY_POINTS_LOADED:
+        _ENTRY_POINTS_LOADED = True
+        for entry in importlib.metadata.entry_points(group="reljudge.judges"):
+            cls = entry.load()
+            if entry.name not in _REGISTRY:
+                _REGISTRY[entry.name] = cls
+
+
+def available_judges() -> list[str]:
+    _load_all()
+    return sorted(_REGISTRY)
+
+
+def get_judge(name: str, **options: Any) -> Judge:
+    """An instance of the judge registered as ``name``, built with ``options``."""
+    _load_all()
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        raise InputError(f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))}")
+    try:
+        return cls(**options)
+    except TypeError as err:
+        raise InputError(f"method {name!r}: {err}") from None
+
+
+async def run_all(coroutines: Sequence[Any]) -> list[Any]:
+    """Run coroutines together (the client bounds how many call the LLM at once) and return
+    their results in order; on the first error the others are cancelled and it propagates."""
+    async with asyncio.TaskGroup() as group:
+        tasks = [group.create_task(c) for c in coroutines]
+    return [t.result() for t in tasks]

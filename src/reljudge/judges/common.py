@@ -1,0 +1,188 @@
+"""Building blocks the built-in judges share: resolving prompt options, checking passages,
+turning one chat result (or a refusal to call) into a `Judgment`, and estimating calls.
+
+The rule every judge follows lives here in one place: a chat that failed keeps its status
+(api_error / refused / truncated), an answer the parser cannot read is ``unparsed``, and only a
+parsed answer carries a label. The raw text is kept either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from reljudge.errors import InputError
+from reljudge.judges.base import JudgeContext, JudgeInputs, Key, estimate_tokens
+from reljudge.records import Judgment, Provenance, Usage
+
+if TYPE_CHECKING:
+    from reljudge.judges.parsing import Parsed
+    from reljudge.llm import ChatResult
+    from reljudge.prompts import PromptTemplate
+
+Parser = Callable[[str], "Parsed"]
+
+
+def resolve_prompt(prompt: Any, *, option: str = "prompt") -> PromptTemplate:
+    """A `PromptTemplate` from an option value: a template, or the id of a bundled prompt."""
+    from reljudge.prompts import PromptTemplate, get_prompt
+
+    if isinstance(prompt, PromptTemplate):
+        return prompt
+    if isinstance(prompt, str):
+        try:
+            return get_prompt(prompt)
+        except InputError:
+            raise
+        except (KeyError, LookupError, ValueError, FileNotFoundError) as err:
+            raise InputError(f"{option}: unknown prompt {prompt!r} ({err})") from None
+    raise TypeError(f"option {option!r} must be a prompt id or a PromptTemplate, got {type(prompt).__name__}")
+
+
+def passage_problem(corpus: Mapping[str, str], docid: str) -> str | None:
+    """Why a passage cannot be judged (missing or empty text), or None when it can."""
+    text = corpus.get(docid)
+    if text is None:
+        return f"no text for passage {docid!r} in the corpus"
+    if not text.strip():
+        return f"passage {docid!r} is empty"
+    return None
+
+
+def topic_problem(topics: Mapping[str, str], qid: str) -> str | None:
+    text = topics.get(qid)
+    if text is None:
+        return f"no query text for topic {qid!r}"
+    if not text.strip():
+        return f"query text of topic {qid!r} is empty"
+    return None
+
+
+def chat_failure(result: ChatResult) -> tuple[str, str] | None:
+    """(status, error) when the call itself failed, else None."""
+    if result.status == "ok":
+        return None
+    error = result.error or {
+        "truncated": "the answer was cut off (finish_reason=length)",
+        "refused": "the provider refused to answer (content filter)",
+        "api_error": "the provider call failed",
+    }.get(result.status, result.status)
+    return result.status, error
+
+
+def outcome(result: ChatResult, parser: Parser) -> tuple[str, int | float | None, str | None, str | None]:
+    """(status, label, parse how, error) of one chat answer read with ``parser``."""
+    failed = chat_failure(result)
+    if failed is not None:
+        return failed[0], None, None, failed[1]
+    parsed = parser(result.text)
+    if parsed.status == "ok" and parsed.label is not None:
+        return "ok", parsed.label, parsed.how, None
+    if parsed.status == "refused":
+        return "refused", None, parsed.how, "the model declined to answer"
+    return "unparsed", None, parsed.how, f"could not read a label from the answer ({parsed.how})"
+
+
+def record_from_result(
+    ctx: JudgeContext,
+    prompt: PromptTemplate,
+    result: ChatResult,
+    parser: Parser,
+    *,
+    method: str,
+    qid: str,
+    docid: str | None = None,
+    docid_b: str | None = None,
+    item_id: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Judgment:
+    """The record of one pointwise call (not emitted)."""
+    status, label, how, error = outcome(result, parser)
+    return Judgment(
+        qid=qid,
+        docid=docid,
+        docid_b=docid_b,
+        item_id=item_id,
+        method=method,
+        label=label,
+        status=status,  # type: ignore[arg-type]
+        raw=result.text,
+        error=error,
+        parse=how,
+        extra=extra or {},
+        provenance=ctx.provenance(prompt, result),
+    )
+
+
+def skipped_record(
+    ctx: JudgeContext,
+    prompt: PromptTemplate | None,
+    reason: str,
+    *,
+    method: str,
+    qid: str,
+    docid: str | None = None,
+    docid_b: str | None = None,
+    item_id: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Judgment:
+    """A record for an item that was not sent to the LLM (missing or empty text, no nuggets)."""
+    return Judgment(
+        qid=qid,
+        docid=docid,
+        docid_b=docid_b,
+        item_id=item_id,
+        method=method,
+        status="skipped",
+        error=reason,
+        extra=extra or {},
+        provenance=ctx.provenance(prompt, None),
+    )
+
+
+def without_usage(provenance: Provenance) -> Provenance:
+    """A copy of ``provenance`` that counts no tokens (for the 2nd..nth record of one batched
+    call, so that summing usage over records counts each call once)."""
+    return provenance.model_copy(update={"usage": Usage()})
+
+
+def key(method: str, qid: str, docid: str = "", docid_b: str = "", item_id: str = "") -> Key:
+    return (method, qid, docid, docid_b, item_id)
+
+
+def pool_items(inputs: JudgeInputs) -> Iterable[tuple[str, str]]:
+    """(qid, docid) for every pooled document, in pool order, without duplicates per topic."""
+    for qid, docids in inputs.pool.items():
+        seen: set[str] = set()
+        for docid in docids:
+            if docid not in seen:
+                seen.add(docid)
+                yield qid, docid
+
+
+def prompt_tokens(prompt: PromptTemplate, variables: Mapping[str, str]) -> int:
+    """Estimated prompt tokens of ``prompt`` rendered with ``variables``."""
+    messages = prompt.render(**variables)
+    return sum(estimate_tokens(_content(m)) + 4 for m in messages)
+
+
+def _content(message: Any) -> str:
+    if isinstance(message, Mapping):
+        return str(message.get("content", ""))
+    return str(getattr(message, "content", message))
+
+
+def check_choice(option: str, value: Any, choices: Iterable[Any]) -> None:
+    allowed = list(choices)
+    if value not in allowed:
+        raise InputError(f"option {option}={value!r}: expected one of {', '.join(map(repr, allowed))}")
+
+
+def check_output(prompt: PromptTemplate, types: Iterable[str], judge: str, option: str = "prompt") -> None:
+    """An `InputError` unless the prompt's declared output type is one the judge can read."""
+    allowed = tuple(types)
+    if prompt.output.type not in allowed:
+        raise InputError(
+            f"{option} {prompt.id!r} answers {prompt.output.describe()}, but the {judge} judge needs "
+            f"{' or '.join(allowed)} output"
+        )

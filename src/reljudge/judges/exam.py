@@ -1,0 +1,251 @@
+"""EXAM (Sander & Dietz 2021; FLAN-T5-EXAM / Autograder Workbench): does a passage answer the
+topic's exam questions?
+
+Stage 1 writes the exam: one call per topic with the query alone (``exam/question-generation``,
+the ten-question prompt of the FLAN-T5-EXAM appendix), unless a question bank is given in
+``inputs.resources["question_bank"]`` (a `reljudge.aggregation.exam.QuestionBank`), in which
+case no question is generated. Each question becomes a record ``method="exam-question"``,
+``item_id = qid/md5(text)``, ``extra={"text": ..., "index": i}``, no label; a resumed run reuses
+them.
+
+Stage 2 grades every (question, passage) pair: ``mode="binary"`` asks the answerability prompt
+(``exam/answerability``: the model answers the question from the passage; 1 unless the answer
+is an "unanswerable" expression), ``mode="graded"`` the 0–5 self-rating (``exam/self-rating``).
+Records: ``method="exam"``, ``docid``, ``item_id`` (the question id), label 0/1 or 0–5. Passage
+scores (fraction answered, max or mean rating) are computed by `reljudge.aggregation.exam`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reljudge.errors import InputError
+from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, register, run_all
+from reljudge.judges.common import (
+    Parser,
+    chat_failure,
+    check_choice,
+    check_output,
+    key,
+    passage_problem,
+    prompt_tokens,
+    record_from_result,
+    resolve_prompt,
+    skipped_record,
+    topic_problem,
+    without_usage,
+)
+from reljudge.records import Judgment
+
+if TYPE_CHECKING:
+    from reljudge.aggregation.exam import Question, QuestionBank
+    from reljudge.prompts import PromptTemplate
+
+QUESTION_METHOD = "exam-question"
+GRADE_METHOD = "exam"
+MODES = ("binary", "graded")
+_GRADING_PROMPTS = {"binary": "exam/answerability", "graded": "exam/self-rating"}
+_TYPICAL_QUESTION = "What are the main causes and consequences of this topic for most people?"
+
+
+@register
+class ExamJudge(Judge):
+    """Generate (or take) exam questions per topic, then grade each passage on each question."""
+
+    name = "exam"
+    default_prompt = "exam/answerability"
+    label_methods = (GRADE_METHOD,)
+
+    def __init__(
+        self,
+        mode: str = "binary",
+        prompt: str | PromptTemplate | None = None,
+        question_prompt: str | PromptTemplate = "exam/question-generation",
+        n_questions: int = 10,
+        max_tokens: int | None = None,
+        question_max_tokens: int | None = None,
+    ) -> None:
+        check_choice("mode", mode, MODES)
+        if not isinstance(n_questions, int) or n_questions < 1:
+            raise TypeError(f"n_questions must be a positive integer, got {n_questions!r}")
+        self.mode = mode
+        self.prompt: PromptTemplate = resolve_prompt(prompt if prompt is not None else _GRADING_PROMPTS[mode])
+        self.question_prompt: PromptTemplate = resolve_prompt(question_prompt, option="question_prompt")
+        check_output(self.prompt, ("binary",) if mode == "binary" else ("graded",), f"exam ({mode} mode)")
+        check_output(self.question_prompt, ("questions", "nuggets"), "exam", option="question_prompt")
+        self.n_questions = n_questions
+        self.max_tokens = max_tokens
+        self.question_max_tokens = question_max_tokens
+        #: questions used per topic after `run` (generated, reused or from the bank)
+        self.questions: dict[str, list[Question]] = {}
+
+    def grade_parser(self) -> Parser:
+        """Reads a grade by the grading prompt's output contract."""
+        return self.prompt.output.parse
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
+        bank = _question_bank(inputs)
+        earlier = _earlier_questions(ctx)
+        await run_all([self._run_topic(inputs, ctx, qid, bank, earlier.get(qid)) for qid in inputs.pool])
+
+    async def _run_topic(
+        self,
+        inputs: JudgeInputs,
+        ctx: JudgeContext,
+        qid: str,
+        bank: QuestionBank | None,
+        earlier: list[Question] | None,
+    ) -> None:
+        if bank is not None:
+            questions = bank[qid]
+            if not questions:
+                reason = f"the question bank has no questions for topic {qid!r}"
+                self._emit_once(ctx, skipped_record(ctx, None, reason, method=QUESTION_METHOD, qid=qid))
+                return
+        elif earlier:
+            questions = earlier
+        else:
+            generated = await self._generate(inputs, ctx, qid)
+            if generated is None:
+                return
+            questions = generated
+        self.questions[qid] = questions
+        parser = self.grade_parser()
+        jobs = [
+            self._grade(inputs, ctx, parser, qid, docid, question)
+            for docid in dict.fromkeys(inputs.pool[qid])
+            for question in questions
+            if ctx.done(key(GRADE_METHOD, qid, docid, "", question.id)) is None
+        ]
+        await run_all(jobs)
+
+    def _emit_once(self, ctx: JudgeContext, record: Judgment) -> None:
+        if ctx.done(record.key) is None:
+            ctx.emit(record)
+
+    async def _generate(self, inputs: JudgeInputs, ctx: JudgeContext, qid: str) -> list[Question] | None:
+        from reljudge.aggregation.exam import Question, question_id
+
+        problem = topic_problem(inputs.topics, qid)
+        if problem is not None:
+            self._emit_once(
+                ctx, skipped_record(ctx, self.question_prompt, problem, method=QUESTION_METHOD, qid=qid)
+            )
+            return None
+        params = {} if self.question_max_tokens is None else {"max_tokens": self.question_max_tokens}
+        result = await ctx.chat(self.question_prompt, {"query": inputs.topics[qid]}, **params)
+        provenance = ctx.provenance(self.question_prompt, result)
+        failed = chat_failure(result)
+        texts: list[str] = []
+        how = None
+        if failed is None:
+            parsed = self.question_prompt.output.parse(result.text)
+            how = parsed.how
+            if parsed.status == "ok" and parsed.items:
+                texts = list(dict.fromkeys(t.strip() for t in parsed.items if t and t.strip()))
+            if not texts:
+                status = "refused" if parsed.status == "refused" else "unparsed"
+                failed = (status, f"no question list in the answer ({parsed.how})")
+        if failed is not None:
+            ctx.emit(
+                Judgment(
+                    qid=qid,
+                    method=QUESTION_METHOD,
+                    status=failed[0],  # type: ignore[arg-type]
+                    raw=result.text,
+                    error=failed[1],
+                    parse=how,
+                    provenance=provenance,
+                )
+            )
+            return None
+        questions = [Question(id=question_id(qid, t), qid=qid, text=t) for t in texts[: self.n_questions]]
+        for i, q in enumerate(questions):
+            ctx.emit(
+                Judgment(
+                    qid=qid,
+                    item_id=q.id,
+                    method=QUESTION_METHOD,
+                    raw=result.text if i == 0 else None,
+                    parse=how,
+                    extra={"text": q.text, "index": i},
+                    provenance=provenance if i == 0 else without_usage(provenance),
+                )
+            )
+        return questions
+
+    async def _grade(
+        self, inputs: JudgeInputs, ctx: JudgeContext, parser: Parser, qid: str, docid: str, question: Question
+    ) -> None:
+        fields: dict[str, Any] = {"method": GRADE_METHOD, "qid": qid, "docid": docid, "item_id": question.id}
+        problem = passage_problem(inputs.corpus, docid)
+        if problem is not None:
+            ctx.emit(skipped_record(ctx, self.prompt, problem, **fields))
+            return
+        variables = {"question": question.text, "document": inputs.corpus[docid]}
+        params = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+        result = await ctx.chat(self.prompt, variables, **params)
+        ctx.emit(record_from_result(ctx, self.prompt, result, parser, **fields))
+
+    # -- estimating ------------------------------------------------------------------------
+
+    def estimate(self, inputs: JudgeInputs) -> CallEstimate:
+        bank = _question_bank(inputs)
+        gen_calls = gen_tokens = 0
+        grade_calls = grade_tokens = 0
+        for qid in inputs.pool:
+            if bank is not None:
+                questions = [q.text for q in bank[qid]]
+            else:
+                if topic_problem(inputs.topics, qid):
+                    continue
+                gen_calls += 1
+                gen_tokens += prompt_tokens(self.question_prompt, {"query": inputs.topics[qid]})
+                questions = [_TYPICAL_QUESTION] * self.n_questions
+            for docid in dict.fromkeys(inputs.pool[qid]):
+                if passage_problem(inputs.corpus, docid):
+                    continue
+                for text in questions:
+                    grade_calls += 1
+                    grade_tokens += prompt_tokens(
+                        self.prompt, {"question": text, "document": inputs.corpus[docid]}
+                    )
+        answer = self.max_tokens or (20 if self.mode == "binary" else 3)
+        note = f"exam ({self.mode}): {gen_calls} question-generation calls, {grade_calls} grading calls"
+        if bank is None:
+            note += f" (assuming {self.n_questions} questions per topic)"
+        return CallEstimate(
+            gen_calls + grade_calls,
+            gen_tokens + grade_tokens,
+            gen_calls * (self.question_max_tokens or 250) + grade_calls * answer,
+            note=note,
+        )
+
+
+def _question_bank(inputs: JudgeInputs) -> QuestionBank | None:
+    from reljudge.aggregation.exam import QuestionBank
+
+    bank = inputs.resources.get("question_bank")
+    if bank is None or isinstance(bank, QuestionBank):
+        return bank
+    raise InputError(f"resources['question_bank'] must be a QuestionBank, got {type(bank).__name__}")
+
+
+def _earlier_questions(ctx: JudgeContext) -> dict[str, list[Question]]:
+    """Questions generated by an earlier run of this job, per topic, in their original order."""
+    from reljudge.aggregation.exam import Question
+
+    found: dict[str, list[tuple[int, Question]]] = {}
+    for record in ctx.existing.values():
+        if record.method != QUESTION_METHOD or not record.ok or not record.item_id:
+            continue
+        text = record.extra.get("text")
+        if not isinstance(text, str):
+            continue
+        index = record.extra.get("index", 0)
+        found.setdefault(record.qid, []).append(
+            (int(index), Question(id=record.item_id, qid=record.qid, text=text))
+        )
+    return {qid: [q for _, q in sorted(items, key=lambda x: x[0])] for qid, items in found.items()}

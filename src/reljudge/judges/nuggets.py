@@ -1,0 +1,560 @@
+"""AutoNuggetizer (Pradeep et al., TREC 2024 RAG Track): nuggets from relevant passages, then
+which nuggets each passage supports.
+
+Per topic, as castorini/nuggetizer does, with its failure modes fixed:
+
+1. **Create**: the passages judged relevant (human qrels grade >= ``min_grade``, default 1;
+   or the whole pool with ``create_from="pool"``) are read in windows of ``window_size`` (10);
+   each call gets the current nugget list and the window and returns the full updated list,
+   cut to ``max_nuggets`` (30). Windows run in order. A record ``method="nugget-creation"``
+   (``item_id="window/i"``) keeps each call's answer and the list after it, so a resumed run
+   continues where it stopped; a failed window is recorded and skipped (the list is kept).
+2. **Score**: importance vital/okay in batches of ``batch_size`` (10) nuggets.
+3. **Select** the top ``top_k`` (20), vital first, stable
+   (`reljudge.aggregation.nuggets.select_nuggets`). Each nugget is a record ``method="nugget"``,
+   ``item_id = qid/md5(text)``, ``extra={"text", "importance", "rank", "selected"}``.
+4. **Assign** each selected nugget to each pooled passage in batches: records
+   ``method="nugget-assignment"`` with ``docid``, ``item_id`` and label 1 (support), 0.5
+   (partial_support) or 0 (not_support); ``extra["assignment"]`` keeps the word.
+
+Batched answers are validated (a list of exactly one label per nugget, from the prompt's
+vocabulary). An unreadable answer is retried up to ``retries`` (3) times at temperature 0.2 with
+a new seed (so that the response cache does not return the same answer), then each nugget of
+the batch is asked alone; what still fails is recorded with its status and no label. A topic
+without relevant passages, or for which no nugget could be created, gets one ``skipped``
+``nugget`` record with the reason: no nuggets are invented.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reljudge.errors import InputError
+from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, register, run_all
+from reljudge.judges.common import (
+    chat_failure,
+    check_choice,
+    check_output,
+    key,
+    passage_problem,
+    prompt_tokens,
+    resolve_prompt,
+    skipped_record,
+    topic_problem,
+    without_usage,
+)
+from reljudge.records import Judgment, Provenance, Usage
+
+if TYPE_CHECKING:
+    from reljudge.aggregation.nuggets import Nugget
+    from reljudge.llm import ChatResult
+    from reljudge.prompts import PromptTemplate
+
+NUGGET_METHOD = "nugget"
+CREATION_METHOD = "nugget-creation"
+ASSIGN_METHOD = "nugget-assignment"
+CREATE_FROM = ("qrels", "pool")
+RETRY_TEMPERATURE = 0.2
+_ASSIGN_PROMPTS = {3: "nuggets/assign", 2: "nuggets/assign-2grade"}
+_VOCABULARIES = {
+    "score": ("vital", "okay"),
+    3: ("support", "partial_support", "not_support"),
+    2: ("support", "not_support"),
+}
+_TYPICAL_NUGGET = "a short atomic fact of about eight words"
+
+Reader = Callable[[str], tuple[Any, str | None, str | None]]
+
+
+@dataclass
+class _Asked:
+    """The outcome of one question to the LLM, after bounded retries of unreadable answers."""
+
+    result: ChatResult
+    value: Any
+    status: str
+    how: str | None
+    error: str | None
+    usage: Usage
+
+
+@dataclass
+class _ItemLabel:
+    status: str
+    label: str | None
+    how: str | None
+    error: str | None
+    raw: str | None
+    provenance: Provenance
+
+
+@register
+class NuggetJudge(Judge):
+    """AutoNuggetizer: create, score, select and assign nuggets; see the module docstring."""
+
+    name = "nuggets"
+    default_prompt = "nuggets/assign"
+    label_methods = (ASSIGN_METHOD,)
+
+    def __init__(
+        self,
+        grades: int = 3,
+        create_from: str = "qrels",
+        min_grade: int | float = 1,
+        window_size: int = 10,
+        max_nuggets: int = 30,
+        top_k: int | None = 20,
+        batch_size: int = 10,
+        retries: int = 3,
+        prompt: str | PromptTemplate | None = None,
+        create_prompt: str | PromptTemplate = "nuggets/create",
+        score_prompt: str | PromptTemplate = "nuggets/score",
+        max_tokens: int | None = None,
+    ) -> None:
+        check_choice("grades", grades, (2, 3))
+        check_choice("create_from", create_from, CREATE_FROM)
+        for option, value in (
+            ("window_size", window_size),
+            ("max_nuggets", max_nuggets),
+            ("batch_size", batch_size),
+        ):
+            if not isinstance(value, int) or value < 1:
+                raise TypeError(f"{option} must be a positive integer, got {value!r}")
+        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+            raise TypeError(f"top_k must be a positive integer or None, got {top_k!r}")
+        if not isinstance(retries, int) or retries < 0:
+            raise TypeError(f"retries must be a non-negative integer, got {retries!r}")
+        self.grades = grades
+        self.create_from = create_from
+        self.min_grade = min_grade
+        self.window_size = window_size
+        self.max_nuggets = max_nuggets
+        self.top_k = top_k
+        self.batch_size = batch_size
+        self.retries = retries
+        self.prompt: PromptTemplate = resolve_prompt(
+            prompt if prompt is not None else _ASSIGN_PROMPTS[grades]
+        )
+        self.create_prompt: PromptTemplate = resolve_prompt(create_prompt, option="create_prompt")
+        self.score_prompt: PromptTemplate = resolve_prompt(score_prompt, option="score_prompt")
+        self.max_tokens = max_tokens
+        check_output(self.create_prompt, ("nuggets", "questions"), self.name, option="create_prompt")
+        check_output(self.score_prompt, ("labels",), self.name, option="score_prompt")
+        check_output(self.prompt, ("labels",), self.name)
+        self.score_vocabulary = _vocabulary(
+            self.score_prompt, ("vital", "okay"), ("vital", "okay"), "score_prompt"
+        )
+        self.assign_vocabulary = _vocabulary(
+            self.prompt, _VOCABULARIES[grades], ("support", "partial_support", "not_support"), "prompt"
+        )
+        #: the nuggets of each topic (all scored ones, in creation order) after `run`
+        self.nuggets: dict[str, list[Nugget]] = {}
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
+        if self.create_from == "qrels" and inputs.qrels is None:
+            raise InputError(
+                "nuggets are created from the passages judged relevant: give qrels, "
+                "or set create_from='pool' to use every pooled passage"
+            )
+        earlier = _earlier_nuggets(ctx)
+        await run_all([self._run_topic(inputs, ctx, qid, earlier.get(qid)) for qid in inputs.pool])
+
+    async def _run_topic(
+        self, inputs: JudgeInputs, ctx: JudgeContext, qid: str, earlier: list[Nugget] | None
+    ) -> None:
+        from reljudge.aggregation.nuggets import select_nuggets
+
+        if earlier:
+            nuggets = earlier
+        else:
+            problem = topic_problem(inputs.topics, qid)
+            sources = [] if problem else self.sources(inputs, qid)
+            if not problem and not sources:
+                problem = (
+                    f"no relevant passage with text for topic {qid!r} ({self._source_text()}): no nuggets"
+                )
+            texts = [] if problem else await self._create(inputs, ctx, qid, sources)
+            if not problem and not texts:
+                problem = f"no nugget could be created for topic {qid!r} (see its nugget-creation records)"
+            if problem is not None:
+                record = skipped_record(ctx, self.create_prompt, problem, method=NUGGET_METHOD, qid=qid)
+                if ctx.done(record.key) is None:
+                    ctx.emit(record)
+                return
+            nuggets = await self._score(inputs, ctx, qid, texts)
+        self.nuggets[qid] = nuggets
+        selected = select_nuggets([n for n in nuggets if n.importance is not None], k=self.top_k)
+        await self._assign(inputs, ctx, qid, selected)
+
+    def _source_text(self) -> str:
+        return f"qrels grade >= {self.min_grade}" if self.create_from == "qrels" else "pool"
+
+    def sources(self, inputs: JudgeInputs, qid: str) -> list[str]:
+        """The passages nuggets are created from, in reading order (usable text only)."""
+        pool = list(dict.fromkeys(inputs.pool.get(qid, ())))
+        if self.create_from == "pool":
+            docids = pool
+        else:
+            assert inputs.qrels is not None
+            grades = inputs.qrels.get(qid, {})
+            position = {d: i for i, d in enumerate(pool)}
+            relevant = [d for d, g in grades.items() if g >= self.min_grade]
+            docids = sorted(relevant, key=lambda d: (-grades[d], position.get(d, len(position)), d))
+        return [d for d in docids if passage_problem(inputs.corpus, d) is None]
+
+    async def _create(
+        self, inputs: JudgeInputs, ctx: JudgeContext, qid: str, sources: list[str]
+    ) -> list[str]:
+        def read(text: str) -> tuple[Any, str | None, str | None]:
+            parsed = self.create_prompt.output.parse(text)
+            if parsed.status != "ok" or parsed.items is None:
+                return None, parsed.how, f"no nugget list in the answer ({parsed.how})"
+            return _clean(parsed.items)[: self.max_nuggets], parsed.how, None
+
+        current: list[str] = []
+        query = inputs.topics[qid]
+        for i, start in enumerate(range(0, len(sources), self.window_size)):
+            window = sources[start : start + self.window_size]
+            done = ctx.done(key(CREATION_METHOD, qid, "", "", f"window/{i}"))
+            if done is not None and done.ok and isinstance(done.extra.get("nuggets"), list):
+                current = [str(t) for t in done.extra["nuggets"]]
+                continue
+            variables = {
+                "query": query,
+                "context": "\n".join(f"[{j + 1}] {inputs.corpus[d]}" for j, d in enumerate(window)),
+                "nuggets": repr(current),
+                "nuggets_length": str(len(current)),
+                "max_nuggets": str(self.max_nuggets),
+            }
+            asked = await self._ask(ctx, self.create_prompt, variables, read, self.retries)
+            if asked.status == "ok":
+                current = asked.value
+            provenance = ctx.provenance(self.create_prompt, asked.result).model_copy(
+                update={"usage": asked.usage}
+            )
+            ctx.emit(
+                Judgment(
+                    qid=qid,
+                    item_id=f"window/{i}",
+                    method=CREATION_METHOD,
+                    status=asked.status,  # type: ignore[arg-type]
+                    raw=asked.result.text,
+                    error=asked.error,
+                    parse=asked.how,
+                    extra={"docids": window, "nuggets": current},
+                    provenance=provenance,
+                )
+            )
+        return current
+
+    async def _score(
+        self, inputs: JudgeInputs, ctx: JudgeContext, qid: str, texts: list[str]
+    ) -> list[Nugget]:
+        from reljudge.aggregation.nuggets import Nugget, select_nuggets
+
+        query = inputs.topics[qid]
+
+        def variables(items: Sequence[str]) -> dict[str, str]:
+            return {"query": query, "nuggets": repr(list(items)), "num_nuggets": str(len(items))}
+
+        batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
+        labelled = await run_all(
+            [self._label_items(ctx, self.score_prompt, variables, b, self.score_vocabulary) for b in batches]
+        )
+        items = [item for batch in labelled for item in batch]
+        nuggets = [
+            Nugget.create(qid, text, item.label if item.status == "ok" else None)  # type: ignore[arg-type]
+            for text, item in zip(texts, items, strict=True)
+        ]
+        selected = {
+            n.id for n in select_nuggets([n for n in nuggets if n.importance is not None], k=self.top_k)
+        }
+        for rank, (nugget, item) in enumerate(zip(nuggets, items, strict=True)):
+            extra: dict[str, Any] = {"text": nugget.text, "rank": rank, "selected": nugget.id in selected}
+            if nugget.importance is not None:
+                extra["importance"] = nugget.importance
+            ctx.emit(
+                Judgment(
+                    qid=qid,
+                    item_id=nugget.id,
+                    method=NUGGET_METHOD,
+                    status=item.status,  # type: ignore[arg-type]
+                    raw=item.raw,
+                    error=item.error,
+                    parse=item.how,
+                    extra=extra,
+                    provenance=item.provenance,
+                )
+            )
+        return nuggets
+
+    async def _assign(self, inputs: JudgeInputs, ctx: JudgeContext, qid: str, selected: list[Nugget]) -> None:
+        vocabulary = self.assign_vocabulary
+        query = inputs.topics[qid]
+        jobs = []
+        for docid in dict.fromkeys(inputs.pool[qid]):
+            todo = [n for n in selected if ctx.done(key(ASSIGN_METHOD, qid, docid, "", n.id)) is None]
+            if not todo:
+                continue
+            problem = passage_problem(inputs.corpus, docid)
+            if problem is not None:
+                for n in todo:
+                    ctx.emit(
+                        skipped_record(
+                            ctx,
+                            self.prompt,
+                            problem,
+                            method=ASSIGN_METHOD,
+                            qid=qid,
+                            docid=docid,
+                            item_id=n.id,
+                        )
+                    )
+                continue
+            for i in range(0, len(todo), self.batch_size):
+                jobs.append(
+                    self._assign_batch(
+                        ctx,
+                        qid,
+                        docid,
+                        query,
+                        inputs.corpus[docid],
+                        todo[i : i + self.batch_size],
+                        vocabulary,
+                    )
+                )
+        await run_all(jobs)
+
+    async def _assign_batch(
+        self,
+        ctx: JudgeContext,
+        qid: str,
+        docid: str,
+        query: str,
+        passage: str,
+        batch: list[Nugget],
+        vocabulary: tuple[str, ...],
+    ) -> None:
+        from reljudge.aggregation.nuggets import ASSIGNMENT_LABELS
+
+        def variables(items: Sequence[str]) -> dict[str, str]:
+            return {
+                "query": query,
+                "document": passage,
+                "nuggets": repr(list(items)),
+                "num_nuggets": str(len(items)),
+            }
+
+        items = await self._label_items(ctx, self.prompt, variables, [n.text for n in batch], vocabulary)
+        for nugget, item in zip(batch, items, strict=True):
+            ok = item.status == "ok" and item.label is not None
+            ctx.emit(
+                Judgment(
+                    qid=qid,
+                    docid=docid,
+                    item_id=nugget.id,
+                    method=ASSIGN_METHOD,
+                    label=ASSIGNMENT_LABELS[item.label] if ok else None,  # type: ignore[index]
+                    status=item.status,  # type: ignore[arg-type]
+                    raw=item.raw,
+                    error=item.error,
+                    parse=item.how,
+                    extra={"assignment": item.label} if ok else {},
+                    provenance=item.provenance,
+                )
+            )
+
+    # -- asking with validation, retries and per-item fallback ------------------------------
+
+    def _params(self, attempt: int) -> dict[str, Any]:
+        params: dict[str, Any] = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+        if attempt > 0:  # a new request, not the cached answer that could not be read
+            params.update(temperature=RETRY_TEMPERATURE, seed=attempt)
+        return params
+
+    async def _ask(
+        self, ctx: JudgeContext, prompt: PromptTemplate, variables: dict[str, str], read: Reader, retries: int
+    ) -> _Asked:
+        usage = Usage()
+        asked: _Asked | None = None
+        for attempt in range(retries + 1):
+            result = await ctx.chat(prompt, variables, **self._params(attempt))
+            usage = usage + result.usage
+            failed = chat_failure(result)
+            if failed is not None:  # the client already retried transient errors
+                return _Asked(result, None, failed[0], None, failed[1], usage)
+            value, how, error = read(result.text)
+            if value is not None:
+                how = how if attempt == 0 else f"{how} (retry {attempt})"
+                return _Asked(result, value, "ok", how, None, usage)
+            status = "refused" if how == "refusal" else "unparsed"
+            asked = _Asked(result, None, status, how, f"{error} after {attempt + 1} attempt(s)", usage)
+        assert asked is not None
+        return asked
+
+    async def _label_items(
+        self,
+        ctx: JudgeContext,
+        prompt: PromptTemplate,
+        variables: Callable[[Sequence[str]], dict[str, str]],
+        items: Sequence[str],
+        vocabulary: tuple[str, ...],
+    ) -> list[_ItemLabel]:
+        """One label per item from a batched call; per-item calls when the batch answer cannot
+        be read after the retries (or was refused)."""
+        batch = await self._ask(
+            ctx, prompt, variables(items), _label_reader(vocabulary, len(items)), self.retries
+        )
+        provenance = ctx.provenance(prompt, batch.result).model_copy(update={"usage": batch.usage})
+        if batch.status == "ok":
+            return [
+                _ItemLabel(
+                    "ok",
+                    label,
+                    batch.how,
+                    None,
+                    batch.result.text,
+                    provenance if i == 0 else without_usage(provenance),
+                )
+                for i, label in enumerate(batch.value)
+            ]
+        if batch.status == "api_error" or len(items) == 1:
+            return [
+                _ItemLabel(
+                    batch.status,
+                    None,
+                    batch.how,
+                    batch.error,
+                    batch.result.text,
+                    provenance if i == 0 else without_usage(provenance),
+                )
+                for i in range(len(items))
+            ]
+        singles = await run_all(
+            [self._ask(ctx, prompt, variables([item]), _label_reader(vocabulary, 1), 0) for item in items]
+        )
+        out = []
+        for i, single in enumerate(singles):
+            usage = single.usage + batch.usage if i == 0 else single.usage
+            single_prov = ctx.provenance(prompt, single.result).model_copy(update={"usage": usage})
+            how = f"per-item fallback: {single.how}" if single.how else "per-item fallback"
+            error = None if single.status == "ok" else f"batch: {batch.error}; alone: {single.error}"
+            label = single.value[0] if single.status == "ok" else None
+            out.append(_ItemLabel(single.status, label, how, error, single.result.text, single_prov))
+        return out
+
+    # -- estimating ------------------------------------------------------------------------
+
+    def estimate(self, inputs: JudgeInputs) -> CallEstimate:
+        calls = prompt_toks = answer_toks = 0
+        create = score = assign = 0
+        for qid in inputs.pool:
+            if topic_problem(inputs.topics, qid) or (self.create_from == "qrels" and inputs.qrels is None):
+                continue
+            query = inputs.topics[qid]
+            sources = self.sources(inputs, qid)
+            if not sources:
+                continue
+            n_windows = math.ceil(len(sources) / self.window_size)
+            create += n_windows
+            typical = [_TYPICAL_NUGGET] * self.max_nuggets
+            for start in range(0, len(sources), self.window_size):
+                context = "\n".join(
+                    f"[{j + 1}] {inputs.corpus[d]}"
+                    for j, d in enumerate(sources[start : start + self.window_size])
+                )
+                prompt_toks += prompt_tokens(
+                    self.create_prompt,
+                    {
+                        "query": query,
+                        "context": context,
+                        "nuggets": repr(typical),
+                        "nuggets_length": str(len(typical)),
+                        "max_nuggets": str(self.max_nuggets),
+                    },
+                )
+                answer_toks += 12 * self.max_nuggets
+            n_score = math.ceil(self.max_nuggets / self.batch_size)
+            score += n_score
+            batch = typical[: self.batch_size]
+            prompt_toks += n_score * prompt_tokens(
+                self.score_prompt, {"query": query, "nuggets": repr(batch), "num_nuggets": str(len(batch))}
+            )
+            answer_toks += n_score * 4 * len(batch)
+            k = min(self.top_k or self.max_nuggets, self.max_nuggets)
+            per_passage = math.ceil(k / self.batch_size)
+            for docid in dict.fromkeys(inputs.pool[qid]):
+                if passage_problem(inputs.corpus, docid):
+                    continue
+                assign += per_passage
+                prompt_toks += per_passage * prompt_tokens(
+                    self.prompt,
+                    {
+                        "query": query,
+                        "document": inputs.corpus[docid],
+                        "nuggets": repr(batch),
+                        "num_nuggets": str(len(batch)),
+                    },
+                )
+                answer_toks += per_passage * 6 * len(batch)
+        calls = create + score + assign
+        note = (
+            f"nuggets: {create} creation, {score} scoring, {assign} assignment calls "
+            f"(assuming {self.max_nuggets} nuggets per topic; retries not counted)"
+        )
+        return CallEstimate(calls, prompt_toks, answer_toks, note=note)
+
+
+def _clean(texts: Sequence[Any]) -> list[str]:
+    return list(dict.fromkeys(str(t).strip() for t in texts if str(t).strip()))
+
+
+def _vocabulary(
+    prompt: PromptTemplate, default: tuple[str, ...], allowed: tuple[str, ...], option: str
+) -> tuple[str, ...]:
+    vocab = tuple(prompt.output.vocabulary or default)
+    unknown = [v for v in vocab if v not in allowed]
+    if unknown:
+        raise InputError(f"{option} {prompt.id!r}: labels {unknown} are not among {list(allowed)}")
+    return vocab
+
+
+def _label_reader(vocabulary: tuple[str, ...], n: int) -> Reader:
+    from reljudge.judges.parsing import parse_label_list
+
+    def read(text: str) -> tuple[Any, str | None, str | None]:
+        parsed = parse_label_list(text, vocabulary, n)
+        if parsed.status != "ok" or parsed.items is None:
+            return (
+                None,
+                parsed.how,
+                f"no list of {n} labels from {list(vocabulary)} in the answer ({parsed.how})",
+            )
+        labels = list(parsed.items)
+        if len(labels) != n:
+            return None, parsed.how, f"expected {n} labels, got {len(labels)}"
+        return labels, parsed.how, None
+
+    return read
+
+
+def _earlier_nuggets(ctx: JudgeContext) -> dict[str, list[Nugget]]:
+    """The scored nuggets of an earlier run of this job, per topic, in creation order."""
+    from reljudge.aggregation.nuggets import Nugget
+
+    found: dict[str, list[tuple[int, Nugget]]] = {}
+    for record in ctx.existing.values():
+        if record.method != NUGGET_METHOD or not record.item_id or record.status == "skipped":
+            continue
+        text = record.extra.get("text")
+        if not isinstance(text, str):
+            continue
+        importance = record.extra.get("importance") if record.ok else None
+        nugget = Nugget(id=record.item_id, qid=record.qid, text=text, importance=importance)
+        found.setdefault(record.qid, []).append((int(record.extra.get("rank", 0)), nugget))
+    return {qid: [n for _, n in sorted(items, key=lambda x: x[0])] for qid, items in found.items()}

@@ -1,0 +1,317 @@
+"""Pairwise preferences (Arabzadeh & Clarke): which of two passages answers the query better?
+
+Every pair is judged in both orders (two calls, made together) to control position bias; the
+two answers are combined by `reljudge.aggregation.preferences.combine_orders`: when both orders
+prefer the same passage it wins, otherwise the pair is a tie (label 0). One record per pair:
+``docid``/``docid_b`` with label 1 (docid preferred), 2 (docid_b preferred) or 0 (tie); both raw
+answers, both parse results and both rendered-message hashes are kept in ``extra["orders"]``.
+If either order fails (API error, refusal, unreadable answer) the pair has no label: a pair is
+never decided by one order alone.
+
+Which pairs (option ``pairs``):
+
+- ``"all"``: every pair of each topic's pool (n(n-1)/2 pairs, 2 calls each);
+- ``"given"``: exactly the pairs of ``inputs.pairs``;
+- ``"sampler"``: Clarke et al.'s (TOIS 2021) sampling, round by round with
+  `reljudge.judges.pairs.PreferenceSampler` (``p`` pairings per document each round; only
+  documents with enough wins go on). On resume, pairs already judged are fed to the sampler from
+  ``ctx.existing`` without calling again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from reljudge.errors import InputError
+from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, register, run_all
+from reljudge.judges.common import (
+    Parser,
+    check_choice,
+    check_output,
+    key,
+    outcome,
+    passage_problem,
+    prompt_tokens,
+    resolve_prompt,
+    skipped_record,
+    topic_problem,
+)
+from reljudge.records import Judgment
+
+if TYPE_CHECKING:
+    from reljudge.llm import ChatResult
+    from reljudge.prompts import PromptTemplate
+
+PAIR_SELECTIONS = ("all", "given", "sampler")
+FINAL_POOL = 9  # the sampler compares all pairs once at most this many candidates remain
+
+
+class PairwiseJudge(Judge):
+    """Judge pairs of passages in both orders; see the module docstring."""
+
+    name = "pairwise"
+    default_prompt = "pairwise/clarke"
+    answer_tokens: ClassVar[int] = 2
+
+    def __init__(
+        self,
+        prompt: str | PromptTemplate | None = None,
+        pairs: str = "all",
+        p: int = 7,
+        seed: int = 0,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.prompt: PromptTemplate = resolve_prompt(prompt if prompt is not None else self.default_prompt)
+        check_output(self.prompt, ("pairwise",), self.name)
+        check_choice("pairs", pairs, PAIR_SELECTIONS)
+        if not isinstance(p, int) or p < 1:
+            raise TypeError(f"p must be a positive integer, got {p!r}")
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+            raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        self.pairs = pairs
+        self.p = p
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.method = self.name
+        #: comparisons made (or taken from an earlier run) per topic, after `run`
+        self.comparisons: dict[str, int] = {}
+        #: the sampler's ranking of each topic's pool (pairs="sampler" only), after `run`
+        self.rankings: dict[str, list[str]] = {}
+
+    @property
+    def label_methods(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (self.method,)
+
+    def parser(self) -> Parser:
+        """Reads an answer by the prompt's output contract (1 = first shown, 2 = second)."""
+        return self.prompt.output.parse
+
+    def variables(self, query: str, first: str, second: str) -> dict[str, str]:
+        return {"query": query, "documentA": first, "documentB": second}
+
+    def chat_params(self) -> dict[str, Any]:
+        return {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
+        parser = self.parser()
+        if self.pairs == "sampler":
+            await run_all([self._run_sampler(inputs, ctx, parser, qid) for qid in inputs.pool])
+            return
+        jobs = []
+        for qid, pairs in self._fixed_pairs(inputs).items():
+            self.comparisons[qid] = len(pairs)
+            for a, b in pairs:
+                if self._done(ctx, qid, a, b) is None:
+                    jobs.append(self.judge_pair(inputs, ctx, parser, qid, a, b))
+        await run_all(jobs)
+
+    def _fixed_pairs(self, inputs: JudgeInputs) -> dict[str, list[tuple[str, str]]]:
+        if self.pairs == "given":
+            if inputs.pairs is None:
+                raise InputError("pairs='given' needs explicit pairs (a pairs file)")
+            return {qid: _unique_pairs(pairs) for qid, pairs in inputs.pairs.items()}
+        from reljudge.judges.pairs import all_pairs
+
+        return {qid: list(all_pairs(_unique(docids))) for qid, docids in inputs.pool.items()}
+
+    def _done(self, ctx: JudgeContext, qid: str, a: str, b: str) -> Judgment | None:
+        return ctx.done(key(self.method, qid, a, b))
+
+    async def _run_sampler(self, inputs: JudgeInputs, ctx: JudgeContext, parser: Parser, qid: str) -> None:
+        from reljudge.judges.pairs import PreferenceSampler
+
+        sampler = PreferenceSampler(
+            _unique(inputs.pool[qid]), p=self.p, seed=self.seed, final_pool=FINAL_POOL
+        )
+        while not sampler.done:
+            batch = sampler.next_pairs()
+            known: dict[tuple[str, str], tuple[int | float | None, bool]] = {}
+            todo: list[tuple[str, str]] = []
+            for a, b in batch:
+                found = self._done(ctx, qid, a, b)
+                flipped = self._done(ctx, qid, b, a) if found is None else None
+                if found is not None:
+                    known[(a, b)] = (found.label, found.ok)
+                elif flipped is not None:
+                    known[(a, b)] = ({1: 2, 2: 1}.get(flipped.label, flipped.label), flipped.ok)  # type: ignore[arg-type]
+                else:
+                    todo.append((a, b))
+            judged = await run_all([self.judge_pair(inputs, ctx, parser, qid, a, b) for a, b in todo])
+            for pair, record in zip(todo, judged, strict=True):
+                known[pair] = (record.label, record.ok)
+            for a, b in batch:
+                label, ok = known[(a, b)]
+                if not ok or label is None:
+                    sampler.record_failure(a, b)
+                else:
+                    sampler.record(a, b, a if label == 1 else b if label == 2 else None)
+        self.comparisons[qid] = sampler.comparisons
+        self.rankings[qid] = sampler.ranking()
+
+    async def judge_pair(
+        self, inputs: JudgeInputs, ctx: JudgeContext, parser: Parser, qid: str, a: str, b: str
+    ) -> Judgment:
+        """Judge (a, b) in both orders, emit the pair's record and return it."""
+        problem = (
+            topic_problem(inputs.topics, qid)
+            or passage_problem(inputs.corpus, a)
+            or passage_problem(inputs.corpus, b)
+        )
+        if problem is not None:
+            return ctx.emit(
+                skipped_record(ctx, self.prompt, problem, method=self.method, qid=qid, docid=a, docid_b=b)
+            )
+        query, text_a, text_b = inputs.topics[qid], inputs.corpus[a], inputs.corpus[b]
+        params = self.chat_params()
+        forward, backward = await asyncio.gather(
+            ctx.chat(self.prompt, self.variables(query, text_a, text_b), **params),
+            ctx.chat(self.prompt, self.variables(query, text_b, text_a), **params),
+        )
+        return ctx.emit(self._pair_record(ctx, parser, qid, a, b, forward, backward))
+
+    def _pair_record(
+        self,
+        ctx: JudgeContext,
+        parser: Parser,
+        qid: str,
+        a: str,
+        b: str,
+        forward: ChatResult,
+        backward: ChatResult,
+    ) -> Judgment:
+        from reljudge.aggregation.preferences import combine_orders
+
+        orders = []
+        for shown, result in (((a, b), forward), ((b, a), backward)):
+            status, label, how, error = outcome(result, parser)
+            orders.append(
+                {
+                    "first": shown[0],
+                    "status": status,
+                    "label": label,
+                    "parse": how,
+                    "error": error,
+                    "raw": result.text,
+                    "messages_sha256": result.messages_sha256,
+                }
+            )
+        failed = [o for o in orders if o["status"] != "ok"]
+        if failed:
+            status = failed[0]["status"]
+            label = None
+            error = "; ".join(f"order {o['first']} first: {o['error']}" for o in failed)
+        else:
+            status, error = "ok", None
+            label = combine_orders(orders[0]["label"], orders[1]["label"])
+        raw = f"[{a} shown first]\n{forward.text}\n[{b} shown first]\n{backward.text}"
+        provenance = ctx.provenance(self.prompt, forward).model_copy(
+            update={
+                "usage": forward.usage + backward.usage,
+                "latency_s": max(forward.latency_s, backward.latency_s),
+                "cached": forward.cached and backward.cached,
+                "attempts": forward.attempts + backward.attempts,
+            }
+        )
+        return Judgment(
+            qid=qid,
+            docid=a,
+            docid_b=b,
+            method=self.method,
+            label=label,
+            status=status,  # type: ignore[arg-type]
+            raw=raw,
+            error=error,
+            parse=f"{orders[0]['parse']}|{orders[1]['parse']}",
+            extra={
+                "orders": {
+                    name: {k: v for k, v in o.items() if v is not None}
+                    for name, o in zip(("ab", "ba"), orders, strict=True)
+                }
+            },
+            provenance=provenance,
+        )
+
+    # -- estimating ------------------------------------------------------------------------
+
+    def estimate(self, inputs: JudgeInputs) -> CallEstimate:
+        answer = self.max_tokens or self.answer_tokens
+        if self.pairs == "sampler":
+            return self._estimate_sampler(inputs, answer)
+        pairs = self._fixed_pairs(inputs)
+        calls = tokens = 0
+        for qid, qpairs in pairs.items():
+            for a, b in qpairs:
+                if (
+                    topic_problem(inputs.topics, qid)
+                    or passage_problem(inputs.corpus, a)
+                    or passage_problem(inputs.corpus, b)
+                ):
+                    continue
+                calls += 2
+                tokens += 2 * prompt_tokens(
+                    self.prompt, self.variables(inputs.topics[qid], inputs.corpus[a], inputs.corpus[b])
+                )
+        n_pairs = sum(len(p) for p in pairs.values())
+        note = f"pairwise: {n_pairs} pairs x 2 orders"
+        if self.pairs == "all":
+            note += " (all pairs grow as n(n-1)/2 with pool size n; pairs='sampler' stays below p*n)"
+        return CallEstimate(calls, tokens, calls * answer, note=note)
+
+    def _estimate_sampler(self, inputs: JudgeInputs, answer: int) -> CallEstimate:
+        calls = tokens = all_calls = 0
+        for qid, docids in inputs.pool.items():
+            docs = _unique(docids)
+            n = len(docs)
+            all_calls += n * (n - 1)
+            pairs = sampler_pair_bound(n, self.p, FINAL_POOL)
+            calls += 2 * pairs
+            lengths = [len(inputs.corpus.get(d, "")) for d in docs]
+            mean_len = sum(lengths) / n if n else 0
+            sample = "x" * int(mean_len)
+            if pairs:
+                tokens += (
+                    2
+                    * pairs
+                    * prompt_tokens(self.prompt, self.variables(inputs.topics.get(qid, ""), sample, sample))
+                )
+        note = (
+            f"pairwise sampler (p={self.p}): an upper-bound estimate of {calls} calls "
+            f"(p*n/2 pairs per round, pool about halving each round); all pairs would take {all_calls} calls"
+        )
+        return CallEstimate(calls, tokens, calls * answer, note=note)
+
+
+def sampler_pair_bound(n: int, p: int, threshold: int) -> int:
+    """Upper bound on the pairs the sampler compares for a pool of ``n``: ceil(p*n/2) per round
+    while more than ``threshold`` documents remain (about half survive each round), then all
+    pairs of the rest."""
+    pairs = 0
+    while n > threshold:
+        pairs += math.ceil(min(p, n - 1) * n / 2)
+        n //= 2
+    return pairs + n * (n - 1) // 2
+
+
+def _unique(docids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(docids))
+
+
+def _unique_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    seen: set[frozenset[str]] = set()
+    out = []
+    for a, b in pairs:
+        if a == b or frozenset((a, b)) in seen:
+            continue
+        seen.add(frozenset((a, b)))
+        out.append((a, b))
+    return out
+
+
+register(PairwiseJudge)
+
+__all__ = ["PairwiseJudge", "sampler_pair_bound", "PAIR_SELECTIONS"]

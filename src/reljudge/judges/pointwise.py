@@ -1,0 +1,96 @@
+"""Pointwise judging: one prompt, one call and one label per (topic, passage).
+
+`PointwiseJudge` is the shared machinery of the binary, UMBRELA and custom pointwise judges:
+each pooled passage of each topic is rendered into the prompt (roles ``query`` and
+``document``), sent once, and read with the judge's parser. Missing or empty texts are recorded as
+``skipped`` without a call; records already in ``ctx.existing`` are not judged again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, run_all
+from reljudge.judges.common import (
+    Parser,
+    check_output,
+    key,
+    passage_problem,
+    pool_items,
+    prompt_tokens,
+    record_from_result,
+    resolve_prompt,
+    skipped_record,
+    topic_problem,
+)
+
+if TYPE_CHECKING:
+    from reljudge.prompts import PromptTemplate
+
+
+class PointwiseJudge(Judge):
+    """Base of judges that label each (query, passage) on its own."""
+
+    #: typical answer length in tokens, for estimates when ``max_tokens`` is not set
+    answer_tokens: ClassVar[int] = 5
+
+    def __init__(self, prompt: str | PromptTemplate | None = None, max_tokens: int | None = None) -> None:
+        chosen = prompt if prompt is not None else self.default_prompt
+        if chosen is None:
+            raise TypeError("a prompt is required")
+        self.prompt: PromptTemplate = resolve_prompt(chosen)
+        check_output(self.prompt, self.output_types, self.name)
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+            raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        self.max_tokens = max_tokens
+        #: the ``method`` of the records (the registered name unless a custom judge renames it)
+        self.method: str = self.name
+
+    @property
+    def label_methods(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (self.method,)
+
+    #: output types of `reljudge.prompts.OutputSpec` this judge accepts
+    output_types: ClassVar[tuple[str, ...]] = ("binary", "graded")
+
+    def parser(self) -> Parser:
+        """Reads an answer by the prompt's output contract (``prompt.output.parse``)."""
+        return self.prompt.output.parse
+
+    def chat_params(self) -> dict[str, Any]:
+        return {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+
+    def variables(self, query: str, passage: str) -> dict[str, str]:
+        return {"query": query, "question": query, "document": passage}
+
+    async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
+        parser = self.parser()
+        jobs = [
+            self._judge_one(inputs, ctx, parser, qid, docid)
+            for qid, docid in pool_items(inputs)
+            if ctx.done(key(self.method, qid, docid)) is None
+        ]
+        await run_all(jobs)
+
+    async def _judge_one(
+        self, inputs: JudgeInputs, ctx: JudgeContext, parser: Parser, qid: str, docid: str
+    ) -> None:
+        problem = topic_problem(inputs.topics, qid) or passage_problem(inputs.corpus, docid)
+        if problem is not None:
+            ctx.emit(skipped_record(ctx, self.prompt, problem, method=self.method, qid=qid, docid=docid))
+            return
+        variables = self.variables(inputs.topics[qid], inputs.corpus[docid])
+        result = await ctx.chat(self.prompt, variables, **self.chat_params())
+        ctx.emit(
+            record_from_result(ctx, self.prompt, result, parser, method=self.method, qid=qid, docid=docid)
+        )
+
+    def estimate(self, inputs: JudgeInputs) -> CallEstimate:
+        calls = tokens = 0
+        for qid, docid in pool_items(inputs):
+            if topic_problem(inputs.topics, qid) or passage_problem(inputs.corpus, docid):
+                continue
+            calls += 1
+            tokens += prompt_tokens(self.prompt, self.variables(inputs.topics[qid], inputs.corpus[docid]))
+        answer = self.max_tokens or self.answer_tokens
+        return CallEstimate(calls, tokens, calls * answer, note=f"{self.name}: one call per (topic, passage)")

@@ -13,12 +13,19 @@ status. Final: ``ok``, ``unparsed``, ``refused``, ``skipped`` -- re-asking would
 prompt and most likely the same answer, so a resumed run does not spend calls on them.
 Retryable: ``api_error`` and ``truncated`` -- transient or fixable by a larger ``max_tokens``;
 they are redone by ``--retry-failed`` (and by a plain resume, since they are not done).
+
+One writer at a time: `RunDir.lock()` takes an exclusive ``flock`` on ``RUN/.lock`` for as long
+as a job writes to the directory; a second process (or a second job in the same process) on the
+same directory is refused with an `InputError` naming the holder, instead of interleaving its
+records and manifests with the first one's.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import platform
+import socket
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -36,6 +43,7 @@ FINAL_STATUSES: frozenset[str] = frozenset({"ok", "unparsed", "refused", "skippe
 RETRYABLE_STATUSES: frozenset[str] = frozenset({"api_error", "truncated"})
 QRELS_FILE = "qrels.txt"
 MANIFEST_FILE = "manifest.json"
+LOCK_FILE = ".lock"
 MANIFEST_VERSION = 1
 
 KEY_LIBRARIES: tuple[str, ...] = (
@@ -99,6 +107,25 @@ def summarize(judgments: Sequence[Judgment]) -> dict[str, Any]:
     }
 
 
+class RunDirLock:
+    """An exclusive lock on a run directory, held until `release` (or the process ends)."""
+
+    def __init__(self, handle: Any, path: Path):
+        self._handle = handle
+        self.path = path
+
+    def release(self) -> None:
+        if self._handle is not None and not self._handle.closed:
+            self._handle.close()  # closing the descriptor drops the flock
+        self._handle = None
+
+    def __enter__(self) -> RunDirLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
 class RunDir:
     """A run directory (created on first write). See the module docstring for the layout."""
 
@@ -129,6 +156,34 @@ class RunDir:
         """An appending writer on ``judgments.jsonl`` (repairs a torn last line first)."""
         self.path.mkdir(parents=True, exist_ok=True)
         return JudgmentWriter(self.judgments_path, fsync=fsync)
+
+    def lock(self) -> RunDirLock:
+        """Take the exclusive lock of this directory (creating it); `InputError` when another
+        process or job holds it. Without ``fcntl`` (Windows) no lock is taken."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return RunDirLock(None, self.path / LOCK_FILE)
+        self.path.mkdir(parents=True, exist_ok=True)
+        path = self.path / LOCK_FILE
+        handle = path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise InputError(
+                f"in use by another judge process ({holder}); two jobs writing one run directory "
+                "would mix their records. Wait for it to finish (then the same command resumes), "
+                "or give another --output",
+                self.path,
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()} since {_now()}\n")
+        handle.flush()
+        return RunDirLock(handle, path)
 
     def judgments(self, *, latest: bool = True) -> list[Judgment]:
         """The records (the last per key when ``latest``); empty when nothing was written yet."""

@@ -1,0 +1,1097 @@
+"""The judging pipeline behind ``judge run``: inputs -> pool -> judge -> run directory.
+
+`run_job` (and `run_job_async`, for callers that own an event loop or share one `LLMClient`
+across many jobs, such as sweeps) performs one job:
+
+1. resolve the inputs (a bundled or on-disk dataset, or explicit topics/qrels/corpus files);
+2. build the pool of items to judge (see `build_pool`) and check that every passage has a text;
+3. build the judge (`reljudge.judges.get_judge`);
+4. with ``dry_run``: estimate calls, tokens and cost, and stop (no call, nothing written);
+5. open the run directory, refuse to mix configurations, load the records of an earlier
+   (interrupted) run so that nothing is judged twice;
+6. run the judge, appending each record to ``judgments.jsonl`` as it is produced;
+7. write ``qrels.txt`` (derived labels) and ``manifest.json`` atomically — at the end, and also
+   when the job is interrupted (Ctrl-C), so that nothing is lost and the same command resumes.
+
+The job's outcome is a `RunSummary`; its ``exit_code`` is 1 when the share of failed records
+(unparsed, api_error, refused, truncated among all non-skipped records) exceeds
+``max_failure_rate``.
+
+The pool and ``limit``: items are taken in a fixed order — topics in the order of the topics
+file, and inside a topic the documents in the order of the qrels file (``qrels`` pool) or by rank
+(``run:``/``unjudged:`` pools; trec_eval order: score descending, ties by docid descending).
+``topics_limit=N`` keeps the first N topics that have pooled items; ``limit=N`` then keeps the first
+N items of that sequence (a pair is one item for pairwise). Running with a larger limit (or none)
+later extends the same job: the items already judged are not judged again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from reljudge.errors import EXIT_FAILURE, EXIT_OK, InputError
+from reljudge.records import FAILURE_STATUSES, STATUSES, Judgment, Usage, utc_now
+
+if TYPE_CHECKING:
+    from reljudge.io.rundir import RunDir
+    from reljudge.judges.base import Judge, JudgeInputs
+    from reljudge.llm import ClientConfig, LLMClient
+
+FloatPolicy = Literal["round", "scale", "keep"]
+#: statuses that ``retry_failed`` judges again (a transient provider problem, or a cut-off answer)
+RETRYABLE_STATUSES: frozenset[str] = frozenset({"api_error", "truncated"})
+#: the settings a resumed job must share with the run directory's manifest
+IDENTITY_FIELDS: tuple[str, ...] = (
+    "method",
+    "model",
+    "prompt",
+    "options",
+    "temperature",
+    "seed",
+    "max_tokens",
+    "logprobs",
+)
+#: the usual API-key variable of each backend (the client reads it when no key is given)
+DEFAULT_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY"}
+
+
+class RunConfig(BaseModel):
+    """Everything one judging job needs. Mirrors the options of ``judge run``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: str
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
+    dataset: str | None = None
+    topics: Path | None = None
+    qrels: Path | None = None
+    corpus: Path | None = None
+    pool: str = "qrels"  # qrels | run:FILE:K | unjudged:FILE:K
+    pairs: Path | None = None
+    prompt: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    output: Path | None = None
+    runs_root: Path = Path("runs")
+    concurrency: int = Field(8, ge=1)
+    rpm: float | None = Field(None, gt=0)
+    tpm: float | None = Field(None, gt=0)
+    timeout_s: float = Field(60.0, gt=0)
+    max_attempts: int = Field(6, ge=1)
+    limit: int | None = Field(None, ge=1)
+    topics_limit: int | None = Field(None, ge=1)
+    dry_run: bool = False
+    retry_failed: bool = False
+    skip_missing: bool = False
+    use_cache: bool = True
+    cache_path: Path | None = None
+    max_failure_rate: float = Field(0.05, ge=0, le=1)
+    temperature: float | None = 0.0
+    seed: int | None = 42
+    max_tokens: int | None = Field(None, ge=1)
+    logprobs: bool = False
+    prices: Path | None = None
+    float_policy: FloatPolicy = "round"
+    progress: bool | None = None  # None: a bar when stderr is a terminal
+    command: list[str] | None = None  # the command line, for the manifest (secrets are masked)
+
+    @field_validator("pool")
+    @classmethod
+    def _check_pool(cls, value: str) -> str:
+        parse_pool_spec(value)
+        return value
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that make two runs' records comparable (checked on resume)."""
+        return {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
+
+
+class RunSummary(BaseModel):
+    """What a job did. ``exit_code``: 0 ok, 1 failure share above ``max_failure_rate``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: Literal["finished", "interrupted", "failed", "dry-run"]
+    method: str
+    model: str
+    output_dir: Path | None = None
+    items: int = 0  # pooled items of this invocation
+    records: int = 0  # records in the run directory (last per key)
+    new_records: int = 0  # records written by this invocation
+    statuses: dict[str, int] = Field(default_factory=dict)  # all records (last per key)
+    fallbacks: dict[str, int] = Field(default_factory=dict)  # labels read by a fallback parser
+    usage: Usage = Field(default_factory=Usage)  # this invocation
+    total_usage: Usage = Field(default_factory=Usage)  # every call the run directory records
+    price_known: bool = True
+    cache_hits: int = 0
+    retries: int = 0
+    retry_causes: dict[str, int] = Field(default_factory=dict)  # retried attempts by error kind
+    failure_causes: dict[str, int] = Field(default_factory=dict)  # calls that finally failed, by kind
+    wall_time_s: float = 0.0
+    failure_rate: float = 0.0
+    max_failure_rate: float = 0.05
+    retryable_failures: int = 0
+    qrels_pairs: int = 0
+    estimate: dict[str, Any] | None = None
+    exit_code: int = EXIT_OK
+
+    def render(self) -> str:
+        """A human-readable summary (several lines)."""
+        if self.state == "dry-run":
+            return render_estimate(self.estimate or {})
+        lines = [f"{self.state}: {self.method} with {self.model} -> {self.output_dir}"]
+        counts = ", ".join(f"{s} {n}" for s, n in self.statuses.items() if n) or "none"
+        lines.append(f"records: {self.records} ({counts}); {self.new_records} new in this run")
+        if self.fallbacks:
+            lines.append(
+                "parse fallbacks: " + ", ".join(f"{k} {v}" for k, v in sorted(self.fallbacks.items()))
+            )
+        cost = f"${self.usage.cost_usd:.4f}" + ("" if self.price_known else " (price unknown for this model)")
+        lines.append(
+            f"this run: {self.usage.calls} calls, {self.usage.prompt_tokens} prompt + "
+            f"{self.usage.completion_tokens} completion tokens, {cost}, {self.cache_hits} cache hits, "
+            f"{self.retries} retries, {self.wall_time_s:.1f}s"
+        )
+        if self.retry_causes or self.failure_causes:
+            causes = ", ".join(f"{k} {v}" for k, v in sorted(self.retry_causes.items())) or "none"
+            failed = ", ".join(f"{k} {v}" for k, v in sorted(self.failure_causes.items())) or "none"
+            lines.append(f"retries by cause: {causes}; calls that failed after all attempts: {failed}")
+        if self.total_usage.calls != self.usage.calls:
+            lines.append(
+                f"all runs in this directory: {self.total_usage.calls} calls, "
+                f"{self.total_usage.total_tokens} tokens, ${self.total_usage.cost_usd:.4f}"
+            )
+        lines.append(
+            f"failure share: {self.failure_rate:.1%} (limit {self.max_failure_rate:.1%}); "
+            f"qrels: {self.qrels_pairs} labelled pairs"
+        )
+        if self.retryable_failures:
+            lines.append(
+                f"{self.retryable_failures} record(s) failed for a transient reason (api_error/truncated): "
+                "re-run the same command with --retry-failed to judge them again"
+            )
+        if self.state == "interrupted":
+            lines.append("interrupted: re-run the same command to continue where it stopped")
+        elif self.state == "failed":
+            lines.append(
+                "stopped by an error (see below); the records so far are kept and the same command resumes"
+            )
+        elif self.exit_code != EXIT_OK:
+            lines.append(f"failed: the failure share is above --max-failure-rate {self.max_failure_rate}")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# small helpers
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def sanitise(name: str) -> str:
+    """A string safe as one path component (``ollama/llama3.2:3b`` -> ``ollama-llama3.2-3b``)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    return cleaned or "x"
+
+
+def parse_option_value(text: str) -> Any:
+    """``--option key=value`` values: YAML scalars (``3`` -> 3, ``true`` -> True, ``[a, b]``),
+    anything else stays a string."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return text if value is None and text.strip() not in ("null", "~") else value
+
+
+def parse_options(items: Iterable[str]) -> dict[str, Any]:
+    """``["k=v", ...]`` -> ``{"k": parsed v}``; a malformed item or repeated key is an InputError."""
+    options: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or not name:
+            raise InputError(f"--option {item!r}: expected key=value")
+        if name in options:
+            raise InputError(f"--option {name!r} is given twice")
+        options[name] = parse_option_value(value)
+    return options
+
+
+PoolKind = Literal["qrels", "run", "unjudged"]
+
+
+def parse_pool_spec(spec: str) -> tuple[PoolKind, Path | None, int | None]:
+    """``qrels`` | ``run:FILE:K`` | ``unjudged:FILE:K`` -> (kind, file, k)."""
+    if spec == "qrels":
+        return "qrels", None, None
+    kind, sep, rest = spec.partition(":")
+    if kind in ("run", "unjudged") and sep:
+        file, sep2, k_text = rest.rpartition(":")
+        if sep2 and file:
+            try:
+                k = int(k_text)
+            except ValueError:
+                k = 0
+            if k >= 1:
+                return kind, Path(file), k  # type: ignore[return-value]
+        raise InputError(
+            f"--pool {spec!r}: expected {kind}:FILE:K with K a positive integer (e.g. {kind}:run.txt:10)"
+        )
+    raise InputError(f"--pool {spec!r}: expected 'qrels', 'run:FILE:K' or 'unjudged:FILE:K'")
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs and pool
+
+
+@dataclass
+class ResolvedInputs:
+    """The data a job reads, before pooling."""
+
+    name: str
+    topics: Mapping[str, str]
+    qrels: Mapping[str, Mapping[str, int | float]] | None
+    corpus: Mapping[str, str]
+    sources: dict[str, str] = field(default_factory=dict)  # what was read from where
+
+
+def resolve_inputs(config: RunConfig) -> ResolvedInputs:
+    """Load the dataset named by ``config.dataset`` and/or the explicit files (which override)."""
+    from reljudge.datasets import load_dataset
+
+    if config.dataset is None and config.topics is None:
+        raise InputError("no input: give --dataset NAME|DIR, or --topics FILE with --qrels and --corpus")
+    data = load_dataset(config.dataset, topics=config.topics, qrels=config.qrels, corpus=config.corpus)
+    if not data.has_corpus:
+        raise InputError(f"dataset {data.name!r} has no passage texts: give --corpus FILE")
+    return ResolvedInputs(
+        name=data.name if config.dataset is not None else _dataset_name(config),
+        topics=data.topics,
+        qrels=data.qrels if data.has_qrels else None,
+        corpus=data.corpus,
+        sources={k: str(v) for k, v in data.paths.items()},
+    )
+
+
+def _dataset_name(config: RunConfig) -> str:
+    if config.dataset is not None:
+        path = Path(config.dataset)
+        return path.name if path.exists() else config.dataset
+    assert config.topics is not None
+    parent = config.topics.resolve().parent.name
+    return parent or config.topics.stem
+
+
+@dataclass
+class Pool:
+    """The items of one job: per topic, documents (and, for pairwise, explicit pairs)."""
+
+    docs: dict[str, list[str]]
+    pairs: dict[str, list[tuple[str, str]]] | None = None
+    pair_categories: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
+    description: str = ""
+
+    @property
+    def n_items(self) -> int:
+        if self.pairs is not None:
+            return sum(len(p) for p in self.pairs.values())
+        return sum(len(d) for d in self.docs.values())
+
+
+def read_pairs(
+    path: Path,
+) -> tuple[dict[str, list[tuple[str, str]]], dict[tuple[str, str, str], tuple[str, str]]]:
+    """Read a pairs file: ``qid docidA docidB`` (whitespace) or the prompt-sensitivity TSV
+    ``qid cat1 cat2 docid1 docid2``. Returns pairs per topic (file order) and the categories."""
+    from reljudge.io.trec import _lines  # the shared tolerant line reader (gzip, CRLF, UTF-8)
+
+    pairs: dict[str, list[tuple[str, str]]] = {}
+    categories: dict[tuple[str, str, str], tuple[str, str]] = {}
+    seen: dict[tuple[str, str, str], int] = {}
+    for number, line in _lines(path):
+        parts = line.split()
+        if not parts or line.lstrip().startswith("#"):
+            continue
+        if len(parts) == 3:
+            qid, a, b = parts
+            cats = None
+        elif len(parts) == 5:
+            qid, c1, c2, a, b = parts
+            cats = (c1, c2)
+        else:
+            raise InputError(
+                f"expected 'qid docidA docidB' or 'qid cat1 cat2 docid1 docid2', found {len(parts)} columns",
+                path,
+                number,
+            )
+        if a == b:
+            raise InputError(f"a pair compares document {a!r} with itself", path, number)
+        pair_key = (qid, a, b)
+        if pair_key in seen:
+            raise InputError(
+                f"duplicate pair {a} {b} for topic {qid!r} (first on line {seen[pair_key]})", path, number
+            )
+        seen[pair_key] = number
+        pairs.setdefault(qid, []).append((a, b))
+        if cats is not None:
+            categories[pair_key] = cats
+    if not pairs:
+        raise InputError("no pairs in file", path)
+    return pairs, categories
+
+
+def build_pool(config: RunConfig, inputs: ResolvedInputs) -> Pool:
+    """The items to judge, in a fixed order, with ``topics_limit`` and ``limit`` applied."""
+    from reljudge.io.trec import read_run
+
+    topic_order = list(inputs.topics)
+    kind, run_path, k = parse_pool_spec(config.pool)
+    pairs: dict[str, list[tuple[str, str]]] | None = None
+    categories: dict[tuple[str, str, str], tuple[str, str]] = {}
+    if config.pairs is not None:
+        pairs, categories = read_pairs(config.pairs)
+        unknown = [q for q in pairs if q not in inputs.topics]
+        if unknown:
+            raise InputError(
+                f"{len(unknown)} topic(s) of the pairs file are not among the topics: {', '.join(unknown[:5])}",
+                config.pairs,
+            )
+        docs = {q: _unique(d for pair in pairs[q] for d in pair) for q in topic_order if q in pairs}
+        description = f"pairs from {config.pairs}"
+    elif kind == "qrels":
+        if inputs.qrels is None:
+            raise InputError("the pool 'qrels' needs a qrels file: give --qrels, or --pool run:FILE:K")
+        docs = {q: list(inputs.qrels[q]) for q in topic_order if inputs.qrels.get(q)}
+        extra = [q for q in inputs.qrels if q not in inputs.topics]
+        if extra and not docs:
+            raise InputError(f"no qrels topic is among the topics (e.g. {extra[0]!r})")
+        description = "judged pairs of the qrels"
+    else:
+        assert run_path is not None and k is not None
+        run = read_run(run_path, topics=inputs.topics)  # an unknown topic is file:line bad input
+        unknown = [q for q in run if q not in inputs.topics]
+        docs = {}
+        for q in topic_order:
+            if q not in run:
+                continue
+            ranked = run.ranked(q)[:k]
+            if kind == "unjudged":
+                if inputs.qrels is None:
+                    raise InputError("the pool 'unjudged:FILE:K' needs a qrels file (--qrels or a dataset)")
+                judged = inputs.qrels.get(q, {})
+                ranked = [d for d in ranked if d not in judged]
+            if ranked:
+                docs[q] = ranked
+        if not docs:
+            hint = f" (run topics such as {unknown[0]!r} are not among the topics)" if unknown else ""
+            raise InputError(f"the pool is empty{hint}", run_path)
+        what = "top" if kind == "run" else "unjudged documents of the top"
+        description = f"{what} {k} of {run_path}"
+    if config.topics_limit is not None:
+        keep = list(docs)[: config.topics_limit]
+        docs = {q: docs[q] for q in keep}
+        if pairs is not None:
+            pairs = {q: pairs[q] for q in keep}
+    if config.limit is not None:
+        budget = config.limit
+        if pairs is not None:
+            limited_pairs: dict[str, list[tuple[str, str]]] = {}
+            for q, qpairs in pairs.items():
+                if budget <= 0:
+                    break
+                limited_pairs[q] = qpairs[:budget]
+                budget -= len(limited_pairs[q])
+            pairs = limited_pairs
+            docs = {q: _unique(d for pair in pairs[q] for d in pair) for q in pairs}
+        else:
+            limited: dict[str, list[str]] = {}
+            for q, qdocs in docs.items():
+                if budget <= 0:
+                    break
+                limited[q] = qdocs[:budget]
+                budget -= len(limited[q])
+            docs = limited
+    if pairs is not None:
+        pairs = {q: pairs[q] for q in docs}
+        categories = {
+            key: c for key, c in categories.items() if key[0] in pairs and (key[1], key[2]) in pairs[key[0]]
+        }
+    if not docs:
+        raise InputError("the pool is empty: nothing to judge")
+    return Pool(docs=docs, pairs=pairs, pair_categories=categories, description=description)
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def check_passages(pool: Pool, inputs: ResolvedInputs, *, skip_missing: bool) -> list[tuple[str, str]]:
+    """The (qid, docid) items whose passage text is missing; an InputError unless ``skip_missing``."""
+    missing = [(q, d) for q, ds in pool.docs.items() for d in ds if d not in inputs.corpus]
+    no_query = [q for q in pool.docs if q not in inputs.topics]
+    if no_query:
+        raise InputError(f"{len(no_query)} pooled topic(s) have no query text: {', '.join(no_query[:5])}")
+    if missing and not skip_missing:
+        shown = ", ".join(f"{q}/{d}" for q, d in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        source = inputs.sources.get("corpus", "the corpus")
+        raise InputError(
+            f"{len(missing)} pooled passage(s) have no text in {source}: {shown}{more} "
+            "(give a corpus that holds them, or --skip-missing to record them as 'skipped')"
+        )
+    return missing
+
+
+def judge_inputs(inputs: ResolvedInputs, pool: Pool) -> JudgeInputs:
+    from reljudge.judges.base import JudgeInputs
+
+    resources: dict[str, Any] = {}
+    if pool.pair_categories:
+        resources["pair_categories"] = dict(pool.pair_categories)
+    return JudgeInputs(
+        topics=inputs.topics,
+        corpus=inputs.corpus,
+        pool=pool.docs,
+        qrels=inputs.qrels,
+        pairs=pool.pairs,
+        resources=resources,
+    )
+
+
+def judge_options(config: RunConfig) -> dict[str, Any]:
+    """The judge's constructor options: ``--option``s, ``--prompt``, and for pairwise with a
+    ``--pairs`` file, ``pairs="given"`` (unless chosen otherwise)."""
+    options = dict(config.options)
+    if config.prompt is not None:
+        if "prompt" in options:
+            raise InputError("give the prompt either with --prompt or with --option prompt=..., not both")
+        options["prompt"] = config.prompt  # a bundled prompt id or a template file
+    if config.pairs is not None and config.method == "pairwise":
+        options.setdefault("pairs", "given")
+    return options
+
+
+def build_judge(config: RunConfig, **overrides: Any) -> Judge:
+    from reljudge.judges.base import available_judges, get_judge
+
+    names = available_judges()
+    if config.method not in names:
+        raise InputError(f"unknown method {config.method!r}; available: {', '.join(names)}")
+    return get_judge(config.method, **{**judge_options(config), **overrides})
+
+
+def job_identity(config: RunConfig, judge: Judge) -> dict[str, Any]:
+    """`RunConfig.identity` plus the SHA-256 of the judge's prompt template(s), so that an
+    edited prompt file is not mixed with the records of the old one."""
+    identity = config.identity()
+    hashes = {}
+    for name in ("prompt", "question_prompt", "create_prompt", "score_prompt"):
+        template = getattr(judge, name, None)
+        digest = getattr(template, "sha256", None)
+        if isinstance(digest, str):
+            hashes[name] = digest
+    identity["prompt_sha256"] = hashes
+    return identity
+
+
+# ---------------------------------------------------------------------------------------------
+# estimates (--dry-run)
+
+
+def estimate_job(config: RunConfig, judge: Judge, inputs: JudgeInputs, pool: Pool) -> dict[str, Any]:
+    """Calls, tokens and cost the job would spend from scratch, with how calls grow with depth."""
+    from reljudge.llm.pricing import cost_usd, load_prices, merge_prices
+    from reljudge.llm.routing import resolve_model
+
+    est = judge.estimate(inputs)
+    backend, provider_model = resolve_model(config.model)
+    table = load_prices(config.prices) if config.prices is not None else merge_prices(None)
+    cost, known = cost_usd(backend, provider_model, est.prompt_tokens, est.completion_tokens, table)
+    growth: list[dict[str, Any]] = []
+    if config.method == "pairwise" and pool.pairs is None:
+        # how the number of calls grows with the pool depth: every pair vs Clarke et al.'s sampler
+        variants = {name: build_judge(config, pairs=name) for name in ("all", "sampler")}
+        depth = max((len(d) for d in pool.docs.values()), default=0)
+        depths = [d for d in (5, 10, 20, 50, 100, 200) if d < depth] + [depth]
+        for d in depths:
+            sub = _truncate(inputs, d)
+            row: dict[str, Any] = {"depth": d, "pairs": _all_pairs(sub.pool)}
+            row.update({name: j.estimate(sub).calls for name, j in variants.items()})
+            growth.append(row)
+    return {
+        "method": config.method,
+        "model": config.model,
+        "topics": len(pool.docs),
+        "items": pool.n_items,
+        "documents": sum(len(d) for d in pool.docs.values()),
+        "pool": pool.description,
+        "calls": est.calls,
+        "prompt_tokens": est.prompt_tokens,
+        "completion_tokens": est.completion_tokens,
+        "cost_usd": cost,
+        "price_known": known,
+        "note": est.note,
+        "growth": growth,
+    }
+
+
+def _truncate(inputs: JudgeInputs, depth: int) -> JudgeInputs:
+    from dataclasses import replace
+
+    return replace(inputs, pool={q: list(d)[:depth] for q, d in inputs.pool.items()})
+
+
+def _all_pairs(pool: Mapping[str, Sequence[str]]) -> int:
+    return sum(len(d) * (len(d) - 1) // 2 for d in pool.values())
+
+
+def render_estimate(est: Mapping[str, Any]) -> str:
+    if not est:
+        return "dry run: nothing to estimate"
+    cost = (
+        f"${est['cost_usd']:.4f}"
+        if est.get("price_known", True)
+        else "unknown (no price for this model; see --prices)"
+    )
+    lines = [
+        f"dry run: {est['method']} with {est['model']} on {est['topics']} topic(s), {est['items']} item(s) ({est['pool']})",
+        f"LLM calls: {est['calls']}",
+        f"tokens (estimate, ~4 characters a token): {est['prompt_tokens']} prompt + {est['completion_tokens']} completion",
+        f"cost (estimate): {cost}",
+    ]
+    if est.get("existing_records"):
+        lines.append(
+            f"{est['existing_records']} record(s) already in {est['output_dir']}: a resumed run makes fewer calls"
+        )
+    if est.get("note"):
+        lines.append(f"note: {est['note']}")
+    growth = est.get("growth") or []
+    if growth:
+        lines.append("pairwise calls by pool depth (documents per topic; both orders of each pair):")
+        lines.append(f"  {'depth':>5}  {'pairs':>9}  {'all pairs':>10}  {'sampler':>10}")
+        for row in growth:
+            lines.append(f"  {row['depth']:>5}  {row['pairs']:>9}  {row['all']:>10}  {row['sampler']:>10}")
+    lines.append("nothing was called and nothing was written")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# the run directory
+
+
+def default_output_dir(config: RunConfig, dataset_name: str) -> Path:
+    """``runs/<dataset>-<method>-<model>`` (each part made safe as a file name)."""
+    return config.runs_root / f"{sanitise(dataset_name)}-{sanitise(config.method)}-{sanitise(config.model)}"
+
+
+def check_identity(rundir: RunDir, identity: Mapping[str, Any]) -> dict[str, Any]:
+    """Refuse to add records made with other settings to an existing run directory.
+    Returns the earlier manifest (empty for a new directory)."""
+    manifest = rundir.read_manifest()
+    if not manifest:
+        if rundir.exists() and rundir.judgments_path.stat().st_size > 0:
+            raise InputError(
+                f"holds judgments but no {rundir.manifest_path.name}, so how they were made is unknown; "
+                "use another --output",
+                rundir.path,
+            )
+        return {}
+    earlier = (manifest.get("extra") or {}).get("identity")
+    if not isinstance(earlier, Mapping):
+        raise InputError(
+            "not written by 'judge run' (no identity); use another --output", rundir.manifest_path
+        )
+    now = dict(identity)
+    diffs = [name for name in now if earlier.get(name) != now.get(name)]
+    if diffs:
+        shown = "; ".join(f"{n} was {earlier.get(n)!r}, now {now.get(n)!r}" for n in diffs)
+        raise InputError(
+            f"holds a run made with other settings ({shown}); refusing to mix them. "
+            "Give the same settings to resume it, or another --output for a new run",
+            rundir.path,
+        )
+    return manifest
+
+
+# ---------------------------------------------------------------------------------------------
+# derived labels
+
+
+def derive_qrels(
+    judge: Judge, records: Sequence[Judgment], policy: FloatPolicy
+) -> tuple[dict, dict[str, Any]]:
+    """Document labels of a job as qrels (float policy applied), and what aggregation left out.
+
+    The label records (``judge.label_methods``) go through
+    `reljudge.aggregation.qrels.judgments_to_scores`: pointwise labels as they are, pairwise win
+    counts, the EXAM score (``binary`` for ``mode=binary``, ``graded-max`` for ``mode=graded``),
+    the nugget score ``all`` (against the scored, selected nuggets of the run). A failed record is
+    never a label; it is counted in the exclusions.
+    """
+    from reljudge.aggregation.qrels import judgments_to_scores
+    from reljudge.io.export import to_qrels
+
+    methods = tuple(judge.label_methods) or (judge.name,)
+    labels = [r for r in records if r.method in methods]
+    info: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {}
+    method = judge.name
+    if judge.name == "exam":
+        method = "exam-graded-max" if getattr(judge, "mode", "binary") == "graded" else "exam-binary"
+    elif judge.name == "nuggets":
+        nuggets = _run_nuggets(records, getattr(judge, "top_k", None), labels)
+        kwargs["nuggets"] = nuggets
+        ids = {n.id for n in nuggets}
+        unassessed = [r for r in labels if r.item_id not in ids]
+        if unassessed:
+            info["assignments_without_scored_nugget"] = len(unassessed)
+            labels = [r for r in labels if r.item_id in ids]
+    try:
+        result = judgments_to_scores(labels, method, **kwargs)
+    except ValueError as err:
+        raise InputError(f"cannot derive qrels: {err}") from None
+    scores, exclusions = _split_scores(result)
+    info.update(exclusions)
+    return to_qrels(scores, float_policy=policy), info
+
+
+def _run_nuggets(
+    records: Sequence[Judgment], top_k: int | None, assignments: Sequence[Judgment]
+) -> list[Any]:
+    """The scored nuggets a nuggets run assessed passages against: its ``nugget`` records with an
+    importance, the first ``top_k`` per topic (vital first), plus any other scored nugget that
+    has assignments."""
+    from reljudge.aggregation.nuggets import Nugget, select_nuggets
+
+    ranked: list[tuple[str, int, Any]] = []
+    for r in records:
+        if r.method != "nugget" or not r.item_id or r.status != "ok":
+            continue
+        text, importance = r.extra.get("text"), r.extra.get("importance")
+        if isinstance(text, str) and importance in ("vital", "okay"):
+            ranked.append(
+                (
+                    r.qid,
+                    int(r.extra.get("rank", 0)),
+                    Nugget(id=r.item_id, qid=r.qid, text=text, importance=importance),
+                )
+            )
+    ranked.sort(key=lambda x: (x[0], x[1]))
+    bank = [n for _, _, n in ranked]
+    selected = select_nuggets(bank, top_k)
+    chosen = {n.id for n in selected}
+    assigned = {r.item_id for r in assignments}
+    return selected + [n for n in bank if n.id in assigned and n.id not in chosen]
+
+
+def _split_scores(result: Any) -> tuple[Mapping[str, Mapping[str, float]], dict[str, Any]]:
+    """Accept ``(scores, exclusions)`` or an object with ``.scores`` and ``.exclusions``."""
+    if isinstance(result, tuple) and len(result) == 2:
+        scores, excl = result
+    else:
+        scores = getattr(result, "scores", result)
+        excl = getattr(result, "exclusions", None)
+    if excl is None:
+        return scores, {}
+    as_dict = getattr(excl, "as_dict", None)
+    if callable(as_dict):
+        info = as_dict()
+        return scores, info if isinstance(info, dict) else {"summary": str(info)}
+    return scores, {"summary": str(excl)}
+
+
+# ---------------------------------------------------------------------------------------------
+# the job
+
+
+@dataclass
+class _Session:
+    """State of one invocation."""
+
+    started: float
+    started_at: str
+    new: list[Judgment] = field(default_factory=list)
+    retry_causes: Counter[str] = field(default_factory=Counter)  # retried attempts by error kind
+    failure_causes: Counter[str] = field(default_factory=Counter)  # calls that finally failed, by kind
+
+
+def failure_rate(statuses: Mapping[str, int]) -> float:
+    """(unparsed + api_error + refused + truncated) / records that are not ``skipped``."""
+    judged = sum(n for s, n in statuses.items() if s != "skipped")
+    failed = sum(statuses.get(s, 0) for s in FAILURE_STATUSES)
+    return failed / judged if judged else 0.0
+
+
+def _sum_usage(records: Iterable[Judgment]) -> Usage:
+    """Usage spent at the provider: answers from the cache keep their original token counts in
+    their records, but cost nothing now, so they are not counted."""
+    total = Usage()
+    for record in records:
+        if not record.provenance.cached:
+            total = total + record.provenance.usage
+    return total
+
+
+def client_config(config: RunConfig) -> ClientConfig:
+    """The `ClientConfig` of a job; the API key is read from ``api_key_env`` (when given) and
+    exists only in memory."""
+    from reljudge.llm import ClientConfig, load_prices
+    from reljudge.llm.routing import resolve_model
+
+    try:
+        resolve_model(config.model)
+    except ValueError as err:
+        raise InputError(f"--model {config.model!r}: {err}") from None
+    api_key: str | None = None
+    if config.api_key_env is not None:
+        api_key = os.environ.get(config.api_key_env)
+        if not api_key:
+            raise InputError(f"--api-key-env {config.api_key_env}: the environment variable is not set")
+    kwargs: dict[str, Any] = dict(
+        model=config.model,
+        base_url=config.base_url,
+        api_key=api_key,
+        concurrency=config.concurrency,
+        rpm=config.rpm,
+        tpm=config.tpm,
+        timeout_s=config.timeout_s,
+        max_attempts=config.max_attempts,
+        use_cache=config.use_cache,
+        temperature=config.temperature,
+        seed=config.seed,
+        max_tokens=config.max_tokens,
+        logprobs=config.logprobs,
+        prices=dict(load_prices(config.prices)) if config.prices is not None else None,
+    )
+    if config.cache_path is not None:
+        kwargs["cache_path"] = config.cache_path
+    try:
+        return ClientConfig(**kwargs)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+
+
+@dataclass
+class PreparedJob:
+    """A job whose inputs are read and checked (nothing written, nothing called yet)."""
+
+    config: RunConfig
+    resolved: ResolvedInputs
+    pool: Pool
+    judge: Judge
+    inputs: JudgeInputs
+    rundir: RunDir
+    manifest: dict[str, Any]
+    existing: list[Judgment]
+
+
+def prepare(config: RunConfig) -> PreparedJob:
+    """Everything that can fail on bad input, before anything is written or called."""
+    from reljudge.io.rundir import RunDir
+
+    judge = build_judge(config)
+    resolved = resolve_inputs(config)
+    pool = build_pool(config, resolved)
+    check_passages(pool, resolved, skip_missing=config.skip_missing)
+    rundir = RunDir(config.output or default_output_dir(config, resolved.name))
+    manifest = check_identity(rundir, job_identity(config, judge))
+    return PreparedJob(
+        config=config,
+        resolved=resolved,
+        pool=pool,
+        judge=judge,
+        inputs=judge_inputs(resolved, pool),
+        rundir=rundir,
+        manifest=manifest,
+        existing=rundir.judgments(),
+    )
+
+
+def dry_run(job: PreparedJob) -> RunSummary:
+    est = estimate_job(job.config, job.judge, job.inputs, job.pool)
+    if job.existing:
+        est.update(existing_records=len(job.existing), output_dir=str(job.rundir.path))
+    return RunSummary(
+        state="dry-run",
+        method=job.config.method,
+        model=job.config.model,
+        items=job.pool.n_items,
+        estimate=est,
+        max_failure_rate=job.config.max_failure_rate,
+    )
+
+
+async def run_job_async(
+    config: RunConfig,
+    client: LLMClient | None = None,
+    *,
+    on_record: Callable[[Judgment], None] | None = None,
+) -> RunSummary:
+    """Run one judging job (see the module docstring).
+
+    With ``client``, the job uses that client (its cache, limits and usage counters, e.g. one
+    shared by all cells of a sweep) and leaves it open; otherwise it opens its own from
+    ``config``. ``on_record`` is called with every new record after it is saved. On
+    interruption (KeyboardInterrupt, task cancellation) the records so far are kept, qrels and
+    manifest are written, and the exception propagates.
+    """
+    session = _Session(started=time.monotonic(), started_at=utc_now())
+    job = prepare(config)
+    if config.dry_run:
+        return dry_run(job)
+    own_config = client_config(config) if client is None else None
+
+    created = not job.rundir.path.exists()
+    lock = job.rundir.lock()  # one writer per run directory: a second job is refused here
+    try:
+        return await _run_locked(job, session, client, own_config, created, on_record)
+    finally:
+        lock.release()
+
+
+async def _run_locked(
+    job: PreparedJob,
+    session: _Session,
+    client: LLMClient | None,
+    own_config: ClientConfig | None,
+    created: bool,
+    on_record: Callable[[Judgment], None] | None,
+) -> RunSummary:
+    """`run_job_async` once the run directory's lock is held."""
+    from reljudge import __version__
+    from reljudge.judges.base import JudgeContext
+    from reljudge.progress import JobProgress
+
+    config = job.config
+    # read the directory again under the lock: another process may have finished meanwhile
+    job.manifest = check_identity(job.rundir, job_identity(config, job.judge))
+    job.existing = job.rundir.judgments()
+    existing = {
+        r.key: r for r in job.existing if not (config.retry_failed and r.status in RETRYABLE_STATUSES)
+    }
+    try:
+        _write_manifest(job, session, "running", {})
+    except BaseException:
+        if created:
+            shutil.rmtree(job.rundir.path, ignore_errors=True)
+        raise
+
+    progress = JobProgress(
+        total=_expected_records(job.judge, job.inputs, existing),
+        desc=f"{config.method} {config.model}",
+        enabled=config.progress,
+    )
+    writer = job.rundir.writer()
+
+    def on_event(kind: str, info: dict[str, Any]) -> None:
+        progress.on_event(kind, info)
+        cause = str(info.get("kind") or "other")
+        if kind == "retry":
+            session.retry_causes[cause] += 1
+        elif kind == "failure":
+            session.failure_causes[cause] += 1
+
+    def emit(record: Judgment) -> None:
+        writer.write(record)
+        session.new.append(record)
+        progress.on_record(record)
+        if on_record is not None:
+            on_record(record)
+
+    state: Literal["finished", "interrupted", "failed"] = "interrupted"
+    client_stats: dict[str, Any] = {}
+    try:
+        if client is None:
+            from reljudge.llm import LLMClient
+
+            assert own_config is not None
+            async with LLMClient(own_config, on_event=on_event) as own:
+                await job.judge.run(job.inputs, JudgeContext(own, emit, existing, tool_version=__version__))
+                client_stats = own.stats.as_dict()
+        else:
+            await job.judge.run(job.inputs, JudgeContext(client, emit, existing, tool_version=__version__))
+        state = "finished"
+    except Exception:
+        state = "failed"
+        raise
+    finally:
+        progress.close()
+        writer.close()
+        if state == "failed" and created and not session.new:
+            shutil.rmtree(job.rundir.path, ignore_errors=True)  # nothing done: leave nothing behind
+        else:
+            summary = _finish(job, session, progress, state, client_stats)
+            if state != "finished":
+                print(summary.render(), file=sys.stderr)
+    return summary
+
+
+def _expected_records(judge: Judge, inputs: JudgeInputs, existing: Mapping[Any, Judgment]) -> int | None:
+    """Bar total: the judge's estimated calls less the label records already done (a guide)."""
+    try:
+        calls = judge.estimate(inputs).calls
+    except Exception:  # an estimate is a nicety for the bar, never a reason to fail
+        return None
+    labels = judge.label_methods or (judge.name,)
+    done = sum(1 for key in existing if key[0] in labels)
+    return max(calls - done, 0) or None
+
+
+def _write_manifest(job: PreparedJob, session: _Session, state: str, results: Mapping[str, Any]) -> None:
+    config = job.config
+    earlier = job.manifest.get("extra") or {}
+    extra: dict[str, Any] = {
+        "state": state,
+        "identity": job_identity(config, job.judge),
+        "dataset": {"name": job.resolved.name, "sources": job.resolved.sources},
+        "pool": {
+            "spec": config.pool,
+            "description": job.pool.description,
+            "topics": len(job.pool.docs),
+            "items": job.pool.n_items,
+        },
+        "wall_time_s": earlier.get("wall_time_s", 0.0),
+        **results,
+    }
+    settings = config.model_dump(mode="json", exclude={"command", "progress", "dry_run"})
+    job.rundir.write_manifest(
+        command=config.command or [],
+        config=settings,
+        started_at=session.started_at,
+        finished_at=None if state == "running" else utc_now(),
+        extra=extra,
+    )
+
+
+def _finish(
+    job: PreparedJob,
+    session: _Session,
+    progress: Any,
+    state: Literal["finished", "interrupted", "failed"],
+    client_stats: Mapping[str, Any],
+) -> RunSummary:
+    """Derive qrels and write the manifest from what the run directory holds now."""
+    from reljudge.io.trec import write_qrels
+
+    config = job.config
+    all_records = job.rundir.judgments(latest=False)
+    latest = job.rundir.judgments(latest=True)
+    statuses = Counter(r.status for r in latest)
+    fallbacks = Counter(
+        r.parse for r in latest if r.status == "ok" and r.parse and r.parse.startswith("fallback")
+    )
+    usage = _sum_usage(session.new)
+    rate = failure_rate(statuses)
+    qrels_info: dict[str, Any] = {"file": job.rundir.qrels_path.name, "float_policy": config.float_policy}
+    qrels_pairs = 0
+    try:
+        qrels, exclusions = derive_qrels(job.judge, latest, config.float_policy)
+        write_qrels(qrels, job.rundir.qrels_path)
+        qrels_pairs = sum(len(d) for d in qrels.values())
+        qrels_info.update(pairs=qrels_pairs, exclusions=exclusions)
+    except InputError as err:  # e.g. contradicting labels: keep the records, report the problem
+        qrels_info["error"] = str(err)
+    wall = round(time.monotonic() - session.started, 3)
+    summary = RunSummary(
+        state=state,
+        method=config.method,
+        model=config.model,
+        output_dir=job.rundir.path,
+        items=job.pool.n_items,
+        records=len(latest),
+        new_records=len(session.new),
+        statuses={s: statuses[s] for s in STATUSES if statuses[s]},
+        fallbacks=dict(sorted(fallbacks.items())),
+        usage=usage,
+        total_usage=_sum_usage(all_records),
+        price_known=_price_known(config),
+        cache_hits=sum(1 for r in session.new if r.provenance.cached),
+        retries=max(sum(max(0, r.provenance.attempts - 1) for r in session.new), progress.retries),
+        retry_causes=dict(sorted(session.retry_causes.items())),
+        failure_causes=dict(sorted(session.failure_causes.items())),
+        wall_time_s=wall,
+        failure_rate=rate,
+        max_failure_rate=config.max_failure_rate,
+        retryable_failures=sum(statuses[s] for s in RETRYABLE_STATUSES),
+        qrels_pairs=qrels_pairs,
+        exit_code=EXIT_OK if state == "finished" and rate <= config.max_failure_rate else EXIT_FAILURE,
+    )
+    earlier_wall = (job.manifest.get("extra") or {}).get("wall_time_s", 0.0)
+    results = {
+        "parse_fallbacks": summary.fallbacks,
+        "failure_rate": round(rate, 6),
+        "max_failure_rate": config.max_failure_rate,
+        "tokens": {
+            "prompt": summary.total_usage.prompt_tokens,
+            "completion": summary.total_usage.completion_tokens,
+        },
+        "cost_usd": round(summary.total_usage.cost_usd, 6),
+        "price_known": summary.price_known,
+        "wall_time_s": round(earlier_wall + wall, 3),
+        "qrels": qrels_info,
+        "last_session": {
+            "state": state,
+            "new_records": summary.new_records,
+            "usage": usage.model_dump(),
+            "cache_hits": summary.cache_hits,
+            "retries": summary.retries,
+            "retry_causes": summary.retry_causes,
+            "failure_causes": summary.failure_causes,
+            "wall_time_s": wall,
+            "client": dict(client_stats),
+        },
+    }
+    _write_manifest(job, session, state, results)
+    return summary
+
+
+def _price_known(config: RunConfig) -> bool:
+    from reljudge.llm.pricing import find_price, load_prices, merge_prices
+    from reljudge.llm.routing import resolve_model
+
+    backend, model = resolve_model(config.model)
+    if backend == "ollama":
+        return True
+    table = load_prices(config.prices) if config.prices is not None else merge_prices(None)
+    return find_price(model, table) is not None
+
+
+def run_job(config: RunConfig, client: LLMClient | None = None) -> RunSummary:
+    """Synchronous `run_job_async` (runs its own event loop)."""
+    return asyncio.run(run_job_async(config, client))
+
+
+__all__ = [
+    "RunConfig",
+    "RunSummary",
+    "build_pool",
+    "failure_rate",
+    "parse_options",
+    "parse_pool_spec",
+    "read_pairs",
+    "run_job",
+    "run_job_async",
+]

@@ -1,0 +1,540 @@
+"""End-to-end tests of ``judge run`` against the real mock LLM HTTP server (no patching).
+
+Most tests run the CLI in-process (typer's CliRunner) with the server in this process; the ones
+about exit code 2 (bad input) and Ctrl-C run ``python -m reljudge`` in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from reljudge.cli import app
+from reljudge.errors import EXIT_BAD_INPUT, InputError
+from reljudge.io.judgments import read_judgments
+from reljudge.testing import AutoResponder, MockLLMServer, MockReply, responders
+
+SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
+MODEL = "openai/mock-model"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with MockLLMServer() as srv:
+        yield srv
+
+
+@pytest.fixture()
+def srv(server):
+    server.responder = AutoResponder()
+    server.latency_s = 0.0
+    server.reset()
+    return server
+
+
+def run(srv: MockLLMServer, out: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """`judge run` in-process; returns (exit code, output). InputError -> 2, as `main()` does."""
+    argv = ["run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache", *args]
+    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET, **(env or {})})
+    if isinstance(result.exception, InputError):
+        return EXIT_BAD_INPUT, f"error: {result.exception}"
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
+
+
+def cli_subprocess(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OPENAI_API_KEY": SECRET, "RELJUDGE_CACHE": str(cwd / "cache.sqlite")}
+    return subprocess.run(
+        [sys.executable, "-m", "reljudge", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def manifest(out: Path) -> dict:
+    return json.loads((out / "manifest.json").read_text())
+
+
+def qrels_lines(out: Path) -> list[list[str]]:
+    return [line.split() for line in (out / "qrels.txt").read_text().splitlines() if line.strip()]
+
+
+def assert_no_secret(out: Path) -> None:
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path
+
+
+# --- the main paths ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["binary", "umbrela"])
+def test_pointwise_run_writes_records_qrels_and_manifest(srv, tmp_path, method):
+    out = tmp_path / "run"
+    code, output = run(srv, out, "--method", method, "--dataset", "dl19-sample", "--limit", "7")
+    assert code == 0, output
+    assert srv.calls == 7
+    records = read_judgments(out / "judgments.jsonl")
+    assert len(records) == 7 and all(r.method == method for r in records)
+    assert all(r.status == "ok" and r.raw for r in records), [(r.status, r.raw) for r in records]
+    labels = {(r.qid, r.docid): r.label for r in records}
+    # qrels.txt holds exactly the labels of the records
+    assert {(q, d): int(g) for q, _, d, g in qrels_lines(out)} == labels
+    allowed = {0, 1} if method == "binary" else {0, 1, 2, 3}
+    assert set(labels.values()) <= allowed
+    # the first 7 items in pool order: the first topic's documents in qrels order
+    from reljudge.datasets import load_dataset
+
+    data = load_dataset("dl19-sample")
+    first_qid = next(q for q in data.topics if q in data.qrels)
+    assert [
+        (r.qid, r.docid) for r in sorted(records, key=lambda r: list(data.qrels[first_qid]).index(r.docid))
+    ] == [(first_qid, d) for d in list(data.qrels[first_qid])[:7]]
+    m = manifest(out)
+    assert m["extra"]["state"] == "finished"
+    assert m["extra"]["identity"]["method"] == method
+    assert m["summary"]["status"] == {"ok": 7}
+    assert m["summary"]["usage"]["calls"] == 7
+    assert m["extra"]["tokens"]["prompt"] > 0
+    assert m["extra"]["qrels"]["pairs"] == 7
+    assert "records: 7 (ok 7)" in output
+    assert_no_secret(out)
+
+
+def test_default_output_dir_is_named_after_dataset_method_model(srv, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = [
+        "run",
+        "--method",
+        "binary",
+        "--model",
+        MODEL,
+        "--base-url",
+        srv.openai_url,
+        "--no-cache",
+        "--dataset",
+        "dl19-sample",
+        "--limit",
+        "2",
+    ]
+    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET})
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "runs" / "dl19-sample-binary-openai-mock-model" / "judgments.jsonl").exists()
+
+
+def test_resume_makes_no_call_twice_and_rerun_makes_none(srv, tmp_path):
+    out = tmp_path / "run"
+    args = ("--method", "binary", "--dataset", "dl19-sample")
+    code, output = run(srv, out, *args, "--limit", "5")
+    assert code == 0, output
+    first = [r.content_key for r in srv.requests]
+    assert len(first) == 5
+    srv.reset()
+    code, output = run(srv, out, *args, "--limit", "12")
+    assert code == 0, output
+    # only the 7 new items were asked, none of the 5 done before
+    assert srv.calls == 7
+    assert not set(first) & {r.content_key for r in srv.requests}
+    records = read_judgments(out / "judgments.jsonl")
+    assert len(records) == 12 and len({r.key for r in records}) == 12
+    srv.reset()
+    code, output = run(srv, out, *args, "--limit", "12")
+    assert code == 0, output
+    assert srv.calls == 0
+    assert len(read_judgments(out / "judgments.jsonl")) == 12
+    assert "0 new in this run" in output
+    assert len(manifest(out).get("history", [])) == 2
+
+
+def test_dry_run_calls_nothing_and_writes_nothing(srv, tmp_path):
+    out = tmp_path / "run"
+    code, output = run(
+        srv, out, "--method", "umbrela", "--dataset", "dl19-sample", "--limit", "20", "--dry-run"
+    )
+    assert code == 0, output
+    assert srv.calls == 0
+    assert not out.exists()
+    assert "LLM calls: 20" in output
+    assert "nothing was called and nothing was written" in output
+
+
+def test_dry_run_prices_a_known_model(srv, tmp_path):
+    out = tmp_path / "run"
+    argv = [
+        "run",
+        "--method",
+        "binary",
+        "--model",
+        "gpt-4o",
+        "--dataset",
+        "dl19-sample",
+        "--limit",
+        "10",
+        "--dry-run",
+        "--output",
+        str(out),
+        "--json",
+    ]
+    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET})
+    assert result.exit_code == 0, result.output
+    est = json.loads(result.output)["estimate"]
+    assert est["calls"] == 10 and est["price_known"]
+    expected = (est["prompt_tokens"] * 2.50 + est["completion_tokens"] * 10.0) / 1e6
+    assert est["cost_usd"] == pytest.approx(expected)
+    assert not out.exists()
+
+
+def test_failure_rate_above_limit_exits_1_and_keeps_raw(srv, tmp_path):
+    srv.responder = responders.fixed("hmm, hard to say")
+    out = tmp_path / "run"
+    code, output = run(srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "4")
+    assert code == 1, output
+    records = read_judgments(out / "judgments.jsonl")
+    assert [r.status for r in records] == ["unparsed"] * 4
+    assert all(r.label is None and r.raw == "hmm, hard to say" for r in records)
+    assert qrels_lines(out) == []  # a failure is never a label
+    assert "failure share: 100.0%" in output
+    # the same records pass with a generous limit (and no new call: all are done)
+    srv.reset()
+    code, output = run(
+        srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "4", "--max-failure-rate", "1"
+    )
+    assert code == 0, output
+    assert srv.calls == 0
+
+
+def test_retry_failed_rejudges_only_api_errors(srv, tmp_path):
+    broken = {"on": True}
+    auto = AutoResponder()
+
+    def flaky(req):
+        if broken["on"] and req.index % 3 == 0:
+            return MockReply(status=500, error="mock outage")
+        return auto(req)
+
+    srv.responder = flaky
+    out = tmp_path / "run"
+    args = (
+        "--method",
+        "binary",
+        "--dataset",
+        "dl19-sample",
+        "--limit",
+        "16",
+        "--max-attempts",
+        "1",
+        "--max-failure-rate",
+        "1",
+    )
+    code, output = run(srv, out, *args)
+    assert code == 0, output
+    failed = {r.key for r in read_judgments(out / "judgments.jsonl") if r.status == "api_error"}
+    assert len(failed) == 6  # requests 0, 3, ..., 15
+    assert "--retry-failed" in output
+    broken["on"] = False
+    srv.reset()
+    code, output = run(srv, out, *args)  # a plain resume does not call again
+    assert srv.calls == 0
+    code, output = run(srv, out, *args, "--retry-failed")
+    assert code == 0, output
+    assert srv.calls == len(failed)
+    latest = {r.key: r for r in read_judgments(out / "judgments.jsonl")}
+    assert all(latest[k].status == "ok" for k in failed)
+    assert len(qrels_lines(out)) == 16
+
+
+def test_settings_that_differ_from_the_run_directory_are_refused(srv, tmp_path):
+    out = tmp_path / "run"
+    code, _ = run(srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "2")
+    assert code == 0
+    srv.reset()
+    code, output = run(srv, out, "--method", "umbrela", "--dataset", "dl19-sample", "--limit", "2")
+    assert code == EXIT_BAD_INPUT
+    assert "refusing to mix" in output and "method was 'binary', now 'umbrela'" in output
+    code, output = run(
+        srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "2", "--temperature", "0.7"
+    )
+    assert code == EXIT_BAD_INPUT and "temperature" in output
+    assert srv.calls == 0
+    assert len(read_judgments(out / "judgments.jsonl")) == 2
+
+
+# --- pools ---------------------------------------------------------------------------------------
+
+
+def _sample_run(tmp_path: Path, extra_docs: int = 0) -> tuple[Path, str, list[str]]:
+    """A run over the first sample topic: 6 judged documents (+ unjudged made-up ones)."""
+    from reljudge.datasets import load_dataset
+
+    data = load_dataset("dl19-sample")
+    qid = next(q for q in data.topics if q in data.qrels)
+    judged = list(data.qrels[qid])[:6]
+    docs = judged[:3] + [f"unjudged{i}" for i in range(extra_docs)] + judged[3:]
+    lines = [f"{qid} Q0 {d} {i + 1} {100 - i} sys" for i, d in enumerate(docs)]
+    path = tmp_path / "sys.run"
+    path.write_text("\n".join(lines) + "\n")
+    return path, qid, docs
+
+
+def test_run_pool_takes_top_k_by_rank(srv, tmp_path):
+    run_file, qid, docs = _sample_run(tmp_path)
+    out = tmp_path / "run"
+    code, output = run(
+        srv, out, "--method", "binary", "--dataset", "dl19-sample", "--pool", f"run:{run_file}:4"
+    )
+    assert code == 0, output
+    assert {(r.qid, r.docid) for r in read_judgments(out / "judgments.jsonl")} == {(qid, d) for d in docs[:4]}
+
+
+def test_missing_passages_are_bad_input_unless_skipped(srv, tmp_path):
+    run_file, qid, docs = _sample_run(tmp_path, extra_docs=2)
+    out = tmp_path / "run"
+    args = ("--method", "binary", "--dataset", "dl19-sample", "--pool", f"run:{run_file}:8")
+    code, output = run(srv, out, *args)
+    assert code == EXIT_BAD_INPUT
+    assert "2 pooled passage(s) have no text" in output and "unjudged0" in output
+    assert not out.exists() and srv.calls == 0
+    code, output = run(srv, out, *args, "--skip-missing")
+    assert code == 0, output
+    records = {r.docid: r for r in read_judgments(out / "judgments.jsonl")}
+    assert records["unjudged0"].status == "skipped" and records["unjudged1"].status == "skipped"
+    assert srv.calls == 6
+
+
+def test_unjudged_pool_excludes_judged_documents(srv, tmp_path):
+    run_file, qid, docs = _sample_run(tmp_path, extra_docs=2)
+    corpus = tmp_path / "corpus.tsv"
+    from reljudge.datasets import load_dataset
+
+    data = load_dataset("dl19-sample")
+    corpus.write_text(
+        "unjudged0\tA passage about nothing.\nunjudged1\tAnother passage.\n"
+        + "".join(f"{d}\t{t}\n" for d, t in list(data.corpus.items())[:50])
+    )
+    out = tmp_path / "run"
+    code, output = run(
+        srv,
+        out,
+        "--method",
+        "binary",
+        "--dataset",
+        "dl19-sample",
+        "--corpus",
+        str(corpus),
+        "--pool",
+        f"unjudged:{run_file}:5",
+    )
+    assert code == 0, output
+    assert {r.docid for r in read_judgments(out / "judgments.jsonl")} == {"unjudged0", "unjudged1"}
+
+
+def test_pairwise_with_a_pairs_file_and_dry_run_growth(srv, tmp_path):
+    from reljudge.datasets import load_dataset
+
+    data = load_dataset("dl19-sample")
+    qid = next(q for q in data.topics if q in data.qrels)
+    d = list(data.qrels[qid])
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text(
+        f"{qid}\ttop\tlow\t{d[0]}\t{d[1]}\n{qid}\tmid\tlow\t{d[2]}\t{d[3]}\n{qid}\ttop\tmid\t{d[4]}\t{d[5]}\n"
+    )
+    out = tmp_path / "run"
+    code, output = run(srv, out, "--method", "pairwise", "--dataset", "dl19-sample", "--pairs", str(pairs))
+    assert code == 0, output
+    assert srv.calls == 6  # three pairs, both orders
+    records = read_judgments(out / "judgments.jsonl")
+    assert {(r.docid, r.docid_b) for r in records} == {(d[0], d[1]), (d[2], d[3]), (d[4], d[5])}
+    assert all(r.status == "ok" and r.label in (0, 1, 2) for r in records)
+    srv.reset()
+    code, output = run(
+        srv,
+        tmp_path / "dry",
+        "--method",
+        "pairwise",
+        "--dataset",
+        "dl19-sample",
+        "--topics-limit",
+        "1",
+        "--dry-run",
+    )
+    assert code == 0, output
+    assert srv.calls == 0
+    assert "pairwise calls by pool depth" in output and "sampler" in output
+
+
+@pytest.mark.parametrize("method", ["exam", "nuggets"])
+def test_multi_stage_methods_run_and_resume(srv, tmp_path, method):
+    out = tmp_path / "run"
+    args = (
+        "--method",
+        method,
+        "--dataset",
+        "dl19-sample",
+        "--topics-limit",
+        "1",
+        "--limit",
+        "3",
+        "--max-failure-rate",
+        "1",
+    )
+    code, output = run(srv, out, *args)
+    assert code == 0, output
+    assert srv.calls > 0
+    m = manifest(out)
+    assert m["extra"]["state"] == "finished"
+    assert (out / "qrels.txt").exists()
+    srv.reset()
+    code, output = run(srv, out, *args)
+    assert code == 0, output
+    assert srv.calls == 0
+
+
+# --- bad input (real process, real exit codes) ---------------------------------------------------
+
+
+def test_unknown_method_exits_2_with_the_list(tmp_path):
+    proc = cli_subprocess(
+        "run", "--method", "bogus", "--model", MODEL, "--dataset", "dl19-sample", cwd=tmp_path
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "unknown method 'bogus'" in proc.stderr and "binary" in proc.stderr and "umbrela" in proc.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_bad_qrels_exits_2_with_file_line_and_leaves_no_output(tmp_path):
+    from reljudge.datasets import bundled_path
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("19335 0 1017759 0\n19335 0 1082489 zero\n")
+    out = tmp_path / "out"
+    proc = cli_subprocess(
+        "run",
+        "--method",
+        "binary",
+        "--model",
+        MODEL,
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--topics",
+        str(bundled_path() / "topics.tsv"),
+        "--corpus",
+        str(bundled_path() / "passages.tsv"),
+        "--qrels",
+        str(qrels),
+        "--output",
+        str(out),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"error: {qrels}:2: grade 'zero' is not a number" in proc.stderr
+    assert not out.exists()
+
+
+def test_ctrl_c_saves_records_and_the_same_command_resumes(tmp_path):
+    with MockLLMServer(latency_s=0.15) as slow:
+        out = tmp_path / "run"
+        args = [
+            "-m",
+            "reljudge",
+            "run",
+            "--method",
+            "binary",
+            "--model",
+            MODEL,
+            "--base-url",
+            slow.openai_url,
+            "--dataset",
+            "dl19-sample",
+            "--limit",
+            "40",
+            "--concurrency",
+            "2",
+            "--no-cache",
+            "--output",
+            str(out),
+        ]
+        env = {**os.environ, "OPENAI_API_KEY": SECRET}
+        proc = subprocess.Popen(
+            [sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            path = out / "judgments.jsonl"
+            if path.exists() and len(path.read_text().splitlines()) >= 4:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 130, stderr
+        assert "re-run the same command" in stderr
+        saved = read_judgments(out / "judgments.jsonl")
+        assert 4 <= len(saved) < 40
+        m = manifest(out)
+        assert m["extra"]["state"] == "interrupted"
+        assert len(qrels_lines(out)) == len(saved)
+        slow.reset()
+        slow.latency_s = 0.0
+        done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        records = read_judgments(out / "judgments.jsonl")
+        assert len({r.key for r in records}) == 40 == len(records)
+        # the resumed run asked only for what was not saved
+        assert slow.calls == 40 - len(saved)
+        saved_keys = {r.key for r in saved}
+        assert all(r.key not in saved_keys for r in records[len(saved) :])
+        assert_no_secret(out)
+
+
+def test_an_input_error_raised_by_the_judge_leaves_no_output(srv, tmp_path):
+    out = tmp_path / "run"
+    code, output = run(
+        srv, out, "--method", "pairwise", "--dataset", "dl19-sample", "-o", "pairs=given", "--limit", "4"
+    )
+    assert code == EXIT_BAD_INPUT and "pairs" in output
+    assert not out.exists() and srv.calls == 0
+
+
+def test_api_key_env_must_name_a_set_variable(srv, tmp_path):
+    out = tmp_path / "run"
+    code, output = run(
+        srv,
+        out,
+        "--method",
+        "binary",
+        "--dataset",
+        "dl19-sample",
+        "--limit",
+        "2",
+        "--api-key-env",
+        "RELJUDGE_TEST_UNSET_KEY",
+    )
+    assert code == EXIT_BAD_INPUT and "RELJUDGE_TEST_UNSET_KEY" in output
+    assert not out.exists()
+    code, output = run(
+        srv,
+        out,
+        "--method",
+        "binary",
+        "--dataset",
+        "dl19-sample",
+        "--limit",
+        "2",
+        "--api-key-env",
+        "MY_KEY",
+        env={"MY_KEY": SECRET + "-other"},
+    )
+    assert code == 0, output
+    assert_no_secret(out)
+    assert SECRET + "-other" not in (out / "manifest.json").read_text()

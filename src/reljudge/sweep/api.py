@@ -1,0 +1,112 @@
+"""The two entry points behind ``judge sweep``: run a sweep file, or analyse existing judgments."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from reljudge.errors import InputError
+from reljudge.sweep.analysis import Conventions, SweepAnalysis, analyze
+
+
+def conventions_from(config: Any) -> Conventions:
+    a = config.analysis if hasattr(config, "analysis") else config
+    return Conventions(
+        threshold=a.threshold,
+        kappa_weights=a.kappa_weights,
+        alpha_level=dict(a.alpha_level),
+        ranking_measure=a.ranking_measure,
+    )
+
+
+def _load_runs(runs: Mapping[str, str | None]) -> dict[str, dict[str, Any]]:
+    from reljudge.metrics.evaluate import load_runs
+
+    return {ds: load_runs(path) for ds, path in runs.items() if path}  # type: ignore[misc]
+
+
+def analyze_sweep_dir(root: Path, *, with_runs: bool = True) -> SweepAnalysis:
+    """Analyse the cells of a sweep output directory (its ``sweep.json``)."""
+    from reljudge.sweep.config import Analysis
+    from reljudge.sweep.execute import read_sweep_dir
+
+    cells, index = read_sweep_dir(root)
+    conv = conventions_from(Analysis.model_validate(index.get("conventions", {})))
+    thresholds = {d.get("threshold") for d in index["datasets"].values()}
+    if len(thresholds) == 1 and None not in thresholds:
+        conv = Conventions(
+            threshold=thresholds.pop(),
+            kappa_weights=conv.kappa_weights,
+            alpha_level=conv.alpha_level,
+            ranking_measure=conv.ranking_measure,
+        )
+    runs = _load_runs({k: v.get("runs") for k, v in index["datasets"].items()}) if with_runs else {}
+    notes = [
+        f"prompt {s['id']} ({s['task']}) left out: {s['reason']}" for s in index.get("skipped_prompts", [])
+    ]
+    return analyze(cells, index["_qrels"], conv, runs=runs or None, notes=notes)
+
+
+def analyze_published(
+    path: Path,
+    *,
+    qrels: Mapping[str, str | Path] | None = None,
+    prompts: str | Path | None = None,
+    runs: Mapping[str, str | Path] | None = None,
+    include_excluded: bool = False,
+    conv: Conventions | None = None,
+) -> SweepAnalysis:
+    """Analyse the published prompt-sensitivity judgments (``judgments.tar.gz`` or its extraction)."""
+    from reljudge.io.trec import read_qrels
+    from reljudge.sweep import published
+
+    groups: Callable[[str], str] | None = None
+    notes: list[str] = []
+    collection = Path(prompts) if prompts else (path.parent if path.is_file() else path) / "prompts.json"
+    if collection.is_file():
+        mapping = published.groups_from_collection(collection)
+        groups = lambda pid: mapping.get(pid, published.default_group(pid))  # noqa: E731
+        notes.append(f"prompt groups from {collection} (participant_name: human-*, LLM-*, umbrela)")
+    cells, skipped = published.read_published(
+        path, exclude=() if include_excluded else published.EXCLUDED_BY_AUTHORS, group_of=groups
+    )
+    notes += skipped
+    qrels_data = {}
+    for ds in sorted({c.dataset for c in cells}):
+        given = (qrels or {}).get(ds)
+        qpath = Path(given) if given else published.default_qrels(path, ds)
+        if qpath is None:
+            raise InputError(f"no human qrels for {ds}: give --qrels {ds}=FILE", path)
+        qrels_data[ds] = read_qrels(qpath)
+        notes.append(f"human qrels of {ds}: {qpath}")
+    notes.append(
+        "gpt-4o binary/graded judged a stratified sample (at most 10 passages per grade per topic), "
+        "llama3.2 and mistral all judged pairs; each cell is scored on the pairs it labelled"
+    )
+    run_sets = _load_runs({k: str(v) for k, v in (runs or {}).items()})
+    return analyze(cells, qrels_data, conv or Conventions(), runs=run_sets or None, notes=notes)
+
+
+def from_judgments(path: str | Path, **kwargs: Any) -> SweepAnalysis:
+    """A sweep output directory, or the published release (tarball or directory)."""
+    from reljudge.sweep.execute import INDEX_FILE
+    from reljudge.sweep.published import is_published_layout
+
+    p = Path(path)
+    if not p.exists():
+        raise InputError("not found", p)
+    if p.is_dir() and (p / INDEX_FILE).exists():
+        return analyze_sweep_dir(p)
+    if is_published_layout(p):
+        return analyze_published(p, **kwargs)
+    raise InputError(
+        f"neither a sweep output directory (no {INDEX_FILE}) nor published judgments (<model>/<task>/*.txt)",
+        p,
+    )
+
+
+def summary_lines(analysis: SweepAnalysis, limit: Sequence[str] | None = None) -> str:
+    from reljudge.sweep.report import summary_markdown
+
+    return summary_markdown(analysis)

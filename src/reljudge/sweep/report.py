@@ -1,0 +1,201 @@
+"""Writing a sweep analysis: CSV and JSON tables, PNG plots and a Markdown report linking them.
+
+Files in the output directory:
+
+- ``cells.csv`` / ``cells.json``: one row per cell (κ or agree/tie/disagree, invalid rate, tokens, cost);
+- ``summary.csv`` / ``summary.json``: per dataset × task × model × prompt group, mean / variance /
+  std / min / max of the cell metric over prompts;
+- ``alpha.json`` and ``alpha/<dataset>_<model>_<task>.csv``: Krippendorff's α between prompts;
+- ``ranking.json`` (when runs were given): Kendall τ of each prompt's system ranking;
+- ``plots/*.png`` (with matplotlib): metric heatmaps (prompt × model) and α matrices;
+- ``report.md``: the tables, the conventions and links to all of the above.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from reljudge.io.atomic import write_text_atomic
+from reljudge.sweep.analysis import SweepAnalysis
+from reljudge.sweep.grid import safe_name
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _csv(rows: Sequence[dict[str, Any]]) -> str:
+    headers: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in headers:
+                headers.append(key)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=headers, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(
+            {k: ("" if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
+        )
+    return buf.getvalue()
+
+
+def _f(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def summary_markdown(analysis: SweepAnalysis) -> str:
+    """The per model × prompt group table (Markdown)."""
+    lines = [
+        "| dataset | task | metric | model | group | prompts | mean | variance | std | min | max | invalid |",
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in analysis.summary:
+        lines.append(
+            f"| {s['dataset']} | {s['task']} | {s['metric']} | {s['model']} | {s['group']} | {s['prompts']} | "
+            f"{_f(s['mean'])} | {_f(s['var'], 4)} | {_f(s['std'])} | {_f(s['min'])} | {_f(s['max'])} | {_f(s['invalid_rate'] * 100, 2)}% |"
+        )
+    return "\n".join(lines)
+
+
+def write_report(
+    analysis: SweepAnalysis,
+    out_dir: str | Path,
+    *,
+    plots: bool = True,
+    title: str = "Prompt-sensitivity sweep",
+) -> list[Path]:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+
+    def put(name: str, text: str) -> Path:
+        path = out / name
+        write_text_atomic(path, text)
+        written.append(path)
+        return path
+
+    put("cells.csv", _csv(analysis.rows))
+    put("cells.json", json.dumps(_clean(analysis.rows), indent=1) + "\n")
+    put("summary.csv", _csv(analysis.summary))
+    put("summary.json", json.dumps(_clean(analysis.summary), indent=1) + "\n")
+    alpha_json = []
+    for a in analysis.alphas:
+        name = f"alpha/{safe_name(a.dataset)}_{safe_name(a.model)}_{a.task}.csv"
+        rows = [
+            {"prompt": p, **{q: a.matrix[i, j] for j, q in enumerate(a.prompts)}}
+            for i, p in enumerate(a.prompts)
+        ]
+        put(name, _csv(rows))
+        alpha_json.append(
+            {
+                "dataset": a.dataset,
+                "model": a.model,
+                "task": a.task,
+                "level": a.level,
+                "alpha": a.overall,
+                "units": a.units,
+                "prompts": a.prompts,
+                "matrix": name,
+            }
+        )
+    if alpha_json:
+        put("alpha.json", json.dumps(_clean(alpha_json), indent=1) + "\n")
+    if analysis.rankings:
+        put(
+            "ranking.json",
+            json.dumps(
+                _clean(
+                    [
+                        {
+                            "dataset": r.dataset,
+                            "model": r.model,
+                            "task": r.task,
+                            "measure": r.measure,
+                            "systems": r.systems,
+                            "tau_to_human": r.tau_to_human,
+                            "prompts": r.prompts,
+                            "tau_matrix": r.matrix.tolist(),
+                        }
+                        for r in analysis.rankings
+                    ]
+                ),
+                indent=1,
+            )
+            + "\n",
+        )
+    figures: list[tuple[str, str]] = []
+    if plots:
+        from reljudge.sweep.plots import write_plots
+
+        for path, caption in write_plots(analysis, out / "plots"):
+            written.append(path)
+            figures.append((str(path.relative_to(out)), caption))
+    put("report.md", _markdown(analysis, alpha_json, figures, title))
+    return written
+
+
+def _markdown(
+    analysis: SweepAnalysis, alpha_json: list[dict[str, Any]], figures: list[tuple[str, str]], title: str
+) -> str:
+    conv = analysis.conventions.as_dict()
+    parts = [f"# {title}", ""]
+    parts += ["## Conventions", ""] + [f"- **{k}**: {v}" for k, v in conv.items()] + [""]
+    if analysis.notes:
+        parts += ["## Notes", ""] + [f"- {n}" for n in analysis.notes] + [""]
+    parts += [
+        "## Agreement with human labels, per model and prompt group",
+        "",
+        "Metric per cell: κ for binary/graded, share of agreeing pairs for pairwise; mean and variance over the prompts of the group. "
+        "Per-cell values: [cells.csv](cells.csv); this table: [summary.csv](summary.csv).",
+        "",
+        summary_markdown(analysis),
+        "",
+    ]
+    if alpha_json:
+        parts += [
+            "## Agreement between prompts (Krippendorff's α)",
+            "",
+            "| dataset | task | model | level | prompts | items | α | matrix |",
+            "|---|---|---|---|---:|---:|---:|---|",
+        ]
+        for a in alpha_json:
+            parts.append(
+                f"| {a['dataset']} | {a['task']} | {a['model']} | {a['level']} | {len(a['prompts'])} | {a['units']} | {_f(a['alpha'])} | [csv]({a['matrix']}) |"
+            )
+        parts.append("")
+    if analysis.rankings:
+        parts += [
+            "## Stability of the system ranking",
+            "",
+            "| dataset | task | model | systems | mean τ to human | min | max |",
+            "|---|---|---|---:|---:|---:|---:|",
+        ]
+        for r in analysis.rankings:
+            taus = [t for t in r.tau_to_human.values() if t == t]
+            mean = sum(taus) / len(taus) if taus else math.nan
+            parts.append(
+                f"| {r.dataset} | {r.task} | {r.model} | {r.systems} | {_f(mean)} | {_f(min(taus) if taus else math.nan)} | {_f(max(taus) if taus else math.nan)} |"
+            )
+        parts += ["", "Details: [ranking.json](ranking.json)", ""]
+    if figures:
+        parts += ["## Plots", ""]
+        for path, caption in figures:
+            parts += [f"### {caption}", "", f"![{caption}]({path})", ""]
+    return "\n".join(parts)

@@ -45,6 +45,591 @@ def _root(
 # --- commands are added below, one block each -------------------------------------------
 
 
+# --- prompts: list / show / render the prompt templates (owner: prompts helper) ---
+
+prompts_app = typer.Typer(help="List, show and render the published prompt templates.", no_args_is_help=True)
+app.add_typer(prompts_app, name="prompts")
+
+
+@prompts_app.command("list")
+def prompts_list_cmd(
+    json_output: bool = typer.Option(False, "--json", help="Print JSON (full metadata) instead of a table."),
+) -> None:
+    """List the bundled prompt templates: id, output contract, source and SHA-256 prefix."""
+    import json
+
+    from reljudge.prompts import list_prompts
+
+    templates = list_prompts()
+    if json_output:
+        typer.echo(json.dumps([t.metadata() for t in templates], indent=2, ensure_ascii=False))
+        return
+    width = max(len(t.id) for t in templates)
+    typer.echo(f"{'id':<{width}}  {'output':<42}  {'sha256':<12}  source")
+    for t in templates:
+        src = t.source.get("repo", "")
+        if t.source.get("file"):
+            src += ":" + t.source["file"]
+        typer.echo(f"{t.id:<{width}}  {t.output.describe():<42}  {t.sha256[:12]}  {src}")
+
+
+@prompts_app.command("show")
+def prompts_show_cmd(
+    prompt_id: str = typer.Argument(..., metavar="ID", help="Template id (see 'judge prompts list') or a template .yaml file."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON (metadata and messages)."),
+) -> None:
+    """Show a template's metadata and its raw messages, placeholders unfilled."""
+    import json
+
+    from reljudge.prompts import get_prompt
+
+    tpl = get_prompt(prompt_id)
+    if json_output:
+        typer.echo(json.dumps({**tpl.metadata(), "notes": tpl.notes, "messages": list(tpl.messages)}, indent=2, ensure_ascii=False))
+        return
+    meta = tpl.metadata()
+    typer.echo(f"id:        {tpl.id}")
+    if tpl.title:
+        typer.echo(f"title:     {tpl.title}")
+    typer.echo(f"version:   {tpl.version or '-'}")
+    typer.echo(f"output:    {tpl.output.describe()}")
+    typer.echo("variables: " + ", ".join(f"{{{n}}} -> {r}" for n, r in meta["variables"].items()))
+    typer.echo(f"sha256:    {tpl.sha256}")
+    for key, value in tpl.source.items():
+        typer.echo(f"source.{key}: {value}")
+    typer.echo(f"licence:   {tpl.licence or '-'}")
+    if tpl.notes:
+        typer.echo("notes:\n  " + tpl.notes.rstrip("\n").replace("\n", "\n  "))
+    typer.echo(tpl.raw_text())
+
+
+@prompts_app.command("render")
+def prompts_render_cmd(
+    prompt_id: str = typer.Argument(..., metavar="ID", help="Template id or a template .yaml file."),
+    query: Optional[str] = typer.Option(None, "--query", help="The query."),
+    passage: Optional[str] = typer.Option(None, "--passage", "--document", help="The passage (role 'document')."),
+    var: list[str] = typer.Option([], "--var", help="Any other value as name=value (repeatable), e.g. --var documentA=... --var num_nuggets=3."),
+    json_output: bool = typer.Option(False, "--json", help="Print the messages as JSON (exactly what is sent)."),
+) -> None:
+    """Render a template with the given values and print the messages."""
+    import json
+
+    from reljudge.prompts import get_prompt
+
+    values: dict[str, str] = {}
+    for item in var:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"--var expects name=value, got {item!r}")
+        values[name.strip()] = value
+    if query is not None:
+        values["query"] = query
+    if passage is not None:
+        values["document"] = passage
+    tpl = get_prompt(prompt_id)
+    messages = tpl.render(**values)
+    if json_output:
+        typer.echo(json.dumps(messages, indent=2, ensure_ascii=False))
+        return
+    typer.echo("\n".join(f"--- {m['role']} ---\n{m['content']}" for m in messages))
+
+
+# --- data: export, datasets (owner: data helper) ---
+
+
+@app.command("export")
+def export_cmd(
+    judgments: Path = typer.Option(..., "--judgments", help="A run directory, a judgments .jsonl file, or a qrels-like file (int or float grades)."),
+    to: str = typer.Option("qrels", "--to", help="Output format: qrels, csv (flat provenance columns) or jsonl."),
+    out: Path = typer.Option(..., "--out", help="Output file (written atomically)."),
+    float_policy: str = typer.Option(
+        "round",
+        "--float",
+        help="Non-integer labels in qrels: round (half up), scale (x --scale, then round) or keep (trec_eval/ranx would truncate them).",
+    ),
+    scale: float = typer.Option(100.0, "--scale", help="Factor for --float scale."),
+    method: Optional[str] = typer.Option(None, "--method", help="Keep only this method (needed when a run holds several); names the method of an imported qrels file."),
+) -> None:
+    """Export judgments to qrels, CSV or JSONL."""
+    import logging
+
+    from reljudge.io.export import export_judgments, load_judgment_source
+
+    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
+    records = load_judgment_source(judgments, method=method)
+    count = export_judgments(records, out, to=to, float_policy=float_policy, scale=scale, method=method)  # type: ignore[arg-type]
+    typer.echo(f"wrote {count} {'qrels lines' if to == 'qrels' else 'records'} to {out}", err=True)
+
+
+@app.command("datasets")
+def datasets_cmd(
+    json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """List the known datasets with their topic, judgment and passage counts."""
+    import json
+
+    from reljudge.datasets import DATA_DIR_ENV, list_datasets
+
+    entries = list_datasets()
+    if json_output:
+        typer.echo(json.dumps(entries, indent=2))
+        return
+    header = f"{'name':<12} {'topics':>6} {'qrels':>6} {'passages':>8} {'runs':>4} {'grades':>6} {'rel>=':>5}  path"
+    typer.echo(header)
+    for entry in entries:
+        if entry["available"]:
+            typer.echo(
+                f"{entry['name']:<12} {entry['topics']:>6} {entry['qrels'] or 0:>6} {entry['passages'] or 0:>8} "
+                f"{entry['runs']:>4} {entry['grades']:>6} {entry['relevant_threshold']:>5}  {entry['path']}"
+            )
+        else:
+            typer.echo(f"{entry['name']:<12} {'-':>6} {'-':>6} {'-':>8} {'-':>4} {'-':>6} {'-':>5}  not found")
+    if not all(e["available"] for e in entries):
+        typer.echo(f"(set {DATA_DIR_ENV} to the directory holding the full collections)", err=True)
+
+
+# --- run: judge a pool with one method and model (owner: runner helper) ---
+
+
+@app.command("run")
+def run_cmd(
+    method: str = typer.Option(..., "--method", help="Judging method: binary, umbrela, pairwise, exam, nuggets, custom (or a plugin)."),
+    model: str = typer.Option(..., "--model", help="Model, e.g. gpt-4o, openai/<name> (any OpenAI-compatible server), ollama/llama3.2, litellm/<provider>/<name>."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Server URL (vLLM, llama.cpp, Ollama on another host, a proxy)."),
+    api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="Name of the environment variable holding the API key (default: the provider's usual one, e.g. OPENAI_API_KEY). The key is never written anywhere."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="A known dataset (dl19-sample, trec-dl19, ...; see 'judge datasets') or a dataset directory."),
+    topics: Optional[Path] = typer.Option(None, "--topics", help="Topics file 'qid<TAB>query' (overrides the dataset's)."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels file 'qid iter docid grade' (overrides the dataset's)."),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Passages: 'docid<TAB>text' TSV or JSONL (overrides the dataset's)."),
+    pool: str = typer.Option("qrels", "--pool", help="What to judge: 'qrels' (the judged pairs), 'run:FILE:K' (a run's top K) or 'unjudged:FILE:K' (the top K not in the qrels)."),
+    pairs: Optional[Path] = typer.Option(None, "--pairs", help="Pairwise: the pairs to judge, 'qid docidA docidB' per line or the 'qid cat1 cat2 docid1 docid2' TSV."),
+    prompt: Optional[str] = typer.Option(None, "--prompt", help="Prompt id (see the bundled templates) or a template file."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Judge option key=value (repeatable), e.g. -o few_shot=true."),
+    output: Optional[Path] = typer.Option(None, "--output", help="Run directory (default runs/<dataset>-<method>-<model>/). Re-running the same command resumes it."),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Requests in flight at once."),
+    rpm: Optional[float] = typer.Option(None, "--rpm", help="Cap on requests per minute."),
+    tpm: Optional[float] = typer.Option(None, "--tpm", help="Cap on tokens per minute."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per request attempt."),
+    max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Attempts per call (retries on 429, 5xx, timeouts)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Judge only the first N items of the pool (topics in file order, documents in qrels order or by rank; a pair counts as one item)."),
+    topics_limit: Optional[int] = typer.Option(None, "--topics-limit", min=1, help="Judge only the first N topics of the pool."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the number of calls, tokens and cost; call nothing, write nothing."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Judge again the records that failed for a transient reason (api_error, truncated)."),
+    skip_missing: bool = typer.Option(False, "--skip-missing", help="Record passages without text as 'skipped' instead of stopping."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Response cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."),
+    max_failure_rate: float = typer.Option(0.05, "--max-failure-rate", min=0.0, max=1.0, help="Exit with code 1 when the share of failed records (unparsed, api_error, refused, truncated) is above this."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
+    seed: Optional[int] = typer.Option(42, "--seed", help="Sampling seed (where the provider supports it)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Cap on answer tokens."),
+    logprobs: bool = typer.Option(False, "--logprobs", help="Ask for token log-probabilities."),
+    prices: Optional[Path] = typer.Option(None, "--prices", help="YAML/JSON price table {model: {input: USD/1M, output: USD/1M}} overriding the built-in one."),
+    float_policy: str = typer.Option("round", "--float", help="Non-integer labels in qrels.txt: round (half up), scale (x100, round) or keep."),
+    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar (it is shown only on a terminal anyway)."),
+) -> None:
+    """Judge a pool of (topic, passage) items with one method and model, resumably.
+
+    Writes RUN/judgments.jsonl (one record per item, appended as they come), RUN/qrels.txt and
+    RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate (or
+    interrupted), 2 bad input.
+    """
+    import asyncio
+    import json
+
+    from reljudge.runner import RunConfig, parse_options, run_job_async
+
+    if float_policy not in ("round", "scale", "keep"):
+        raise InputError(f"--float {float_policy!r}: expected round, scale or keep")
+    try:
+        config = RunConfig(
+            method=method,
+            model=model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            dataset=dataset,
+            topics=topics,
+            qrels=qrels,
+            corpus=corpus,
+            pool=pool,
+            pairs=pairs,
+            prompt=prompt,
+            options=parse_options(option),
+            output=output,
+            concurrency=concurrency,
+            rpm=rpm,
+            tpm=tpm,
+            timeout_s=timeout,
+            max_attempts=max_attempts,
+            limit=limit,
+            topics_limit=topics_limit,
+            dry_run=dry_run,
+            retry_failed=retry_failed,
+            skip_missing=skip_missing,
+            use_cache=not no_cache,
+            cache_path=cache,
+            max_failure_rate=max_failure_rate,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+            logprobs=logprobs,
+            prices=prices,
+            float_policy=float_policy,  # type: ignore[arg-type]
+            progress=False if no_progress else None,
+            command=["judge", *sys.argv[1:]],
+        )
+    except ValueError as err:  # pydantic validation (ValidationError is a ValueError)
+        errors = getattr(err, "errors", None)
+        if callable(errors):
+            first = errors()[0]
+            name = "--" + "-".join(str(p) for p in first.get("loc", ())).replace("_", "-")
+            raise InputError(f"{name}: {first.get('msg', 'invalid value')}") from None
+        raise InputError(str(err)) from None
+    try:
+        summary = asyncio.run(run_job_async(config))
+    except KeyboardInterrupt:
+        typer.echo("interrupted: the records so far are saved; re-run the same command to resume", err=True)
+        raise typer.Exit(130) from None
+    if json_output:
+        typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
+    else:
+        typer.echo(summary.render())
+    raise typer.Exit(summary.exit_code)
+
+
+# --- llm: response cache and mock LLM server (owner: llm helper) ---
+
+
+def _cache_file(cache: Optional[Path]) -> Path:
+    from reljudge.llm import default_cache_path
+
+    return cache.expanduser() if cache is not None else default_cache_path()
+
+
+@cache_app.command("stats")
+def cache_stats_cmd(
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+) -> None:
+    """Show the number of cached responses, the file size and the entries per model."""
+    import json
+    import sqlite3
+
+    from reljudge.llm import ResponseCache
+
+    path = _cache_file(cache)
+    if not path.exists():
+        stats = {"path": str(path), "exists": False, "entries": 0, "size_bytes": 0, "by_model": {}}
+    else:
+        try:
+            with ResponseCache(path) as store:
+                s = store.stats()
+        except sqlite3.DatabaseError as err:
+            raise InputError(f"not a reljudge cache: {err}", path) from None
+        stats = {"path": str(path), "exists": True, "entries": s.entries, "size_bytes": s.size_bytes, "by_model": s.by_model}
+    if json_output:
+        typer.echo(json.dumps(stats, indent=2))
+        return
+    typer.echo(f"cache:   {stats['path']}" + ("" if stats["exists"] else " (does not exist yet)"))
+    typer.echo(f"entries: {stats['entries']}")
+    typer.echo(f"size:    {stats['size_bytes'] / 1e6:.2f} MB")
+    for name, count in stats["by_model"].items():
+        typer.echo(f"  {count:>8}  {name}")
+
+
+@cache_app.command("clear")
+def cache_clear_cmd(
+    model: Optional[str] = typer.Option(None, "--model", help="Delete only this model's entries (e.g. gpt-4o, openai/gpt-4o, ollama/llama3.2)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."),
+) -> None:
+    """Delete cached responses (all, or one model's)."""
+    import sqlite3
+
+    from reljudge.llm import ResponseCache
+
+    path = _cache_file(cache)
+    if not path.exists():
+        typer.echo(f"no cache at {path}; nothing to clear", err=True)
+        return
+    what = f"the entries of {model}" if model else "all entries"
+    if not yes and not typer.confirm(f"delete {what} from {path}?", default=False):
+        typer.echo("nothing deleted", err=True)
+        raise typer.Exit(1)
+    try:
+        with ResponseCache(path) as store:
+            deleted = store.clear(model)
+    except sqlite3.DatabaseError as err:
+        raise InputError(f"not a reljudge cache: {err}", path) from None
+    typer.echo(f"deleted {deleted} entries from {path}")
+
+
+@app.command("mock-server")
+def mock_server_cmd(
+    host: str = typer.Option("127.0.0.1", "--host", help="Loopback address to listen on (other hosts are refused)."),
+    port: int = typer.Option(0, "--port", help="Port (0 = any free port)."),
+    responder: str = typer.Option("auto", "--responder", help="auto (answers in the format each published prompt asks for), echo, or fixed:TEXT."),
+    latency: float = typer.Option(0.0, "--latency", help="Seconds added to every answer."),
+    rate_429: float = typer.Option(0.0, "--rate-429", help="Share of requests answered 429 (with Retry-After)."),
+    rate_5xx: float = typer.Option(0.0, "--rate-5xx", help="Share of requests answered 500/503."),
+    rate_hang: float = typer.Option(0.0, "--rate-hang", help="Share of requests that never answer."),
+    rate_garbled: float = typer.Option(0.0, "--rate-garbled", help="Share of answers replaced by unparseable text."),
+    rate_empty: float = typer.Option(0.0, "--rate-empty", help="Share of empty answers."),
+    retry_after: float = typer.Option(1.0, "--retry-after", help="Retry-After seconds sent with injected 429s."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the deterministic fault draws."),
+) -> None:
+    """Serve a mock LLM (OpenAI /v1 and Ollama /api) for tests and dry runs, until interrupted.
+
+    The first line printed is ``openai_base_url=URL``, the second ``ollama_base_url=URL``.
+    """
+    import time
+
+    from reljudge.testing import AutoResponder, FaultInjector, MockLLMServer, responders
+
+    if responder == "auto":
+        inner = AutoResponder()
+    elif responder == "echo":
+        inner = responders.echo
+    elif responder.startswith("fixed:"):
+        inner = responders.fixed(responder[len("fixed:") :])
+    else:
+        raise InputError(f"--responder must be auto, echo or fixed:TEXT, not {responder!r}")
+    rates = {"--rate-429": rate_429, "--rate-5xx": rate_5xx, "--rate-hang": rate_hang, "--rate-garbled": rate_garbled, "--rate-empty": rate_empty}
+    for name, value in rates.items():
+        if not 0.0 <= value <= 1.0:
+            raise InputError(f"{name} must be between 0 and 1, not {value}")
+    if sum(rates.values()) > 1.0:
+        raise InputError("the --rate-* options must sum to at most 1")
+    if latency < 0:
+        raise InputError(f"--latency must be >= 0, not {latency}")
+    if any(rates.values()):
+        inner = FaultInjector(inner, rate_429=rate_429, rate_5xx=rate_5xx, rate_hang=rate_hang, rate_garbled=rate_garbled, rate_empty=rate_empty, seed=seed, retry_after=retry_after)
+    try:
+        server = MockLLMServer(inner, host=host, port=port, latency_s=latency)
+    except ValueError as err:
+        raise InputError(f"--host: {err}") from None
+    try:
+        server.start()
+    except OSError as err:
+        raise InputError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+    typer.echo(f"openai_base_url={server.openai_url}")
+    typer.echo(f"ollama_base_url={server.ollama_url}")
+    typer.echo("serving; press Ctrl+C to stop", err=True)
+    sys.stdout.flush()
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        typer.echo(f"stopped after {server.calls} chat requests", err=True)
+
+
+# --- metrics: evaluate judgments against human labels, Fréchet-distance baseline (owner: metrics helper) ---
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    qrels: Path = typer.Option(..., "--qrels", help="Human qrels (qid iter docid grade)."),
+    judgments: list[str] = typer.Option(
+        ..., "--judgments", help="Judgment set(s): qrels-like file, judgments .jsonl, run directory, directory of files or glob; repeatable."
+    ),
+    runs: Optional[Path] = typer.Option(None, "--runs", help="Directory of TREC runs (.gz allowed): adds compatibility and system-ranking agreement."),
+    measure: str = typer.Option("ndcg_cut_10", "--measure", help="Human measure for the system ranking (trec_eval or ir_measures name)."),
+    p: float = typer.Option(0.9, "--p", help="RBO persistence of compatibility."),
+    depth: int = typer.Option(1000, "--depth", help="RBO depth of compatibility."),
+    unacceptable: float = typer.Option(0, "--unacceptable", help="Highest human grade that counts as Unacceptable (1 for ANTIQUE)."),
+    human_threshold: float = typer.Option(2, "--human-threshold", help="Human grades >= this are relevant for binary kappa (2 for TREC DL passages)."),
+    judge_threshold: Optional[float] = typer.Option(
+        None, "--judge-threshold", help="Judge scores >= this are relevant for binary kappa (default: 1 for 0/1 labels, the human threshold on the human scale, else > 0)."
+    ),
+    missing_zero: list[str] = typer.Option(
+        [], "--missing-zero", help="Glob of set names whose unlisted documents score 0 (e.g. 'preferences*' for win counts); repeatable."
+    ),
+    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap replicates over topics for the tau interval (0 = none)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    out: Path = typer.Option(Path("evaluation"), "--out", help="Output directory for evaluation.json and the CSV tables."),
+    plot: bool = typer.Option(False, "--plot", help="Also write alignment.png and compatibility.png (needs matplotlib)."),
+) -> None:
+    """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
+    from reljudge.io.trec import read_qrels
+    from reljudge.metrics.evaluate import evaluate, load_judgment_sets, load_runs, summary, write_report
+
+    if not 0.0 < p < 1.0:
+        raise InputError(f"--p must be between 0 and 1, got {p}")
+    human = read_qrels(qrels)
+    sets = load_judgment_sets(judgments, missing_zero=missing_zero)
+    run_map = load_runs(runs) if runs is not None else None
+    report = evaluate(
+        human, sets, run_map, measure=measure, p=p, depth=depth, unacceptable=unacceptable,
+        human_threshold=human_threshold, judge_threshold=judge_threshold, n_boot=bootstrap, seed=seed,
+    )
+    typer.echo(summary(report))
+    written = write_report(report, out)
+    if plot:
+        from reljudge.metrics.plots import plot_alignment, plot_compatibility
+
+        written.append(plot_alignment(report, out / "alignment.png"))
+        if run_map:
+            written.append(plot_compatibility(report, out / "compatibility.png"))
+    typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+
+
+@app.command("fd")
+def fd_cmd(
+    qrels: Path = typer.Option(..., "--qrels", help="Human qrels: the judged relevant passages form the reference set."),
+    runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Passages (docid<TAB>text or JSONL); needed with --encoder."),
+    k: int = typer.Option(10, "--k", help="Retrieved passages per topic."),
+    max_rel: Optional[int] = typer.Option(None, "--max-rel", help="At most this many relevant passages per topic (highest grade first)."),
+    min_grade: float = typer.Option(2, "--min-grade", help="Lowest grade that counts as relevant."),
+    urr: bool = typer.Option(False, "--urr", help="Use the first k unjudged passages per topic (unlabeled retrieved results)."),
+    encoder: Optional[str] = typer.Option(None, "--encoder", help="sentence-transformers model name (extra 'embeddings')."),
+    embeddings: Optional[Path] = typer.Option(None, "--embeddings", help="Precomputed vectors (.npy), ids one per line in FILE.ids or --ids."),
+    ids: Optional[Path] = typer.Option(None, "--ids", help="Ids of the rows of --embeddings."),
+    measure: str = typer.Option("ndcg_cut_10", "--measure", help="Human measure to compare the FD ranking with."),
+    bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap replicates over topics (95% intervals)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the relevant-passage sample."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write fd.json and fd.csv into this directory."),
+) -> None:
+    """Fréchet distance between judged relevant and retrieved passages per run (lower is better)."""
+    from reljudge.io.trec import read_qrels
+    from reljudge.metrics.evaluate import load_runs
+    from reljudge.metrics.fd import fd_runs, format_fd_report, write_fd_report
+
+    if (encoder is None) == (embeddings is None):
+        raise InputError("give exactly one of --encoder NAME or --embeddings FILE")
+    human = read_qrels(qrels)
+    run_map = load_runs(runs)
+    texts = None
+    if embeddings is not None:
+        from reljudge.metrics.encoders import PrecomputedEmbeddings
+
+        source = PrecomputedEmbeddings.load(embeddings, ids)
+    else:
+        from reljudge.metrics.encoders import MissingExtraError, SentenceTransformerEncoder
+
+        if corpus is None:
+            raise InputError("--encoder needs --corpus with the passage texts")
+        from reljudge.io.corpus import load_corpus
+
+        try:
+            source = SentenceTransformerEncoder(encoder)
+        except MissingExtraError as err:
+            raise InputError(str(err)) from None
+        texts = load_corpus(corpus)
+    report = fd_runs(
+        human, run_map, source, k=k, max_per_topic=max_rel, min_grade=min_grade, unjudged_only=urr,
+        texts=texts, measure=measure, n_boot=bootstrap, seed=seed,
+    )
+    typer.echo(format_fd_report(report))
+    if out is not None:
+        written = write_fd_report(report, out)
+        typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+
+
+# --- sweep: prompt-sensitivity sweeps from YAML, and their analysis (owner: sweep helper) ---
+
+
+@app.command("sweep")
+def sweep_cmd(
+    config: Optional[Path] = typer.Argument(None, help="The sweep YAML file (see examples/sweep.yaml)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show cells, LLM calls, tokens and cost; call nothing."),
+    only: list[str] = typer.Option([], "--only", help="Run a subset: KEY=VALUE[,VALUE] (dataset, model, task, prompt, group; globs allowed)."),
+    from_judgments: Optional[Path] = typer.Option(
+        None, "--from-judgments", help="Analyse existing judgments without calling a model: a sweep output directory, or the published judgments.tar.gz (or its extracted directory)."
+    ),
+    out: Optional[Path] = typer.Option(None, "--out", help="Where the analysis goes (default: OUTPUT/analysis for a sweep, ./sweep-analysis otherwise)."),
+    qrels: list[str] = typer.Option([], "--qrels", help="Human qrels of a published dataset: DATASET=FILE (default: ../trec-<dataset>/qrels.txt next to the release)."),
+    prompts_file: Optional[Path] = typer.Option(None, "--prompts", help="The prompt collection, for prompt groups (default: prompts.json next to the release)."),
+    runs: list[str] = typer.Option([], "--runs", help="DATASET=DIR of TREC runs, for ranking stability of published judgments."),
+    threshold: float = typer.Option(2, "--threshold", help="Published judgments: human grade >= threshold is relevant for binary kappa."),
+    include_excluded: bool = typer.Option(False, "--include-excluded", help="Published judgments: keep the prompt ids the authors excluded (4, 6, 13, 23, 27, 30)."),
+    plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots (needs matplotlib)."),
+) -> None:
+    """Run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
+    import time
+
+    from reljudge.sweep import api
+
+    def pairs_of(items: list[str], what: str) -> dict[str, str]:
+        outp: dict[str, str] = {}
+        for item in items:
+            key, sep, value = item.partition("=")
+            if not sep or not key or not value:
+                raise InputError(f"{what} {item!r}: expected DATASET=PATH")
+            outp[key] = value
+        return outp
+
+    started = time.monotonic()
+    if from_judgments is not None:
+        if config is not None:
+            raise InputError("give either a sweep file or --from-judgments, not both")
+        from reljudge.sweep.analysis import Conventions
+        from reljudge.sweep.execute import INDEX_FILE
+        from reljudge.sweep.report import summary_markdown, write_report
+
+        kwargs: dict = {}
+        if not (from_judgments.is_dir() and (from_judgments / INDEX_FILE).exists()):
+            kwargs = dict(
+                qrels=pairs_of(qrels, "--qrels"),
+                prompts=prompts_file,
+                runs=pairs_of(runs, "--runs"),
+                include_excluded=include_excluded,
+                conv=Conventions(threshold=threshold),
+            )
+        analysis = api.from_judgments(from_judgments, **kwargs)
+        target = out or (from_judgments / "analysis" if (from_judgments / INDEX_FILE).exists() else Path("sweep-analysis"))
+        write_report(analysis, target, plots=plots)
+        typer.echo(summary_markdown(analysis))
+        typer.echo(f"analysis of {len(analysis.rows)} cells written to {target} ({time.monotonic() - started:.1f}s)", err=True)
+        return
+    if config is None:
+        raise InputError("give a sweep file (judge sweep sweep.yaml) or --from-judgments DIR")
+    from reljudge.sweep import execute
+    from reljudge.sweep.config import load_sweep_config
+    from reljudge.sweep.grid import parse_only
+    from reljudge.sweep.report import summary_markdown, write_report
+
+    import tempfile
+
+    cfg = load_sweep_config(config)
+    scratch = tempfile.TemporaryDirectory(prefix="reljudge-sweep-") if dry_run else None
+    plan = execute.plan(cfg, parse_only(only), inputs_root=Path(scratch.name) if scratch else None)
+    models = sorted({c.model for c in plan.cells})
+    typer.echo(
+        f"sweep {cfg.name}: {len(plan.cells)} cells = {len(cfg.datasets)} dataset(s) × {len(models)} model(s) × "
+        f"{len(cfg.methods)} task(s) × {len({c.prompt.id for c in plan.cells})} prompt(s)"
+    )
+    for s in plan.skipped:
+        typer.echo(f"  left out prompt {s.id} ({s.task}): {s.reason}")
+    est = execute.estimate(plan)
+    cost = f"${est['cost_usd']:.4f}" + ("" if est["price_known"] else " (some prices unknown)")
+    typer.echo(
+        f"LLM calls from scratch: {est['calls']} ({est['prompt_tokens']} prompt + {est['completion_tokens']} completion tokens, estimated); cost {cost}"
+    )
+    for name, m in est["per_model"].items():
+        typer.echo(f"  {name}: {m['cells']} cells, {m['calls']} calls, ${m['cost_usd']:.4f}; {m['done_records']} records already done")
+    if scratch is not None:
+        scratch.cleanup()
+        typer.echo("dry run: nothing was called and nothing was written")
+        return
+    done = {"n": 0}
+
+    def on_cell(cell, summary) -> None:  # type: ignore[no-untyped-def]
+        done["n"] += 1
+        typer.echo(f"[{done['n']}/{len(plan.cells)}] {cell.id}: {summary.usage.calls} calls, {summary.records} records", err=True)
+
+    results = execute.run(plan, on_cell=on_cell)
+    calls = sum(s.usage.calls for s in results.values())
+    analysis = api.analyze_sweep_dir(cfg.output_dir)
+    target = out or cfg.output_dir / "analysis"
+    write_report(analysis, target, plots=plots and cfg.analysis.plots, title=f"Sweep {cfg.name}")
+    typer.echo(summary_markdown(analysis))
+    typer.echo(f"{len(plan.cells)} cells, {calls} LLM calls in this run; analysis in {target} ({time.monotonic() - started:.1f}s)", err=True)
+
+
 def main() -> None:
     try:
         app()

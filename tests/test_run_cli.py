@@ -538,3 +538,34 @@ def test_api_key_env_must_name_a_set_variable(srv, tmp_path):
     assert code == 0, output
     assert_no_secret(out)
     assert SECRET + "-other" not in (out / "manifest.json").read_text()
+
+
+# --- provider-specific request fields and log-probabilities ------------------------------------
+
+
+def test_param_fields_reach_the_server_and_logprobs_are_recorded(srv, tmp_path):
+    out = tmp_path / "params"
+    code, text = run(
+        srv,
+        out,
+        "--method", "binary", "--dataset", "dl19-sample", "--limit", "3",
+        "--param", "grammar=root ::= [01]", "--param", "top_logprobs=2", "--logprobs",
+    )  # fmt: skip
+    assert code == 0, text
+    bodies = [r.body for r in srv.requests]
+    assert len(bodies) == 3
+    for body in bodies:
+        assert body["grammar"] == "root ::= [01]"  # unknown to the SDK: sent in the JSON body
+        assert body["logprobs"] is True and body["top_logprobs"] == 2
+    records = read_judgments(out / "judgments.jsonl")
+    assert all(r.status == "ok" for r in records)
+    assert all(r.provenance.params["grammar"] == "root ::= [01]" for r in records)
+    assert all(r.extra["logprobs"] and "logprob" in r.extra["logprobs"][0] for r in records)
+    # the request fields are part of the job's identity: changing them does not mix records
+    code, text = run(srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "3")
+    assert code == EXIT_BAD_INPUT and "params" in text
+
+
+def test_param_needs_key_value(srv, tmp_path):
+    code, text = run(srv, tmp_path / "bad", "--method", "binary", "--dataset", "dl19-sample", "--param", "grammar")
+    assert code == EXIT_BAD_INPUT and "--param 'grammar': expected key=value" in text

@@ -222,7 +222,8 @@ def run_cmd(
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
     seed: Optional[int] = typer.Option(42, "--seed", help="Sampling seed (where the provider supports it)."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Cap on answer tokens."),
-    logprobs: bool = typer.Option(False, "--logprobs", help="Ask for token log-probabilities."),
+    logprobs: bool = typer.Option(False, "--logprobs", help="Ask for token log-probabilities (kept in each record's extra.logprobs)."),
+    param: list[str] = typer.Option([], "--param", help="Extra request field key=value sent with every call (repeatable; YAML/JSON values), e.g. --param 'grammar=root ::= [0-3]' for llama.cpp or --param 'response_format={type: json_object}'."),
     prices: Optional[Path] = typer.Option(None, "--prices", help="YAML/JSON price table {model: {input: USD/1M, output: USD/1M}} overriding the built-in one."),
     float_policy: str = typer.Option("round", "--float", help="Non-integer labels in qrels.txt: round (half up), scale (x100, round) or keep."),
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
@@ -273,6 +274,7 @@ def run_cmd(
             seed=seed,
             max_tokens=max_tokens,
             logprobs=logprobs,
+            params=parse_options(param, flag="--param", normalise=False),
             prices=prices,
             float_policy=float_policy,  # type: ignore[arg-type]
             progress=False if no_progress else None,

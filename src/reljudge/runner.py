@@ -62,6 +62,7 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "seed",
     "max_tokens",
     "logprobs",
+    "params",
 )
 #: the usual API-key variable of each backend (the client reads it when no key is given)
 DEFAULT_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY"}
@@ -103,6 +104,7 @@ class RunConfig(BaseModel):
     seed: int | None = 42
     max_tokens: int | None = Field(None, ge=1)
     logprobs: bool = False
+    params: dict[str, Any] = Field(default_factory=dict)  # extra request fields (--param)
     prices: Path | None = None
     float_policy: FloatPolicy = "round"
     progress: bool | None = None  # None: a bar when stderr is a terminal
@@ -226,16 +228,21 @@ def parse_option_value(text: str) -> Any:
     return text if value is None and text.strip() not in ("null", "~") else value
 
 
-def parse_options(items: Iterable[str]) -> dict[str, Any]:
-    """``["k=v", ...]`` -> ``{"k": parsed v}``; a malformed item or repeated key is an InputError."""
+def parse_options(items: Iterable[str], *, flag: str = "--option", normalise: bool = True) -> dict[str, Any]:
+    """``["k=v", ...]`` -> ``{"k": parsed v}``; a malformed item or repeated key is an InputError.
+
+    ``normalise`` turns dashes in keys into underscores (judge options are Python names;
+    request fields given with ``--param`` are sent as written)."""
     options: dict[str, Any] = {}
     for item in items:
         name, sep, value = item.partition("=")
-        name = name.strip().replace("-", "_")
+        name = name.strip()
+        if normalise:
+            name = name.replace("-", "_")
         if not sep or not name:
-            raise InputError(f"--option {item!r}: expected key=value")
+            raise InputError(f"{flag} {item!r}: expected key=value")
         if name in options:
-            raise InputError(f"--option {name!r} is given twice")
+            raise InputError(f"{flag} {name!r} is given twice")
         options[name] = parse_option_value(value)
     return options
 
@@ -784,6 +791,7 @@ def client_config(config: RunConfig) -> ClientConfig:
         seed=config.seed,
         max_tokens=config.max_tokens,
         logprobs=config.logprobs,
+        extra_params=dict(config.params),
         prices=dict(load_prices(config.prices)) if config.prices is not None else None,
     )
     if config.cache_path is not None:

@@ -98,6 +98,9 @@ def record_from_result(
 ) -> Judgment:
     """The record of one pointwise call (not emitted)."""
     status, label, how, error = outcome(result, parser)
+    extra = dict(extra or {})
+    if result.logprobs:
+        extra["logprobs"] = result.logprobs
     return Judgment(
         qid=qid,
         docid=docid,
@@ -109,7 +112,7 @@ def record_from_result(
         raw=result.text,
         error=error,
         parse=how,
-        extra=extra or {},
+        extra=extra,
         provenance=ctx.provenance(prompt, result),
     )
 

@@ -203,13 +203,12 @@ def cell_run_config(plan: SweepPlan, cell: Cell, *, dry_run: bool = False) -> An
         "prompt_id": f"sweep/{cell.task}/{cell.prompt.id}",
     }
     if cell.prompt.builtin:
-        options = {"prompt": cell.prompt.builtin, "prompt_id": f"sweep/{cell.task}/{cell.prompt.id}"}
-        options.pop("prompt_id")
+        options = {"prompt": cell.prompt.builtin}
     if cell.task == "pairwise":
         options["pairs"] = "given"
-    extra = params.pop("extra", None)
-    if extra:
-        raise InputError("model params 'extra' are not supported by the runner yet", config.source)
+    request_fields = dict(params.pop("extra", None) or {})  # sent as-is with every request
+    if params.get("top_logprobs") is not None:
+        request_fields["top_logprobs"] = params.pop("top_logprobs")
     kwargs: dict[str, Any] = dict(
         method="custom",
         model=model.model_string,
@@ -230,6 +229,7 @@ def cell_run_config(plan: SweepPlan, cell: Cell, *, dry_run: bool = False) -> An
         progress=False,
         cache_path=config.path(config.cache) if config.cache else None,
         command=["judge", "sweep", str(config.source)],
+        params=request_fields,
         **{k: v for k, v in params.items() if k in ("temperature", "seed", "max_tokens", "logprobs")},
     )
     for key in ("topics", "corpus"):

@@ -18,6 +18,36 @@ from reljudge.llm.backends.base import Backend, classify_status, clean_logprobs
 from reljudge.llm.retry import retry_after_from_headers
 from reljudge.llm.types import Completion, ProviderError
 
+# Request fields the SDK takes as keyword arguments; any other field (llama.cpp's ``grammar``, vLLM's
+# ``guided_choice``, ...) is sent in the JSON body through ``extra_body``.
+_SDK_FIELDS = frozenset(
+    {
+        "temperature",
+        "seed",
+        "max_tokens",
+        "max_completion_tokens",
+        "logprobs",
+        "top_logprobs",
+        "top_p",
+        "stop",
+        "n",
+        "presence_penalty",
+        "frequency_penalty",
+        "response_format",
+        "logit_bias",
+        "user",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "reasoning_effort",
+        "service_tier",
+        "metadata",
+        "store",
+        "modalities",
+        "prediction",
+        "verbosity",
+    }
+)
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5)", re.IGNORECASE)
 _PLACEHOLDER_KEY = "EMPTY"  # OpenAI-compatible local servers accept any key
 
@@ -48,6 +78,9 @@ class OpenAIBackend(Backend):
                 wire["max_completion_tokens"] = wire.pop("max_tokens")
             wire.pop("temperature", None)
             effective["temperature"] = None  # forced to the provider default
+        body = {k: wire.pop(k) for k in list(wire) if k not in _SDK_FIELDS}
+        if body:
+            wire["extra_body"] = body
         return wire, effective
 
     async def complete(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> Completion:

@@ -182,3 +182,22 @@ def test_reproduces_published_dl21_compatibility_and_taus(shared_data: Path):
     for method, tau in PUBLISHED_TAUS.items():
         assert round(taus[method], 3) == tau, method
     assert round(taus["qrels"], 3) == 0.916  # human qrels under compatibility (the ceiling)
+
+
+def test_evaluate_takes_human_labels_from_a_dataset(tmp_path):
+    from reljudge.datasets import bundled_path
+
+    published = bundled_path() / "llm-judgments" / "gpt-4o" / "umbrela.dl19.qrels"
+    out = tmp_path / "ev"
+    result = CliRunner().invoke(
+        app, ["evaluate", "--dataset", "dl19-sample", "--judgments", str(published), "--bootstrap", "0", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "evaluation.json").read_text())
+    assert "umbrela.dl19" in json.dumps(report)
+    assert "human relevant: grade >= 2" in result.output
+    # exactly one source of human labels
+    both = CliRunner().invoke(
+        app, ["evaluate", "--dataset", "dl19-sample", "--qrels", str(published), "--judgments", str(published)]
+    )
+    assert both.exit_code != 0 and "exactly one of --qrels FILE or --dataset NAME" in str(both.exception)

@@ -38,6 +38,16 @@ _EXPORTS: dict[str, str] = {
     "Dataset": "reljudge.datasets",
     "load_dataset": "reljudge.datasets",
     "list_datasets": "reljudge.datasets",
+    "RunConfig": "reljudge.runner",
+    "RunSummary": "reljudge.runner",
+    "run_job": "reljudge.runner",
+    "run_job_async": "reljudge.runner",
+    "get_judge": "reljudge.judges.base",
+    "available_judges": "reljudge.judges.base",
+    "get_prompt": "reljudge.prompts",
+    "list_prompts": "reljudge.prompts",
+    "PromptTemplate": "reljudge.prompts",
+    "judgments_to_scores": "reljudge.aggregation.qrels",
 }
 
 

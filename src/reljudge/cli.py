@@ -433,7 +433,10 @@ def mock_server_cmd(
 
 @app.command("evaluate")
 def evaluate_cmd(
-    qrels: Path = typer.Option(..., "--qrels", help="Human qrels (qid iter docid grade)."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Human qrels (qid iter docid grade)."),
+    dataset: Optional[str] = typer.Option(
+        None, "--dataset", help="Take the human qrels (and the grade scale) from a known dataset or dataset directory instead of --qrels."
+    ),
     judgments: list[str] = typer.Option(
         ..., "--judgments", help="Judgment set(s): qrels-like file, judgments .jsonl, run directory, directory of files or glob; repeatable."
     ),
@@ -441,8 +444,12 @@ def evaluate_cmd(
     measure: str = typer.Option("ndcg_cut_10", "--measure", help="Human measure for the system ranking (trec_eval or ir_measures name)."),
     p: float = typer.Option(0.9, "--p", help="RBO persistence of compatibility."),
     depth: int = typer.Option(1000, "--depth", help="RBO depth of compatibility."),
-    unacceptable: float = typer.Option(0, "--unacceptable", help="Highest human grade that counts as Unacceptable (1 for ANTIQUE)."),
-    human_threshold: float = typer.Option(2, "--human-threshold", help="Human grades >= this are relevant for binary kappa (2 for TREC DL passages)."),
+    unacceptable: Optional[float] = typer.Option(
+        None, "--unacceptable", help="Highest human grade that counts as Unacceptable (default 0; with --dataset its lowest grade, 1 for ANTIQUE)."
+    ),
+    human_threshold: Optional[float] = typer.Option(
+        None, "--human-threshold", help="Human grades >= this are relevant for binary kappa (default 2 as for TREC DL passages; with --dataset its own threshold)."
+    ),
     judge_threshold: Optional[float] = typer.Option(
         None, "--judge-threshold", help="Judge scores >= this are relevant for binary kappa (default: 1 for 0/1 labels, the human threshold on the human scale, else > 0)."
     ),
@@ -460,7 +467,19 @@ def evaluate_cmd(
 
     if not 0.0 < p < 1.0:
         raise InputError(f"--p must be between 0 and 1, got {p}")
-    human = read_qrels(qrels)
+    if (qrels is None) == (dataset is None):
+        raise InputError("give the human labels with exactly one of --qrels FILE or --dataset NAME")
+    if dataset is not None:
+        from reljudge.datasets import load_dataset
+
+        ds = load_dataset(dataset)
+        human = ds.qrels
+        unacceptable = ds.min_grade if unacceptable is None else unacceptable
+        human_threshold = ds.relevant_threshold if human_threshold is None else human_threshold
+    else:
+        human = read_qrels(qrels)
+    unacceptable = 0 if unacceptable is None else unacceptable
+    human_threshold = 2 if human_threshold is None else human_threshold
     sets = load_judgment_sets(judgments, missing_zero=missing_zero)
     run_map = load_runs(runs) if runs is not None else None
     report = evaluate(

@@ -567,5 +567,30 @@ def test_param_fields_reach_the_server_and_logprobs_are_recorded(srv, tmp_path):
 
 
 def test_param_needs_key_value(srv, tmp_path):
-    code, text = run(srv, tmp_path / "bad", "--method", "binary", "--dataset", "dl19-sample", "--param", "grammar")
+    code, text = run(
+        srv, tmp_path / "bad", "--method", "binary", "--dataset", "dl19-sample", "--param", "grammar"
+    )
     assert code == EXIT_BAD_INPUT and "--param 'grammar': expected key=value" in text
+
+
+def test_exam_grades_an_existing_question_bank_without_generating(srv, tmp_path):
+    out = tmp_path / "exam-bank"
+    code, text = run(
+        srv, out, "--method", "exam", "--dataset", "dl19-sample", "--topics-limit", "1", "--limit", "2",
+        "--question-bank", "dataset",
+    )  # fmt: skip
+    assert code == 0, text
+    prompts = [r.last_user for r in srv.requests]
+    assert not any("question" in p.lower() and "generate" in p.lower() for p in prompts)
+    records = read_judgments(out / "judgments.jsonl")
+    graded = [r for r in records if r.method == "exam"]
+    assert graded and all(r.item_id and r.item_id.startswith(r.qid + "/") for r in graded)
+    assert not [r for r in records if r.method == "exam-question" and not r.provenance.cached and r.raw]
+    assert srv.calls == len(graded)  # one grading call per (question, passage), no generation call
+
+
+def test_question_bank_only_for_exam(srv, tmp_path):
+    code, text = run(
+        srv, tmp_path / "x", "--method", "binary", "--dataset", "dl19-sample", "--question-bank", "dataset"
+    )
+    assert code == EXIT_BAD_INPUT and "--question-bank is for --method exam" in text

@@ -223,6 +223,9 @@ def run_cmd(
     seed: Optional[int] = typer.Option(42, "--seed", help="Sampling seed (where the provider supports it)."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Cap on answer tokens."),
     logprobs: bool = typer.Option(False, "--logprobs", help="Ask for token log-probabilities (kept in each record's extra.logprobs)."),
+    question_bank: Optional[str] = typer.Option(
+        None, "--question-bank", help="EXAM: grade these questions instead of generating them: a '<qid>_<n><TAB>question' file, or 'dataset' for the dataset's own bank."
+    ),
     param: list[str] = typer.Option([], "--param", help="Extra request field key=value sent with every call (repeatable; YAML/JSON values), e.g. --param 'grammar=root ::= [0-3]' for llama.cpp or --param 'response_format={type: json_object}'."),
     prices: Optional[Path] = typer.Option(None, "--prices", help="YAML/JSON price table {model: {input: USD/1M, output: USD/1M}} overriding the built-in one."),
     float_policy: str = typer.Option("round", "--float", help="Non-integer labels in qrels.txt: round (half up), scale (x100, round) or keep."),
@@ -275,6 +278,7 @@ def run_cmd(
             max_tokens=max_tokens,
             logprobs=logprobs,
             params=parse_options(param, flag="--param", normalise=False),
+            question_bank=question_bank,
             prices=prices,
             float_policy=float_policy,  # type: ignore[arg-type]
             progress=False if no_progress else None,
@@ -649,6 +653,69 @@ def sweep_cmd(
     write_report(analysis, target, plots=plots and cfg.analysis.plots, title=f"Sweep {cfg.name}")
     typer.echo(summary_markdown(analysis))
     typer.echo(f"{len(plan.cells)} cells, {calls} LLM calls in this run; analysis in {target} ({time.monotonic() - started:.1f}s)", err=True)
+
+
+# --- probe: prompt-injection probe of a judge (owner: reliability helper) ---
+
+
+@app.command("probe")
+def probe_cmd(
+    method: str = typer.Option(..., "--method", help="Pointwise judging method: binary, umbrela or custom (binary/graded prompt)."),
+    model: str = typer.Option(..., "--model", help="Model, as for 'judge run'."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Server URL (vLLM, llama.cpp, Ollama on another host, a proxy)."),
+    api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="Name of the environment variable holding the API key."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", help="A known dataset or a dataset directory."),
+    topics: Optional[Path] = typer.Option(None, "--topics", help="Topics file 'qid<TAB>query'."),
+    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels file 'qid iter docid grade'."),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Passages: 'docid<TAB>text' TSV or JSONL."),
+    pool: str = typer.Option("qrels", "--pool", help="What to sample from: 'qrels', 'run:FILE:K' or 'unjudged:FILE:K'."),
+    prompt: Optional[str] = typer.Option(None, "--prompt", help="Prompt id or template file."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Judge option key=value (repeatable)."),
+    sample: int = typer.Option(50, "--sample", min=1, help="Items drawn at random from the pool."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
+    perturbation: list[str] = typer.Option([], "--perturbation", help="query-stuffing, relevance-claim or instruction (repeatable; default: all)."),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Requests in flight at once."),
+    rpm: Optional[float] = typer.Option(None, "--rpm", help="Cap on requests per minute."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per request attempt."),
+    max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Attempts per call."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Response cache file."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
+    model_seed: Optional[int] = typer.Option(42, "--model-seed", help="Sampling seed sent to the model."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Cap on answer tokens."),
+    output: Optional[Path] = typer.Option(None, "--output", help="Write the report (with every item's answers) to this JSON file."),
+    max_flip_rate: Optional[float] = typer.Option(None, "--max-flip-rate", min=0.0, max=1.0, help="Exit 1 when a perturbation flips a larger share of labels."),
+    json_output: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout."),
+) -> None:
+    """Re-judge a sample with the passages altered to game the judge (query terms stuffed in, a
+    claim of perfect relevance, an instruction to the judge) and report how many labels flip."""
+    import json
+
+    from reljudge.io.atomic import write_text_atomic
+    from reljudge.probe import probe
+    from reljudge.runner import RunConfig, parse_options
+
+    try:
+        config = RunConfig(
+            method=method, model=model, base_url=base_url, api_key_env=api_key_env, dataset=dataset,
+            topics=topics, qrels=qrels, corpus=corpus, pool=pool, prompt=prompt,
+            options=parse_options(option), concurrency=concurrency, rpm=rpm, timeout_s=timeout,
+            max_attempts=max_attempts, use_cache=not no_cache, cache_path=cache, temperature=temperature,
+            seed=model_seed, max_tokens=max_tokens, progress=False,
+        )
+    except ValueError as err:
+        raise InputError(str(err).splitlines()[0]) from None
+    report = probe(config, sample=sample, seed=seed, perturbations=perturbation or None)
+    data = report.as_dict()
+    if output is not None:
+        write_text_atomic(output, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if json_output:
+        typer.echo(json.dumps({k: v for k, v in data.items() if k != "items"}, indent=2))
+    else:
+        typer.echo(report.render())
+    if max_flip_rate is not None and report.max_flip_rate > max_flip_rate:
+        typer.echo(f"failed: a perturbation flipped {report.max_flip_rate:.1%} of labels (limit {max_flip_rate:.1%})", err=True)
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -45,6 +45,7 @@ from reljudge.errors import EXIT_FAILURE, EXIT_OK, InputError
 from reljudge.records import FAILURE_STATUSES, STATUSES, Judgment, Usage, utc_now
 
 if TYPE_CHECKING:
+    from reljudge.aggregation.exam import QuestionBank
     from reljudge.io.rundir import RunDir
     from reljudge.judges.base import Judge, JudgeInputs
     from reljudge.llm import ClientConfig, LLMClient
@@ -63,6 +64,7 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "max_tokens",
     "logprobs",
     "params",
+    "question_bank",
 )
 #: the usual API-key variable of each backend (the client reads it when no key is given)
 DEFAULT_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY"}
@@ -105,6 +107,7 @@ class RunConfig(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     logprobs: bool = False
     params: dict[str, Any] = Field(default_factory=dict)  # extra request fields (--param)
+    question_bank: str | None = None  # EXAM: a question file, or "dataset" for the dataset's own bank
     prices: Path | None = None
     float_policy: FloatPolicy = "round"
     progress: bool | None = None  # None: a bar when stderr is a terminal
@@ -472,12 +475,45 @@ def check_passages(pool: Pool, inputs: ResolvedInputs, *, skip_missing: bool) ->
     return missing
 
 
-def judge_inputs(inputs: ResolvedInputs, pool: Pool) -> JudgeInputs:
+def load_question_bank(config: RunConfig) -> QuestionBank | None:
+    """The EXAM question bank named by ``--question-bank``: a ``<qid>_<n><TAB>question`` file, or
+    ``dataset`` for the bank that comes with the dataset (e.g. the GPT-4o questions of TREC DL)."""
+    if config.question_bank is None:
+        return None
+    from reljudge.aggregation.exam import QuestionBank
+    from reljudge.datasets import load_dataset, read_exam_questions
+
+    if config.method != "exam":
+        raise InputError(f"--question-bank is for --method exam, not {config.method!r}")
+    if config.question_bank == "dataset":
+        if config.dataset is None:
+            raise InputError("--question-bank dataset needs --dataset")
+        path = load_dataset(config.dataset).paths.get("exam_questions")
+        if path is None:
+            raise InputError(
+                f"dataset {config.dataset!r} has no EXAM question bank; give --question-bank FILE"
+            )
+    else:
+        path = Path(config.question_bank)
+    questions = read_exam_questions(path)
+    try:
+        return QuestionBank.from_rows(
+            (qid, text) for qid, items in questions.items() for text in items.values()
+        )
+    except ValueError as err:
+        raise InputError(str(err), path) from None
+
+
+def judge_inputs(
+    inputs: ResolvedInputs, pool: Pool, question_bank: QuestionBank | None = None
+) -> JudgeInputs:
     from reljudge.judges.base import JudgeInputs
 
     resources: dict[str, Any] = {}
     if pool.pair_categories:
         resources["pair_categories"] = dict(pool.pair_categories)
+    if question_bank is not None:
+        resources["question_bank"] = question_bank
     return JudgeInputs(
         topics=inputs.topics,
         corpus=inputs.corpus,
@@ -822,6 +858,7 @@ def prepare(config: RunConfig) -> PreparedJob:
 
     judge = build_judge(config)
     resolved = resolve_inputs(config)
+    bank = load_question_bank(config)
     pool = build_pool(config, resolved)
     check_passages(pool, resolved, skip_missing=config.skip_missing)
     rundir = RunDir(config.output or default_output_dir(config, resolved.name))
@@ -831,7 +868,7 @@ def prepare(config: RunConfig) -> PreparedJob:
         resolved=resolved,
         pool=pool,
         judge=judge,
-        inputs=judge_inputs(resolved, pool),
+        inputs=judge_inputs(resolved, pool, bank),
         rundir=rundir,
         manifest=manifest,
         existing=rundir.judgments(),

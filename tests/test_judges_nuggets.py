@@ -197,3 +197,20 @@ def test_nugget_options():
     inputs = sample_inputs(n_topics=1, n_relevant=3, n_other=2)
     est = get_judge("nuggets", window_size=2).estimate(inputs)
     assert "2 creation" in est.note and est.calls > 0
+
+
+def test_nuggets_are_created_from_the_relevant_grades_of_the_collection_scale():
+    from reljudge.judges.base import JudgeInputs
+    from reljudge.judges.nuggets import NuggetJudge
+
+    qrels = {"q": {"a": 1, "b": 2, "c": 4}}
+    corpus = {"a": "text a", "b": "text b", "c": "text c"}
+    base = dict(topics={"q": "query"}, corpus=corpus, pool={"q": ["a", "b", "c"]}, qrels=qrels)
+    judge = NuggetJudge()
+    # TREC DL scale (0 = non-relevant): every grade >= 1 is a source
+    assert judge.sources(JudgeInputs(**base), "q") == ["c", "b", "a"]
+    # ANTIQUE scale (1 = non-relevant): grade 1 is not
+    antique = JudgeInputs(**base, resources={"nonrelevant_grade": 1})
+    assert judge.sources(antique, "q") == ["c", "b"]
+    # an explicit min_grade wins
+    assert NuggetJudge(min_grade=3).sources(antique, "q") == ["c"]

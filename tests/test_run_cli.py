@@ -594,3 +594,52 @@ def test_question_bank_only_for_exam(srv, tmp_path):
         srv, tmp_path / "x", "--method", "binary", "--dataset", "dl19-sample", "--question-bank", "dataset"
     )
     assert code == EXIT_BAD_INPUT and "--question-bank is for --method exam" in text
+
+
+# --- every method end to end, on the bundled sample and on the full collections when present ----
+
+METHOD_ARGS = {
+    "binary": [],
+    "umbrela": [],
+    "pairwise": ["-o", "pairs=all"],
+    "exam": ["--question-bank", "dataset"],
+    "nuggets": [],
+    "custom": ["--prompt", "graded/trec-assessor"],
+}
+
+
+def _every_method(srv, tmp_path, dataset: str, method: str) -> None:
+    out = tmp_path / f"{dataset}-{method}"
+    args = [
+        "--method",
+        method,
+        "--dataset",
+        dataset,
+        "--topics-limit",
+        "1",
+        "--limit",
+        "4",
+        *METHOD_ARGS[method],
+    ]
+    code, text = run(srv, out, *args)
+    assert code == 0, text
+    records = read_judgments(out / "judgments.jsonl")
+    labelled = [r for r in records if r.status == "ok" and r.label is not None]
+    assert labelled, f"{method}: no labelled record"
+    assert all(r.provenance.prompt_sha256 and r.provenance.messages_sha256 for r in labelled)
+    assert qrels_lines(out), f"{method}: no derived qrels"
+    calls = srv.calls
+    code, text = run(srv, out, *args)  # finished: the same command calls nothing
+    assert code == 0 and srv.calls == calls, text
+
+
+@pytest.mark.parametrize("method", sorted(METHOD_ARGS))
+def test_every_method_end_to_end_on_the_sample(srv, tmp_path, method):
+    _every_method(srv, tmp_path, "dl19-sample", method)
+
+
+@pytest.mark.parametrize("dataset", ["trec-dl19", "trec-dl20", "trec-dl21", "antique"])
+@pytest.mark.parametrize("method", ["umbrela", "pairwise", "nuggets"])
+def test_methods_end_to_end_on_the_full_collections(srv, tmp_path, shared_data, monkeypatch, dataset, method):
+    monkeypatch.setenv("RELJUDGE_DATA_DIR", str(shared_data))
+    _every_method(srv, tmp_path, dataset, method)

@@ -286,6 +286,7 @@ class ResolvedInputs:
     qrels: Mapping[str, Mapping[str, int | float]] | None
     corpus: Mapping[str, str]
     sources: dict[str, str] = field(default_factory=dict)  # what was read from where
+    nonrelevant_grade: int = 0  # the lowest grade of the human scale (1 on ANTIQUE)
 
 
 def resolve_inputs(config: RunConfig) -> ResolvedInputs:
@@ -303,6 +304,7 @@ def resolve_inputs(config: RunConfig) -> ResolvedInputs:
         qrels=data.qrels if data.has_qrels else None,
         corpus=data.corpus,
         sources={k: str(v) for k, v in data.paths.items()},
+        nonrelevant_grade=data.min_grade,
     )
 
 
@@ -509,7 +511,7 @@ def judge_inputs(
 ) -> JudgeInputs:
     from reljudge.judges.base import JudgeInputs
 
-    resources: dict[str, Any] = {}
+    resources: dict[str, Any] = {"nonrelevant_grade": inputs.nonrelevant_grade}
     if pool.pair_categories:
         resources["pair_categories"] = dict(pool.pair_categories)
     if question_bank is not None:

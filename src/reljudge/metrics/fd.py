@@ -74,6 +74,41 @@ def retrieved_set(
     return out
 
 
+def fd_docids(
+    qrels: Scores,
+    runs: Mapping[str, Scores],
+    *,
+    k: int = 10,
+    max_per_topic: int | None = None,
+    min_grade: float = 2,
+    unjudged_only: bool = False,
+    seed: int = 0,
+) -> list[str]:
+    """Every docid FD@k of these runs can use (reference and retrieved sides), in first-seen order.
+
+    Lets a caller read only these passages from a large corpus and encode them in one batch.
+    """
+    reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
+    needed: dict[str, None] = dict.fromkeys(d for docids in reference.values() for d in docids)
+    for run in runs.values():
+        topics = [q for q in reference if run.get(q)]
+        for docids in retrieved_set(run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only).values():
+            needed.update(dict.fromkeys(docids))
+    return list(needed)
+
+
+def coverage(results: Mapping[str, FDResult]) -> dict[str, int]:
+    """How many reference / retrieved passages (summed over runs) had a vector and were used."""
+    out = {"retrieved_used": 0, "retrieved_missing": 0}
+    for r in results.values():
+        out["retrieved_used"] += r.n_retrieved
+        out["retrieved_missing"] += len(r.missing_retrieved)
+    first = next(iter(results.values()), None)
+    out["reference_used"] = first.n_reference if first is not None else 0
+    out["reference_missing"] = len(first.missing_reference) if first is not None else 0
+    return out
+
+
 @dataclass
 class FDResult:
     fd: float
@@ -201,6 +236,18 @@ def fd_runs(
 
     reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
     topics = [q for q in reference if all(run.get(q) for run in runs.values())]
+    prepare = getattr(source, "prepare", None)
+    if prepare is not None and texts is not None:  # encode everything in one batched pass
+        needed = fd_docids(
+            qrels,
+            runs,
+            k=k,
+            max_per_topic=max_per_topic,
+            min_grade=min_grade,
+            unjudged_only=unjudged_only,
+            seed=seed,
+        )
+        prepare(needed, texts)
     rng = np.random.default_rng(seed)
     draws = (
         [[topics[i] for i in rng.integers(0, len(topics), size=len(topics))] for _ in range(n_boot)]
@@ -316,9 +363,18 @@ def format_fd_report(report: FDReport) -> str:
             + (f" [{a['kendall_ci_low']:.3f}, {a['kendall_ci_high']:.3f}]" if "kendall_ci_low" in a else "")
             + f", Spearman = {a['spearman']:.3f}, tau_AP = {a['tau_ap']:.3f} (negative tau: lower FD goes with higher {report.measure})"
         )
-    missing = sum(len(r.missing_retrieved) for r in report.runs.values())
-    if missing:
-        tail += f"\nnote: {missing} retrieved passages (all runs) have no embedding or text and were left out of FD"
+    cov = coverage(report.runs)
+    ret_total = cov["retrieved_used"] + cov["retrieved_missing"]
+    ref_total = cov["reference_used"] + cov["reference_missing"]
+    if cov["retrieved_missing"] or cov["reference_missing"]:
+        tail += (
+            f"\ncoverage: {cov['retrieved_used']} of {ret_total} retrieved passages (all runs"
+            f"{', ' + format(cov['retrieved_used'] / ret_total, '.1%') if ret_total else ''}) and "
+            f"{cov['reference_used']} of {ref_total} reference passages had an embedding or text; "
+            "the rest were left out of FD"
+        )
+    if a.get("runs", 0) == 0 and report.runs:
+        tail += "\nno run has FD (fewer than two retrieved or reference passages with a vector)"
     return head + "\n" + format_table(headers, table) + "\n" + tail
 
 
@@ -344,6 +400,7 @@ def write_fd_report(report: FDReport, out_dir) -> list:
             for name, r in report.runs.items()
         },
         "human_measure": report.human_measure,
+        "coverage": coverage(report.runs),
     }
     paths = [out_dir / "fd.json", out_dir / "fd.csv"]
     write_text_atomic(paths[0], json.dumps(_clean(data), indent=1) + "\n")

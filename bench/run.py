@@ -1,0 +1,72 @@
+"""All benchmarks in one command: ``python bench/run.py [--quick]``.
+
+Prints each figure with its target, then a table; a MISSED target is a regression to fix.
+``--quick`` uses smaller sizes (for a smoke check, not for the figures in the README).
+The metrics figures come from bench/bench_metrics.py (run as its own process).
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import os
+
+    mem = ""
+    try:
+        total = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {total / 1024 / 1024:.1f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs{mem}, Python {platform.python_version()} on {platform.platform()}"
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    import bench_cache
+    import bench_client
+    import bench_memory
+    import bench_startup
+
+    print(f"machine: {machine()}\n")
+    rows: list[tuple[str, float, float, str]] = []
+    print("== start-up")
+    rows += bench_startup.main()
+    print("\n== LLM client")
+    rows += bench_client.main(500 if quick else 2000)
+    print("\n== cached re-run")
+    rows += bench_cache.main(2000 if quick else 10_000)
+    print("\n== memory")
+    rows += bench_memory.main([2000, 6000] if quick else [10_000, 30_000, 100_000])
+    print("\n== metrics (bench/bench_metrics.py)")
+    metrics = subprocess.run([sys.executable, str(HERE / "bench_metrics.py")], text=True)
+    print("\n== summary")
+    width = max(len(r[0]) for r in rows)
+    for name, value, target, status in rows:
+        shown = "" if math.isnan(target) else f"{target:g}"
+        print(f"{name:<{width}}  {value:>10.3f}  target {shown:>6}  {status}")
+    missed = [r for r in rows if r[3] == "MISSED"]
+    print(
+        f"\n{len(missed)} target(s) missed" + ("" if metrics.returncode == 0 else "; bench_metrics.py failed")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""Support for the reliability tests: a synthetic dataset of any size, the `judge` CLI in a
+subprocess, and a way to tell which item a mock-server request was about."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from reljudge.io.judgments import read_judgments
+from reljudge.testing import MockRequest
+
+MODEL = "openai/mock-model"
+SECRET = "sk-reljudge-FAKE-9f8e7d6c5b4a3210-DO-NOT-LEAK"
+_WORDS = (
+    "river bank loan interest water flood boat fish money account deposit stream bridge current "
+    "mortgage rate town valley rain harbour ship cargo credit card branch teller vault coin"
+).split()
+_DOCID = re.compile(r"\bdocref (d\d+-\d+)\b")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    root: Path
+    topics: Path
+    qrels: Path
+    corpus: Path
+    n_items: int
+
+    def args(self) -> list[str]:
+        return ["--topics", str(self.topics), "--qrels", str(self.qrels), "--corpus", str(self.corpus)]
+
+
+def make_dataset(root: Path, n_topics: int, docs_per_topic: int) -> Dataset:
+    """Topics ``q0..``, and per topic ``docs_per_topic`` judged passages ``dT-K`` whose text names
+    the docid (``docref dT-K``), so that a request can be traced back to its item."""
+    root.mkdir(parents=True, exist_ok=True)
+    topics, qrels, corpus = [], [], []
+    for t in range(n_topics):
+        words = [_WORDS[(t * 7 + i * 3) % len(_WORDS)] for i in range(4)]
+        topics.append(f"q{t}\twhat is the {' '.join(words)}")
+        for k in range(docs_per_topic):
+            docid = f"d{t}-{k}"
+            body = " ".join(_WORDS[(t + k * 5 + i) % len(_WORDS)] for i in range(12))
+            corpus.append(f"{docid}\tPassage docref {docid} about {body}.")
+            qrels.append(f"q{t} 0 {docid} {(t + k) % 4}")
+    paths = {name: root / f"{name}.tsv" for name in ("topics", "passages")}
+    paths["qrels"] = root / "qrels.txt"
+    paths["topics"].write_text("\n".join(topics) + "\n")
+    paths["qrels"].write_text("\n".join(qrels) + "\n")
+    paths["passages"].write_text("\n".join(corpus) + "\n")
+    return Dataset(root, paths["topics"], paths["qrels"], paths["passages"], n_topics * docs_per_topic)
+
+
+def item_of(req: MockRequest) -> str | None:
+    """The docid a request judges (from the ``docref`` in its passage)."""
+    found = _DOCID.findall(req.prompt)
+    return found[-1] if found else None
+
+
+def judge_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "reljudge", *args]
+
+
+def run_args(base_url: str, out: Path, data: Dataset, *extra: str, method: str = "binary") -> list[str]:
+    return [
+        "run",
+        "--method",
+        method,
+        "--model",
+        MODEL,
+        "--base-url",
+        base_url,
+        *data.args(),
+        "--output",
+        str(out),
+        "--no-progress",
+        *extra,
+    ]
+
+
+def env(tmp: Path, **more: str) -> dict[str, str]:
+    """The environment of a CLI subprocess: a fake key, a private cache and home."""
+    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    return {
+        **base,
+        "OPENAI_API_KEY": SECRET,
+        "RELJUDGE_CACHE": str(tmp / "default-cache.sqlite"),
+        "XDG_CACHE_HOME": str(tmp / "xdg-cache"),
+        **more,
+    }
+
+
+def cli(args: Sequence[str], tmp: Path, timeout: float = 120, **more: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        judge_cmd(*args), env=env(tmp, **more), capture_output=True, text=True, timeout=timeout, cwd=tmp
+    )
+
+
+def final_labels(out: Path) -> dict[tuple, tuple]:
+    """{key: (status, label, raw)} of the latest record of each key."""
+    latest = {r.key: r for r in read_judgments(out / "judgments.jsonl")}
+    return {k: (r.status, r.label, r.raw) for k, r in latest.items()}

@@ -1,0 +1,78 @@
+"""A recognisable fake API key must appear in no file a run writes: records, manifest, qrels,
+the response cache (with its WAL), and the logs (stdout/stderr) -- even when the server puts
+the key into its error messages, as OpenAI's 401 answers do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from _reliability import SECRET, cli, make_dataset, run_args
+from reljudge.testing import AutoResponder, MockLLMServer, MockReply
+
+
+def _leaky(auto: AutoResponder):
+    def answer(req):
+        n = req.index % 7
+        if n == 0:
+            return MockReply(status=401, error=f"Incorrect API key provided: {SECRET}.")
+        if n == 1:
+            return MockReply(status=500, error=f"upstream failed for key={SECRET}")
+        if n == 2:
+            return MockReply(status=429, error=f"Rate limit for {SECRET}", headers={"Retry-After": "0"})
+        return auto(req)
+
+    return answer
+
+
+def _files_containing(root: Path, needle: bytes) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+@pytest.mark.parametrize("key_env", ["OPENAI_API_KEY", "MY_JUDGE_KEY"])
+def test_the_api_key_reaches_no_file_and_no_log(tmp_path, key_env):
+    data = make_dataset(tmp_path / "data", 3, 10)
+    out = tmp_path / "run"
+    cache = tmp_path / "cache.sqlite"
+    with MockLLMServer(_leaky(AutoResponder())) as srv:
+        args = run_args(
+            srv.openai_url,
+            out,
+            data,
+            "--cache",
+            str(cache),
+            "--max-attempts",
+            "2",
+            "--max-failure-rate",
+            "1",
+            "--api-key-env",
+            key_env,
+        )
+        proc = cli(args, tmp_path, **{key_env: SECRET})
+        assert proc.returncode == 0, proc.stderr
+        again = cli([*args, "--retry-failed", "--json"], tmp_path, **{key_env: SECRET})
+        assert again.returncode == 0, again.stderr
+        assert srv.calls > data.n_items  # errors happened, and were retried
+    (tmp_path / "stdout.log").write_text(proc.stdout + again.stdout)
+    (tmp_path / "stderr.log").write_text(proc.stderr + again.stderr)
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and "data" not in p.parts]
+    assert {p.name for p in written} >= {"judgments.jsonl", "manifest.json", "qrels.txt", "cache.sqlite"}
+    assert _files_containing(tmp_path, SECRET.encode()) == []
+    # ... nor a recognisable part of it
+    assert _files_containing(tmp_path, SECRET[10:30].encode()) == []
+    # the failures were recorded, with the server's message, masked
+    text = (out / "judgments.jsonl").read_text()
+    assert "Incorrect API key provided: ***" in text
+    assert key_env in (out / "manifest.json").read_text()  # the variable's name is fine
+
+
+def test_a_key_given_inside_the_base_url_is_masked(tmp_path):
+    data = make_dataset(tmp_path / "data", 1, 3)
+    out = tmp_path / "run"
+    with MockLLMServer() as srv:
+        url = srv.openai_url.replace("http://", f"http://user:{SECRET}@")
+        proc = cli(run_args(url, out, data, "--cache", str(tmp_path / "c.sqlite")), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "logs.txt").write_text(proc.stdout + proc.stderr)
+    assert _files_containing(tmp_path, SECRET.encode()) == []

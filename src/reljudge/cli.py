@@ -529,9 +529,12 @@ def fd_cmd(
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the relevant-passage sample."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write fd.json and fd.csv into this directory."),
 ) -> None:
-    """Fréchet distance between judged relevant and retrieved passages per run (lower is better)."""
-    import time
+    """Fréchet distance between judged relevant and retrieved passages per run (lower is better).
 
+    With --encoder, only the passages FD needs are read from --corpus and embedded in batches
+    (a progress bar on a terminal); the vectors are cached (default OUT/embeddings.<model>.npy)
+    and reused on re-runs, so a second run neither re-encodes nor loads the model.
+    """
     from reljudge.io.trec import read_qrels
     from reljudge.metrics.evaluate import load_runs
     from reljudge.metrics.fd import fd_runs, format_fd_report, write_fd_report
@@ -563,20 +566,18 @@ def fd_cmd(
 
         needed = fd_docids(human, run_map, k=k, max_per_topic=max_rel, min_grade=min_grade, unjudged_only=urr, seed=seed)
         texts = load_corpus(corpus, docids=needed)
-        started = time.perf_counter()
         try:
             model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)
         except MissingExtraError as err:
             raise InputError(str(err)) from None
-        load_seconds = time.perf_counter() - started
         cache_file = None
         if not no_cache:
             cache_file = embedding_cache or (default_cache_path(out, model.name) if out is not None else None)
         source = text_source = TextEmbeddings(model, cache_path=cache_file, batch_size=batch_size)
         with_text = sum(1 for d in needed if d in texts)
         typer.echo(
-            f"encoder {model.name} ({model.location}) loaded in {load_seconds:.1f} s; "
-            f"{with_text} of {len(needed)} needed passages have text in {corpus}; {text_source.cache_status}",
+            f"encoder {model.name} ({model.location}); {with_text} of {len(needed)} passages FD needs "
+            f"have text in {corpus}; {text_source.cache_status}",
             err=True,
         )
     report = fd_runs(
@@ -586,8 +587,9 @@ def fd_cmd(
     if text_source is not None:
         st = text_source.stats()
         rate = f" ({st['passages_per_second']:.1f} passages/s)" if st["encoded"] else ""
+        loaded = f"model loaded in {model.load_seconds:.1f} s; " if model.loaded else "model not loaded; "
         typer.echo(
-            f"encoded {st['encoded']} passages in {st['encode_seconds']:.1f} s{rate}; "
+            loaded + f"encoded {st['encoded']} passages in {st['encode_seconds']:.1f} s{rate}; "
             f"{st['reused_from_cache']} reused from the cache"
             + (f"; cache {st['cache']}" if st["cache"] else " (no cache: give --out or --embedding-cache)"),
             err=True,
@@ -652,6 +654,10 @@ def sweep_cmd(
         target = out or (from_judgments / "analysis" if (from_judgments / INDEX_FILE).exists() else Path("sweep-analysis"))
         write_report(analysis, target, plots=plots)
         typer.echo(summary_markdown(analysis))
+        if analysis.rankings:
+            from reljudge.sweep.report import ranking_markdown
+
+            typer.echo("\n" + ranking_markdown(analysis))
         typer.echo(f"analysis of {len(analysis.rows)} cells written to {target} ({time.monotonic() - started:.1f}s)", err=True)
         return
     if config is None:

@@ -173,47 +173,73 @@ class SentenceTransformerEncoder:
     """Embeds texts with a sentence-transformers model (needs the ``embeddings`` extra).
 
     ``model``: a local model directory, an installed weights package name, or a Hugging Face
-    id (see the module docstring). Loading errors become `InputError` naming the model.
+    id (see the module docstring). The model is loaded on first use (`load`, `encode`, `dim`),
+    so a run whose vectors all come from a cache never loads it. Loading errors become
+    `InputError` naming the model; ``load_seconds`` records how long loading took.
     """
 
     def __init__(self, model: str, *, batch_size: int = 64, device: str | None = None):
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise MissingExtraError(
-                f"the encoder {model!r} needs sentence-transformers, which is not installed; "
-                f"install the optional extra with: {EXTRA_HINT} (or pass precomputed vectors with --embeddings)"
-            ) from None
+        import importlib.util
+
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise _missing_extra(model)
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        location, identity, local = resolve_model(model)
+        self.requested = model
+        self.location, self.name, self.local = resolve_model(model)
+        self.batch_size = batch_size
+        self.device = device
+        self.load_seconds = 0.0
+        self._model = None
+
+    def load(self):
+        """The loaded ``SentenceTransformer`` (loaded once, offline for local models)."""
+        if self._model is not None:
+            return self._model
+        start = time.perf_counter()
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as err:
+            raise _missing_extra(self.requested, f" ({err})") from None
         offline = _hub_offline()
         try:
-            self.model = SentenceTransformer(location, device=device, local_files_only=local or offline)
+            self._model = SentenceTransformer(
+                self.location, device=self.device, local_files_only=self.local or offline
+            )
         except Exception as err:  # the library raises OSError, ValueError, HF errors ...
             hint = (
                 "; HF_HUB_OFFLINE is set, so give a local model directory or an installed weights package"
-                if offline and not local
+                if offline and not self.local
                 else ""
             )
-            raise InputError(f"cannot load sentence-transformers model {model!r}: {err}{hint}") from None
-        self.name = identity
-        self.location = location
-        self.batch_size = batch_size
+            raise InputError(
+                f"cannot load sentence-transformers model {self.requested!r}: {err}{hint}"
+            ) from None
+        self.load_seconds = time.perf_counter() - start
+        return self._model
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
 
     @property
     def dim(self) -> int | None:
-        get = (
-            getattr(self.model, "get_embedding_dimension", None)
-            or self.model.get_sentence_embedding_dimension
-        )
+        model = self.load()
+        get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return get()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = self.model.encode(
+        vectors = self.load().encode(
             list(texts), batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
         )
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+
+def _missing_extra(model: str, detail: str = "") -> MissingExtraError:
+    return MissingExtraError(
+        f"the encoder {model!r} needs sentence-transformers, which is not installed{detail}; "
+        f"install the optional extra with: {EXTRA_HINT} (or pass precomputed vectors with --embeddings)"
+    )
 
 
 # --- text embeddings with an in-memory and on-disk cache -------------------------------------

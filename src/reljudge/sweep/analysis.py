@@ -24,7 +24,7 @@ Conventions (all recorded in `SweepAnalysis.conventions` and the report):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +86,36 @@ class RankingResult:
     prompts: list[str]
     tau_to_human: dict[str, float]
     matrix: np.ndarray  # τ between the prompts' rankings
+    judged: dict[str, float] = field(
+        default_factory=dict
+    )  # prompt -> mean judged share of the runs' top docs
+    #: prompt -> τ of the human labels of just the items the prompt labelled (binarised for
+    #: binary): the ceiling of a perfect judge on those items, unlabelled still non-relevant
+    human_on_items: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """Mean, sample std (ddof=1), min and max of τ to human over the prompts; the mean τ
+        between two prompts (off-diagonal); the mean judged share of the runs' top documents."""
+        stats = _nan_stats(list(self.tau_to_human.values()))
+        k = len(self.prompts)
+        off = self.matrix[~np.eye(k, dtype=bool)] if k > 1 else np.zeros(0)
+        off = off[~np.isnan(off)]
+        cover = [v for v in self.judged.values() if v == v]
+        return {
+            "dataset": self.dataset,
+            "task": self.task,
+            "model": self.model,
+            "measure": self.measure,
+            "systems": self.systems,
+            "prompts": k,
+            "tau_mean": stats["mean"],
+            "tau_std": stats["std"],
+            "tau_min": stats["min"],
+            "tau_max": stats["max"],
+            "tau_between_prompts": float(off.mean()) if off.size else math.nan,
+            "tau_human_on_items": _nan_stats(list(self.human_on_items.values()))["mean"],
+            "judged": float(np.mean(cover)) if cover else math.nan,
+        }
 
 
 @dataclass
@@ -343,26 +373,94 @@ def inter_prompt_alpha(cells: Sequence[CellLabels], conv: Conventions) -> list[A
     return out
 
 
+#: measures whose value depends only on the top ``cutoff`` documents of a ranking (and the
+#: qrels) when pytrec_eval computes them (trec_eval order: score descending, ties by docid
+#: descending): runs can be cut to that depth before evaluation without changing any value.
+#: Other providers order ties differently (e.g. ir_measures' RR@k, Judged@k), so they get whole runs.
+_TOP_K_MEASURES = frozenset({"nDCG", "P", "R", "AP", "Success"})
+
+
+def evaluation_depth(measure: str) -> int | None:
+    """How deep runs must be for ``measure``: its cutoff for top-k measures, else None (all)."""
+    import ir_measures
+
+    from reljudge.metrics.measures import parse_measure
+
+    m = parse_measure(measure)
+    params = dict(m.params)
+    cutoff = params.get("cutoff")
+    if (
+        m.NAME in _TOP_K_MEASURES
+        and cutoff
+        and not params.get("judged_only")
+        and ir_measures.pytrec_eval.is_available()
+        and ir_measures.pytrec_eval.supports(m)
+    ):
+        return int(cutoff)
+    return None
+
+
+def prepare_runs(
+    runs: Mapping[str, Mapping[str, Mapping[str, float]]], topics: Collection[str], depth: int | None
+) -> dict[str, dict[str, dict[str, float]]]:
+    """The runs restricted to ``topics`` and cut to ``depth`` documents per topic, ordered as
+    trec_eval orders them (score descending, ties by docid descending), as plain float dicts.
+
+    Done once per dataset, so every qrels of a ranking analysis reads small runs."""
+    import heapq
+
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, run in runs.items():
+        kept: dict[str, dict[str, float]] = {}
+        for qid in topics:
+            docs = run.get(qid)
+            if not docs:
+                continue
+            items = [(float(s), d) for d, s in docs.items()]
+            if depth is not None and len(items) > depth:
+                items = heapq.nlargest(depth, items)
+            kept[qid] = {d: s for s, d in items}
+        out[name] = kept
+    return out
+
+
 def system_scores(
     qrels: Qrels, runs: Mapping[str, Mapping[str, Mapping[str, float]]], measure: str
 ) -> dict[str, float]:
-    """Mean ``measure`` of every run under ``qrels`` (one ir_measures pass over all runs)."""
-    from reljudge.metrics.measures import per_topic_measure
+    """Mean ``measure`` of every run under ``qrels``: one ir_measures evaluator is built for the
+    qrels and reused for every run; a run's mean is over the topics it ranks that have qrels
+    (trec_eval's ``all`` without ``-c``). Grades are rounded to integers (trec_eval needs them);
+    means are rounded to 12 decimals so that runs with equal per-topic values tie exactly."""
+    import ir_measures
 
-    sep = "\x1f"
-    int_qrels = {
-        f"{name}{sep}{q}": {d: int(round(g)) for d, g in docs.items()}
-        for name in runs
-        for q, docs in qrels.items()
-    }
-    combined = {
-        f"{name}{sep}{q}": dict(docs) for name, run in runs.items() for q, docs in run.items() if q in qrels
-    }
-    per_topic = per_topic_measure(int_qrels, combined, measure)
-    sums: dict[str, list[float]] = {name: [] for name in runs}
-    for key, value in per_topic.items():
-        sums[key.split(sep, 1)[0]].append(value)
-    return {name: float(np.mean(v)) if v else math.nan for name, v in sums.items()}
+    from reljudge.metrics.measures import parse_measure
+
+    int_qrels = {q: {d: int(round(g)) for d, g in docs.items()} for q, docs in qrels.items() if docs}
+    if not int_qrels:
+        return dict.fromkeys(runs, math.nan)
+    evaluator = ir_measures.evaluator([parse_measure(measure)], int_qrels)
+    out: dict[str, float] = {}
+    for name, run in runs.items():
+        present = {q: docs for q, docs in run.items() if q in int_qrels}
+        total = (
+            sum(float(m.value) for m in evaluator.iter_calc(present) if m.query_id in present)
+            if present
+            else 0.0
+        )
+        out[name] = round(total / len(present), 12) if present else math.nan
+    return out
+
+
+def judged_share(labels: Qrels, runs: Mapping[str, Mapping[str, Mapping[str, float]]]) -> float:
+    """Mean over runs and topics (of ``labels``) of the share of a run's documents that are
+    labelled — for runs cut by `prepare_runs`, the share of their top documents."""
+    shares = [
+        sum(d in judged for d in docs) / len(docs)
+        for run in runs.values()
+        for q, docs in run.items()
+        if docs and (judged := labels.get(q)) is not None
+    ]
+    return float(np.mean(shares)) if shares else math.nan
 
 
 def ranking_stability(
@@ -371,40 +469,90 @@ def ranking_stability(
     runs: Mapping[str, Mapping[str, Any]],
     conv: Conventions,
 ) -> list[RankingResult]:
-    """Kendall τ-b of each pointwise prompt's system ranking to the human one, and between prompts."""
-    from reljudge.metrics.ranking import ranking_agreement
+    """Kendall τ-b of each pointwise prompt's system ranking to the human one, and between prompts.
 
-    out = []
+    Each cell's valid labels become a qrels (on the topics of the human qrels; documents the
+    prompt did not label count as non-relevant); every run is scored by ``conv.ranking_measure``
+    under it and under the human qrels. ``judged`` is the mean share of the runs' top documents
+    (to the measure's cutoff) that the prompt labelled, when the measure has one."""
     by: dict[tuple[str, str, str], list[CellLabels]] = {}
     for cell in cells:
-        if cell.task != "pairwise" and cell.dataset in runs and runs[cell.dataset]:
+        if cell.task != "pairwise" and cell.dataset in runs and runs[cell.dataset] and cell.dataset in qrels:
             by.setdefault((cell.dataset, cell.model, cell.task), []).append(cell)
-    human_scores = {ds: system_scores(qrels[ds], runs[ds], conv.ranking_measure) for ds in {k[0] for k in by}}
+    depth = evaluation_depth(conv.ranking_measure)
+    prepared: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    human_scores: dict[str, dict[str, float]] = {}
+    for ds in sorted({k[0] for k in by}):
+        prepared[ds] = prepare_runs(runs[ds], set(qrels[ds]), depth)
+        human_scores[ds] = system_scores(qrels[ds], prepared[ds], conv.ranking_measure)
+    out = []
     for (ds, model, task), members in sorted(by.items()):
         human = human_scores[ds]
+        systems = [s for s in human if human[s] == human[s]]
         topics = set(qrels[ds])
-        scores = {}
+        prompts = [c.prompt for c in members]
+        columns = []
+        coverage: dict[str, float] = {}
         for cell in members:
             labels = {q: d for q, d in cell.scores.items() if q in topics}
-            scores[cell.prompt] = system_scores(labels, runs[ds], conv.ranking_measure)
-        prompts = [c.prompt for c in members]
-        tau = {p: _tau(ranking_agreement, human, scores[p]) for p in prompts}
+            values = system_scores(labels, prepared[ds], conv.ranking_measure)
+            columns.append([values.get(s, math.nan) for s in systems])
+            if depth is not None:
+                coverage[cell.prompt] = judged_share(labels, prepared[ds])
+        table = np.asarray(columns, dtype=float).T if columns else np.zeros((len(systems), 0))
+        ref = np.asarray([human[s] for s in systems], dtype=float)
+        ceiling_memo: dict[frozenset[tuple[str, str]], float] = {}
+        # the ceiling of each prompt's items: the human labels of exactly the items it labelled
+        ceiling: dict[str, float] = {}
+        for cell in members:
+            items = frozenset(zip(cell.qids, cell.docids, strict=True))
+            if items not in ceiling_memo:
+                on_items: dict[str, dict[str, float]] = {}
+                for q, d in items:
+                    grade = qrels[ds].get(q, {}).get(d)
+                    if grade is not None:
+                        on_items.setdefault(q, {})[d] = float(grade)
+                if task == "binary":
+                    on_items = {
+                        q: {d: float(g >= conv.threshold) for d, g in docs.items()}
+                        for q, docs in on_items.items()
+                    }
+                sample = system_scores(on_items, prepared[ds], conv.ranking_measure)
+                ceiling_memo[items] = _tau_b(
+                    ref, np.asarray([sample.get(s, math.nan) for s in systems], dtype=float)
+                )
+            ceiling[cell.prompt] = ceiling_memo[items]
+        tau = {p: _tau_b(ref, table[:, i]) for i, p in enumerate(prompts)}
         k = len(prompts)
         matrix = np.eye(k)
         for i in range(k):
             for j in range(i + 1, k):
-                matrix[i, j] = matrix[j, i] = _tau(ranking_agreement, scores[prompts[i]], scores[prompts[j]])
-        out.append(RankingResult(ds, model, task, conv.ranking_measure, len(human), prompts, tau, matrix))
+                matrix[i, j] = matrix[j, i] = _tau_b(table[:, i], table[:, j])
+        out.append(
+            RankingResult(
+                ds,
+                model,
+                task,
+                conv.ranking_measure,
+                len(systems),
+                prompts,
+                tau,
+                matrix,
+                judged=coverage,
+                human_on_items=ceiling,
+            )
+        )
     return out
 
 
-def _tau(fn: Any, x: Mapping[str, float], y: Mapping[str, float]) -> float:
-    xs = {k: v for k, v in x.items() if v == v}
-    ys = {k: v for k, v in y.items() if v == v}
-    try:
-        return float(fn(xs, ys, "kendall"))
-    except ValueError:
+def _tau_b(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall τ-b over the systems with a value in both (NaN with fewer than two)."""
+    from reljudge.metrics.ranking import kendall_tau_b_batch
+
+    keep = ~(np.isnan(x) | np.isnan(y))
+    if keep.sum() < 2:
         return math.nan
+    return float(kendall_tau_b_batch(x[keep, None], y[keep, None])[0])
 
 
 def analyze(

@@ -9,6 +9,9 @@ from typing import Any
 from reljudge.errors import InputError
 from reljudge.sweep.analysis import Conventions, SweepAnalysis, analyze
 
+#: published binary prompts whose instructions invert the labels ("answer 0 if relevant")
+INVERTED_BINARY: frozenset[str] = frozenset({"10", "14"})
+
 
 def conventions_from(config: Any) -> Conventions:
     a = config.analysis if hasattr(config, "analysis") else config
@@ -85,6 +88,21 @@ def analyze_published(
         "llama3.2 and mistral all judged pairs; each cell is scored on the pairs it labelled"
     )
     run_sets = _load_runs({k: str(v) for k, v in (runs or {}).items()})
+    if run_sets:
+        notes.append(
+            "ranking stability: each prompt's labels are a qrels in which documents the prompt did not "
+            "label count as non-relevant; gpt-4o binary/graded labelled only the stratified sample, so "
+            "most of the runs' top documents are unjudged for it (the 'judged' column)"
+        )
+    inverted = sorted(
+        {c.prompt for c in cells if c.task == "binary" and c.prompt in INVERTED_BINARY},
+        key=published._id_order,
+    )
+    if inverted:
+        notes.append(
+            f"binary prompt(s) {', '.join(inverted)} ask for 0 = relevant and 1 = not relevant; the published "
+            "labels are the answers as given (not inverted), so their kappa and tau come out negative"
+        )
     return analyze(cells, qrels_data, conv or Conventions(), runs=run_sets or None, notes=notes)
 
 

@@ -74,6 +74,22 @@ def summary_markdown(analysis: SweepAnalysis) -> str:
     return "\n".join(lines)
 
 
+def ranking_markdown(analysis: SweepAnalysis) -> str:
+    """The ranking-stability table (Markdown): τ to the human ranking per dataset × task × model."""
+    lines = [
+        "| dataset | task | model | systems | prompts | mean τ to human | std | min | max | τ between prompts | judged | human labels, same items |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in sorted(analysis.rankings, key=lambda r: (r.dataset, r.task, r.model)):
+        s = r.summary()
+        lines.append(
+            f"| {s['dataset']} | {s['task']} | {s['model']} | {s['systems']} | {s['prompts']} | {_f(s['tau_mean'])} | "
+            f"{_f(s['tau_std'])} | {_f(s['tau_min'])} | {_f(s['tau_max'])} | {_f(s['tau_between_prompts'])} | "
+            f"{_f(s['judged'] * 100, 1) + '%' if s['judged'] == s['judged'] else '–'} | {_f(s['tau_human_on_items'])} |"
+        )
+    return "\n".join(lines)
+
+
 def write_report(
     analysis: SweepAnalysis,
     out_dir: str | Path,
@@ -129,7 +145,10 @@ def write_report(
                             "task": r.task,
                             "measure": r.measure,
                             "systems": r.systems,
+                            **r.summary(),
                             "tau_to_human": r.tau_to_human,
+                            "judged_by_prompt": r.judged,
+                            "tau_human_on_items_by_prompt": r.human_on_items,
                             "prompts": r.prompts,
                             "tau_matrix": r.matrix.tolist(),
                         }
@@ -184,15 +203,15 @@ def _markdown(
         parts += [
             "## Stability of the system ranking",
             "",
-            "| dataset | task | model | systems | mean τ to human | min | max |",
-            "|---|---|---|---:|---:|---:|---:|",
+            "Each prompt's labels as qrels (documents it did not label count as non-relevant), the runs "
+            f"scored by {analysis.conventions.ranking_measure} under them, Kendall τ-b to the ranking "
+            "under the human qrels: mean, sample std, min and max over the prompts; between prompts: "
+            "mean τ over every two prompts; judged: mean share of the runs' top documents the prompt labelled; "
+            "human labels, same items: τ of the human labels of just the items the prompts labelled "
+            "(binarised for binary), the ceiling a perfect judge reaches on them.",
+            "",
+            ranking_markdown(analysis),
         ]
-        for r in analysis.rankings:
-            taus = [t for t in r.tau_to_human.values() if t == t]
-            mean = sum(taus) / len(taus) if taus else math.nan
-            parts.append(
-                f"| {r.dataset} | {r.task} | {r.model} | {r.systems} | {_f(mean)} | {_f(min(taus) if taus else math.nan)} | {_f(max(taus) if taus else math.nan)} |"
-            )
         parts += ["", "Details: [ranking.json](ranking.json)", ""]
     if figures:
         parts += ["## Plots", ""]

@@ -633,3 +633,94 @@ def test_case_counts():
     assert len(PAIRWISE) >= 60
     assert len(STRING_LIST) >= 60
     assert len(LABEL_LIST) >= 60
+
+
+# --- answer formats the published prompt-sensitivity prompts ask for ---------------------------
+# (prompts.json: 8 shows "<output> 3 </output>" in its example; 21 ends its user message with the
+# cues "Relevance (0-3):" / "Relevance (1 or 0):" / "More Relevant Passage (A or B):"; 5 and 7 name
+# the passages "Passage_A"/"Passage_B"; 15 and 32 write their scale as "3 = highly relevant".)
+
+PUBLISHED_GRADED = [
+    ("<output> 3 </output>", 3),
+    ("<output>2</output>", 2),
+    ("<OUTPUT>\n1\n</OUTPUT>", 1),
+    ("<output> 0 </output>\n", 0),
+    ("<output>Answer: 2</output>", 2),
+    ("<output> 4 </output>", U),  # out of range, never clamped
+    ("<output> 1 </output><output> 3 </output>", U),  # two answers
+    ("<output> 2 </output> or maybe 3", U),  # not one element: the prose has two numbers
+    ("<output>highly relevant</output>", U),
+    ("<output> 2 </outputs>", U),  # mismatched tags: not an element, so no labelled answer
+    ("<query>3 facts</query>", U),  # not an answer tag
+    ("Relevance (0-3): 2", 2),
+    ("Relevance (0-3): 3.", 3),
+    ("Relevance (0-3): 5", U),
+    ("Relevance (0-3):", U),
+    ("Relevance (0-3): 2 or 3", U),
+    ("Score (out of 3): 1", 1),
+    ("3 = highly relevant", 3),
+    ("3 = highly relevant, The passage is dedicated to the query and contains the exact answer.", 3),
+    ("0 = Irrelevant", 0),
+    ("5 = excellent", U),
+    ("1. = bad\n2. = good", U),  # an enumerated list, not an answer
+]
+
+
+@pytest.mark.parametrize("text, expected", PUBLISHED_GRADED)
+def test_published_graded_formats(text, expected):
+    check(parse_graded(text, 0, 3, marker=None), expected)
+
+
+def test_published_graded_formats_keep_the_marker_first():
+    r = parse_graded("<output> 3 </output>\n##final score: 1")
+    assert r.label == 1 and r.how == "marker"
+    assert parse_graded("<output> 3 </output>").how == "labelled"
+    assert parse_graded("Relevance (0-3): 2").how == "labelled"
+
+
+PUBLISHED_BINARY = [
+    ("<output> 1 </output>", 1),
+    ("<output>0</output>", 0),
+    ("<output> 2 </output>", U),
+    ("<output> 1 </output> <output> 0 </output>", U),
+    ("Relevance (1 or 0): 1", 1),
+    ("Relevance (1 or 0): 0", 0),
+    ("Relevance (1 or 0): 1 but maybe 0", U),
+    ("Relevance (1 or 0):", U),
+    ("Label (0 or 1): 3", U),
+    # prompt 6 asks for a quote and a rationale, no label: digits of the quoted passage are no label
+    ('Quote: "The 1 thing about goldfish"\nRationale: the document addresses the query.', U),
+    ('Quote: "Follow step 1."\nRationale: it addresses the query.', U),
+    ("the 1 thing that matters", U),
+    ('I answer "1".', 1),
+]
+
+
+@pytest.mark.parametrize("text, expected", PUBLISHED_BINARY)
+def test_published_binary_formats(text, expected):
+    check(parse_binary(text), expected)
+
+
+PUBLISHED_PAIRWISE = [
+    ("Passage_A", 1),
+    ("Passage_B", 2),
+    ("passage_b", 2),
+    ("'Passage_A'", 1),
+    ("Passage_B is more relevant.", 2),
+    ("I prefer Passage_A.", 1),
+    ("Both Passage_A and Passage_B are relevant.", U),
+    ("Passage_A or Passage_B", U),
+    ("Passage_C", U),
+    ("<output> Passage A </output>", 1),
+    ("<output>B</output>", 2),
+    ("<output> Passage A </output><output> Passage B </output>", U),
+    ("More Relevant Passage (A or B): B", 2),
+    ("More Relevant Passage (A or B): A", 1),
+    ("More Relevant Passage (A or B):", U),
+    ("More Relevant Passage (A or B): neither", U),
+]
+
+
+@pytest.mark.parametrize("text, expected", PUBLISHED_PAIRWISE)
+def test_published_pairwise_formats(text, expected):
+    check(parse_pairwise(text), expected)

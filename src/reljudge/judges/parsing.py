@@ -174,13 +174,28 @@ def _strip_wrapping(s: str) -> str:
 
 _ANSWER_PREFIX = (
     r"(?:(?:my|the|final|overall)\s+)*(?:answer|label|score|grade|rating|relevance(?:\s+(?:score|grade|label|category|judg(?:e)?ment))?"
-    r"|category|output|result|response|judg(?:e)?ment|verdict|decision|assessment|prediction|self[-\s]?rating)"
+    r"|category|output|result|response|judg(?:e)?ment|verdict|decision|assessment|prediction|self[-\s]?rating"
+    r"|(?:more\s+relevant|better|best|preferred)\s+(?:passage|document))"
+    # a parenthesised scale or choice after the label, as in the completion cues of published
+    # prompts: "Relevance (0-3):", "Relevance (1 or 0):", "More Relevant Passage (A or B):"
+    r"(?:\s*\([^()\n]{1,20}\))?"
+)
+#: a whole answer in one XML-style element, as the examples of some published prompts answer
+#: ("<output> 3 </output>"); its content is read like a labelled answer
+_TAGGED = re.compile(
+    r"<\s*(output|answer|label|score|grade|rating|relevance|judg(?:e)?ment|choice|result)\s*>"
+    r"\s*(.*?)\s*<\s*/\s*\1\s*>",
+    re.I | re.S,
 )
 
 
 def _exact_token(text: str, token: str, flags: int = re.I) -> tuple[re.Match[str] | None, bool]:
     """Match `text` being exactly `token` (regex), optionally after an answer prefix such as
-    ``Answer:``. Returns (match, prefixed)."""
+    ``Answer:`` or inside one ``<output>...</output>`` element. Returns (match, prefixed)."""
+    tagged = _TAGGED.fullmatch(text.strip())
+    if tagged:
+        inner, _ = _exact_token(tagged.group(2), token, flags)
+        return inner, True
     s = _strip_wrapping(text)
     m = re.fullmatch(token, s, flags)
     if m:
@@ -325,7 +340,7 @@ def parse_graded(text: str | None, lo: int = 0, hi: int = 3, marker: str | None 
     if m:
         return _ranged(m.group(0), lo, hi, "fallback:last-line")
     if not _is_enumerated(vis):
-        m = re.match(r"^[\s\-*>]*(" + _NUMBER + r")\s*(?:[:)\-]|\.(?!\d)|$)", lines[0])
+        m = re.match(r"^[\s\-*>]*(" + _NUMBER + r")\s*(?:[:)=\-]|\.(?!\d)|$)", lines[0])
         if m:
             return _ranged(m.group(1), lo, hi, "fallback:leading")
     numbers = set(_BARE_NUMBER.findall(vis))
@@ -368,6 +383,7 @@ _LABELLED_YESNO = re.compile(
     r"(?<![A-Za-z])(?:final\s+)?(?:answer|label|relevant|verdict|decision|judg(?:e)?ment|output)(?![A-Za-z])\s*(?:is|:|=|-)\s*[\"'(\[]?\s*(yes|no)(?![A-Za-z])",
     re.I,
 )
+_LONG_QUOTE = re.compile(r'"[^"\n]{4,}"')
 _RELEVANCE_WORD = re.compile(r"(?:(not|non|ir)[\s-]*)?relevant", re.I)
 
 
@@ -440,9 +456,14 @@ def parse_binary(text: str | None, style: str = "digit") -> Parsed:
         word = _relevance_word(vis)
         if word is not None:
             return _ok(word, "fallback:relevance-word")
-        numbers = set(_BARE_NUMBER.findall(vis))
+        # the only number, stated as a value ("so 1", "1 (relevant)"), not "the 1 thing" and not
+        # inside a quotation from the passage (Quote: "... step 1.")
+        unquoted = _LONG_QUOTE.sub(" ", vis)
+        numbers = set(_BARE_NUMBER.findall(unquoted))
         if numbers and numbers <= {"0", "1"} and len(numbers) == 1:
-            return _ok(int(numbers.pop()), "fallback:sole-digit")
+            if re.search(r"(?<![\w.])[01](?![\w]|\.\d)" + _VALUE_END, unquoted, re.I):
+                return _ok(int(numbers.pop()), "fallback:sole-digit")
+            return _unparsed("no-label")
         return _unparsed("ambiguous" if numbers else "no-label")
     # yes/no style
     m = re.match(r"^[\s\-*>\"'(]*(yes|no)(?:\s*[.,!:;)\-]|\s*$)", vis, re.I)
@@ -530,15 +551,16 @@ def parse_exam_answerability(text: str | None) -> Parsed:
 # --- pairwise --------------------------------------------------------------------------------
 
 _PW_NAME = r"(?:passage|document|doc|option|candidate|text|response)"
-_PW_TOKEN = r"(?:" + _PW_NAME + r"\s*#?\s*([12ab])(?![\w])|([12])(?![\w.]\w)|(?-i:([AB]))(?![\w]))"
-_PW_EXACT = r"(?:" + _PW_NAME + r"\s*#?\s*)?(?:[12]|[ab])"
+_PW_SEP = r"[\s_]*#?\s*"  # "Passage 2", "Passage #2", "Document2", "Passage_A"
+_PW_TOKEN = r"(?:" + _PW_NAME + _PW_SEP + r"([12ab])(?![\w])|([12])(?![\w.]\w)|(?-i:([AB]))(?![\w]))"
+_PW_EXACT = r"(?:" + _PW_NAME + _PW_SEP + r")?(?:[12]|[ab])"
 _PW_LABELLED = re.compile(
     r"(?<![A-Za-z])(?:final\s+answer|answer|choice|preferred(?:\s+passage)?|preference|selection|winner|verdict|"
     r"better\s+passage|best\s+passage|more\s+relevant\s+passage|output|decision)(?![A-Za-z])(?:\s*(?:is|was|:|=|-)\s*)+[\"'(\[]?\s*"
     + _PW_TOKEN,
     re.I,
 )
-_PW_MENTION = re.compile(r"(?<![A-Za-z])" + _PW_NAME + r"\s*#?\s*([12ab])(?![\w])", re.I)
+_PW_MENTION = re.compile(r"(?<![A-Za-z])" + _PW_NAME + _PW_SEP + r"([12ab])(?![\w])", re.I)
 _PW_BETTER = (
     r"(?:(?:much|clearly|slightly|far|significantly|somewhat|the|a|more|overall)\s+)*"
     r"(?:better|more\s+relevant|more\s+useful|more\s+helpful|more\s+informative|more\s+complete|more\s+direct|"
@@ -548,20 +570,23 @@ _PW_PHRASES = (
     re.compile(
         r"(?<![A-Za-z])"
         + _PW_NAME
-        + r"\s*#?\s*([12ab])(?![\w])\s+(?:is|seems|appears|was|looks)\s+"
+        + _PW_SEP
+        + r"([12ab])(?![\w])\s+(?:is|seems|appears|was|looks)\s+"
         + _PW_BETTER,
         re.I,
     ),
     re.compile(
         r"(?<![A-Za-z])(?:prefer|choose|chose|select|selected|pick|picked|recommend|go\s+with|opt\s+for|favou?r)\s+"
         + _PW_NAME
-        + r"\s*#?\s*([12ab])(?![\w])",
+        + _PW_SEP
+        + r"([12ab])(?![\w])",
         re.I,
     ),
     re.compile(
         r"(?<![A-Za-z])"
         + _PW_NAME
-        + r"\s*#?\s*([12ab])(?![\w])\s+(?:answers|addresses|responds\s+to|covers)\s+(?:the\s+(?:question|query)\s+)?(?:better|more)",
+        + _PW_SEP
+        + r"([12ab])(?![\w])\s+(?:answers|addresses|responds\s+to|covers)\s+(?:the\s+(?:question|query)\s+)?(?:better|more)",
         re.I,
     ),
 )
@@ -604,7 +629,8 @@ def parse_pairwise(text: str | None) -> Parsed:
         m = re.match(
             r"^[\s\-*>\"'(]*(?:"
             + _PW_NAME
-            + r"\s*#?\s*([12ab])|([12])|(?-i:([AB])))\s*(?:[:)\-,]|\.(?!\d)|$)",
+            + _PW_SEP
+            + r"([12ab])|([12])|(?-i:([AB])))\s*(?:[:)\-,]|\.(?!\d)|$)",
             lines[0],
             re.I,
         )

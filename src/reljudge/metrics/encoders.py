@@ -11,8 +11,9 @@ Passages that cannot be embedded (no vector, or no text for an encoder) are retu
 ``missing`` so callers can report them instead of dropping them silently.
 
 A `TextEncoder` is any object with a ``name`` (its identity, stored in the cache) and
-``encode(texts) -> n × p float array``. `SentenceTransformerEncoder` is the real one (optional
-extra ``reljudge[embeddings]``); its model is given as
+``encode(texts) -> n × p float array`` (an optional ``load()`` is called before encoding is
+timed). `SentenceTransformerEncoder` is the real one (optional extra ``reljudge[embeddings]``);
+its model is given as
 
 1. a local directory holding a sentence-transformers model (``modules.json``) or a Hugging Face
    model (``config.json``);
@@ -396,6 +397,9 @@ class TextEmbeddings:
             disable = None if len(todo) >= self.progress_min else True
         from tqdm import tqdm
 
+        load = getattr(self.encoder, "load", None)
+        if callable(load):  # a lazily loaded model: load it before the encoding clock starts
+            load()
         bar = tqdm(total=len(todo), unit="passage", desc="encoding", disable=disable, leave=False)
         start = time.perf_counter()
         done = 0

@@ -53,7 +53,7 @@ def main() -> int:
     print("\n== cached re-run")
     rows += bench_cache.main(2000 if quick else 10_000)
     print("\n== memory")
-    rows += bench_memory.main([2000, 6000] if quick else [10_000, 30_000, 100_000])
+    rows += bench_memory.main([2000, 6000] if quick else [10_000, 50_000, 100_000])
     print("\n== metrics (bench/bench_metrics.py)")
     metrics = subprocess.run([sys.executable, str(HERE / "bench_metrics.py")], text=True)
     print("\n== summary")

@@ -190,7 +190,18 @@ def test_evaluate_takes_human_labels_from_a_dataset(tmp_path):
     published = bundled_path() / "llm-judgments" / "gpt-4o" / "umbrela.dl19.qrels"
     out = tmp_path / "ev"
     result = CliRunner().invoke(
-        app, ["evaluate", "--dataset", "dl19-sample", "--judgments", str(published), "--bootstrap", "0", "--out", str(out)]
+        app,
+        [
+            "evaluate",
+            "--dataset",
+            "dl19-sample",
+            "--judgments",
+            str(published),
+            "--bootstrap",
+            "0",
+            "--out",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     report = json.loads((out / "evaluation.json").read_text())
@@ -198,6 +209,7 @@ def test_evaluate_takes_human_labels_from_a_dataset(tmp_path):
     assert "human relevant: grade >= 2" in result.output
     # exactly one source of human labels
     both = CliRunner().invoke(
-        app, ["evaluate", "--dataset", "dl19-sample", "--qrels", str(published), "--judgments", str(published)]
+        app,
+        ["evaluate", "--dataset", "dl19-sample", "--qrels", str(published), "--judgments", str(published)],
     )
     assert both.exit_code != 0 and "exactly one of --qrels FILE or --dataset NAME" in str(both.exception)

@@ -108,7 +108,9 @@ def test_fd_paper_table_kendall_values():
     fd10 = list(fd10)
     mrr[9] += 1e-4  # SPLADE > ColBERTv2-H
     fd10[6] += 1e-4  # ColBERT > UniCOIL
-    tau = ranking_agreement(dict(zip(names, mrr, strict=True)), dict(zip(names, fd10, strict=True)), "kendall")
+    tau = ranking_agreement(
+        dict(zip(names, mrr, strict=True)), dict(zip(names, fd10, strict=True)), "kendall"
+    )
     assert round(tau, 3) == -0.788
 
 

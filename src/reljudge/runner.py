@@ -33,6 +33,7 @@ import re
 import shutil
 import sys
 import time
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ from reljudge.records import FAILURE_STATUSES, STATUSES, Judgment, Usage, utc_no
 
 if TYPE_CHECKING:
     from reljudge.aggregation.exam import QuestionBank
-    from reljudge.io.rundir import RunDir
+    from reljudge.io.rundir import RecordStats, RunDir
     from reljudge.judges.base import Judge, JudgeInputs
     from reljudge.llm import ClientConfig, LLMClient
 
@@ -774,13 +775,54 @@ def _split_scores(result: Any) -> tuple[Mapping[str, Mapping[str, float]], dict[
 
 @dataclass
 class _Session:
-    """State of one invocation."""
+    """State of one invocation: running counters over the records it writes (no record is kept,
+    so memory does not grow with the number of records)."""
 
     started: float
     started_at: str
-    new: list[Judgment] = field(default_factory=list)
+    new_records: int = 0
+    cache_hits: int = 0
+    record_retries: int = 0  # sum of (attempts - 1) over the new records
+    usage: _UsageSum = field(default_factory=lambda: _UsageSum())  # spent at the provider
     retry_causes: Counter[str] = field(default_factory=Counter)  # retried attempts by error kind
     failure_causes: Counter[str] = field(default_factory=Counter)  # calls that finally failed, by kind
+    #: hash of each new record's key, to notice a key written twice in this session
+    key_hashes: array[int] = field(default_factory=lambda: array("q"))
+    #: ordinals of records in judgments.jsonl that a later record of the same key replaces
+    superseded: set[int] = field(default_factory=set)
+
+    def count(self, record: Judgment) -> None:
+        self.new_records += 1
+        provenance = record.provenance
+        if provenance.cached:
+            self.cache_hits += 1
+        else:
+            self.usage.add(provenance.usage)
+        self.record_retries += max(0, provenance.attempts - 1)
+
+
+class _UsageSum:
+    """`Usage` summed with plain numbers (adding pydantic models per record is slow)."""
+
+    __slots__ = ("prompt_tokens", "completion_tokens", "calls", "cost_usd")
+
+    def __init__(self) -> None:
+        self.prompt_tokens = self.completion_tokens = self.calls = 0
+        self.cost_usd = 0.0
+
+    def add(self, usage: Usage) -> None:
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.calls += usage.calls
+        self.cost_usd += usage.cost_usd
+
+    def total(self) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            calls=self.calls,
+            cost_usd=self.cost_usd,
+        )
 
 
 def failure_rate(statuses: Mapping[str, int]) -> float:
@@ -851,7 +893,8 @@ class PreparedJob:
     inputs: JudgeInputs
     rundir: RunDir
     manifest: dict[str, Any]
-    existing: list[Judgment]
+    #: the latest record of each key already in the run directory (a compact, lazy mapping)
+    existing: Mapping[tuple[str, str, str, str, str], Judgment]
 
 
 def prepare(config: RunConfig) -> PreparedJob:
@@ -865,6 +908,7 @@ def prepare(config: RunConfig) -> PreparedJob:
     check_passages(pool, resolved, skip_missing=config.skip_missing)
     rundir = RunDir(config.output or default_output_dir(config, resolved.name))
     manifest = check_identity(rundir, job_identity(config, judge))
+    index = rundir.index(lazy_methods=_label_methods(judge))
     return PreparedJob(
         config=config,
         resolved=resolved,
@@ -873,8 +917,12 @@ def prepare(config: RunConfig) -> PreparedJob:
         inputs=judge_inputs(resolved, pool, bank),
         rundir=rundir,
         manifest=manifest,
-        existing=rundir.judgments(),
+        existing=index.existing,
     )
+
+
+def _label_methods(judge: Judge) -> tuple[str, ...]:
+    return tuple(judge.label_methods) or (judge.name,)
 
 
 def dry_run(job: PreparedJob) -> RunSummary:
@@ -935,10 +983,15 @@ async def _run_locked(
     config = job.config
     # read the directory again under the lock: another process may have finished meanwhile
     job.manifest = check_identity(job.rundir, job_identity(config, job.judge))
-    job.existing = job.rundir.judgments()
-    existing = {
-        r.key: r for r in job.existing if not (config.retry_failed and r.status in RETRYABLE_STATUSES)
-    }
+    # one streamed pass: the keys already judged (the label records stay on disk, read back on
+    # lookup), and which records later ones replace
+    index = job.rundir.index(
+        lazy_methods=_label_methods(job.judge),
+        exclude_statuses=RETRYABLE_STATUSES if config.retry_failed else (),
+    )
+    existing = job.existing = index.existing
+    start_latest = index.latest  # key -> ordinal of its latest record in judgments.jsonl
+    session.superseded = index.superseded
     try:
         _write_manifest(job, session, "running", {})
     except BaseException:
@@ -946,8 +999,10 @@ async def _run_locked(
             shutil.rmtree(job.rundir.path, ignore_errors=True)
         raise
 
+    # the bar's total costs an estimate (every prompt rendered): only when a bar is shown
+    shown = config.progress if config.progress is not None else sys.stderr.isatty()
     progress = JobProgress(
-        total=_expected_records(job.judge, job.inputs, existing),
+        total=_expected_records(job.judge, job.inputs, existing) if shown else None,
         desc=f"{config.method} {config.model}",
         enabled=config.progress,
     )
@@ -963,7 +1018,12 @@ async def _run_locked(
 
     def emit(record: Judgment) -> None:
         writer.write(record)
-        session.new.append(record)
+        key = record.key
+        replaced = start_latest.pop(key, None)
+        if replaced is not None:  # this record replaces the latest one of an earlier session
+            session.superseded.add(replaced)
+        session.key_hashes.append(hash(key))
+        session.count(record)
         progress.on_record(record)
         if on_record is not None:
             on_record(record)
@@ -987,7 +1047,7 @@ async def _run_locked(
     finally:
         progress.close()
         writer.close()
-        if state == "failed" and created and not session.new:
+        if state == "failed" and created and not session.new_records:
             shutil.rmtree(job.rundir.path, ignore_errors=True)  # nothing done: leave nothing behind
         else:
             summary = _finish(job, session, progress, state, client_stats)
@@ -1007,7 +1067,13 @@ def _expected_records(judge: Judge, inputs: JudgeInputs, existing: Mapping[Any, 
     return max(calls - done, 0) or None
 
 
-def _write_manifest(job: PreparedJob, session: _Session, state: str, results: Mapping[str, Any]) -> None:
+def _write_manifest(
+    job: PreparedJob,
+    session: _Session,
+    state: str,
+    results: Mapping[str, Any],
+    stats: tuple[RecordStats, RecordStats] | None = None,
+) -> None:
     config = job.config
     earlier = job.manifest.get("extra") or {}
     extra: dict[str, Any] = {
@@ -1030,6 +1096,7 @@ def _write_manifest(job: PreparedJob, session: _Session, state: str, results: Ma
         started_at=session.started_at,
         finished_at=None if state == "running" else utc_now(),
         extra=extra,
+        stats=stats,
     )
 
 
@@ -1040,22 +1107,20 @@ def _finish(
     state: Literal["finished", "interrupted", "failed"],
     client_stats: Mapping[str, Any],
 ) -> RunSummary:
-    """Derive qrels and write the manifest from what the run directory holds now."""
+    """Derive qrels and write the manifest from what the run directory holds now (one streamed
+    pass over judgments.jsonl, see `_read_back`)."""
     from reljudge.io.trec import write_qrels
 
     config = job.config
-    all_records = job.rundir.judgments(latest=False)
-    latest = job.rundir.judgments(latest=True)
-    statuses = Counter(r.status for r in latest)
-    fallbacks = Counter(
-        r.parse for r in latest if r.status == "ok" and r.parse and r.parse.startswith("fallback")
-    )
-    usage = _sum_usage(session.new)
+    back = _read_back(job, session)
+    statuses = back.latest.statuses
+    usage = session.usage.total()
     rate = failure_rate(statuses)
     qrels_info: dict[str, Any] = {"file": job.rundir.qrels_path.name, "float_policy": config.float_policy}
     qrels_pairs = 0
     try:
-        qrels, exclusions = derive_qrels(job.judge, latest, config.float_policy)
+        qrels, exclusions = derive_qrels(job.judge, back.records, config.float_policy)  # type: ignore[arg-type]
+        del back.records[:]  # the label views are not needed any more
         write_qrels(qrels, job.rundir.qrels_path)
         qrels_pairs = sum(len(d) for d in qrels.values())
         qrels_info.update(pairs=qrels_pairs, exclusions=exclusions)
@@ -1068,15 +1133,15 @@ def _finish(
         model=config.model,
         output_dir=job.rundir.path,
         items=job.pool.n_items,
-        records=len(latest),
-        new_records=len(session.new),
+        records=back.latest.judgments,
+        new_records=session.new_records,
         statuses={s: statuses[s] for s in STATUSES if statuses[s]},
-        fallbacks=dict(sorted(fallbacks.items())),
+        fallbacks=dict(sorted(back.fallbacks.items())),
         usage=usage,
-        total_usage=_sum_usage(all_records),
+        total_usage=back.spent.total(),
         price_known=_price_known(config),
-        cache_hits=sum(1 for r in session.new if r.provenance.cached),
-        retries=max(sum(max(0, r.provenance.attempts - 1) for r in session.new), progress.retries),
+        cache_hits=session.cache_hits,
+        retries=max(session.record_retries, progress.retries),
         retry_causes=dict(sorted(session.retry_causes.items())),
         failure_causes=dict(sorted(session.failure_causes.items())),
         wall_time_s=wall,
@@ -1111,8 +1176,65 @@ def _finish(
             "client": dict(client_stats),
         },
     }
-    _write_manifest(job, session, state, results)
+    _write_manifest(job, session, state, results, stats=(back.latest, back.every))
     return summary
+
+
+@dataclass
+class _ReadBack:
+    """What `_finish` needs from judgments.jsonl, gathered in one streamed pass."""
+
+    latest: RecordStats  # the latest record of each key
+    every: RecordStats  # every record
+    spent: _UsageSum  # usage of every record not answered from the cache
+    fallbacks: Counter[str]  # labels of latest ok records read by a fallback parser
+    #: latest records for `derive_qrels`, in the order their keys first appear: label records
+    #: as `LabelView`s (what aggregation reads), the (few) stage records in full
+    records: list[Any]
+
+
+def _read_back(job: PreparedJob, session: _Session) -> _ReadBack:
+    """One streamed pass over judgments.jsonl. Which records are replaced by a later one of the
+    same key is known without holding the keys: from the start-of-session index plus the keys
+    this session wrote. Only when this session wrote one key twice (no built-in judge does) is
+    the file indexed again to find out exactly."""
+    from reljudge.io.judgments import LabelView, scan_judgments
+    from reljudge.io.rundir import RecordStats
+
+    superseded = session.superseded
+    hashes = sorted(session.key_hashes)
+    if any(a == b for a, b in zip(hashes, hashes[1:], strict=False)):
+        superseded = job.rundir.index().superseded
+    del hashes
+    labels = frozenset(_label_methods(job.judge))
+    back = _ReadBack(RecordStats(), RecordStats(), _UsageSum(), Counter(), [])
+    path = job.rundir.judgments_path
+    if not path.exists():
+        return back
+    strings: dict[str, str] = {}
+    slots: dict[tuple[str, ...], int] = {}  # replaced keys -> their place in ``records``
+    records = back.records
+    for ordinal, (_, record) in enumerate(scan_judgments(path)):
+        back.every.add(record)
+        provenance = record.provenance
+        if not provenance.cached:
+            back.spent.add(provenance.usage)
+        if ordinal in superseded:
+            slots.setdefault(record.key, len(records))
+            if len(records) == slots[record.key]:
+                records.append(None)
+            continue
+        back.latest.add(record)
+        if record.status == "ok" and record.parse and record.parse.startswith("fallback"):
+            back.fallbacks[record.parse] += 1
+        item = LabelView.of(record, strings) if record.method in labels else record
+        place = slots.pop(record.key, None) if slots else None
+        if place is None:
+            records.append(item)
+        else:
+            records[place] = item
+    back.records = [r for r in records if r is not None]
+    return back
 
 
 def _price_known(config: RunConfig) -> bool:

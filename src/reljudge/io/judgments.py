@@ -16,9 +16,11 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -142,40 +144,69 @@ def _describe(err: ValidationError) -> str:
     return f"invalid judgment record: {where}: {first.get('msg', 'invalid')}{more}"
 
 
+def _parse_line(raw: bytes, path: Path, number: int, *, last: bool) -> Judgment | None:
+    """One line as a record; None for a torn last line (skipped with a warning)."""
+    try:
+        # fast path: pydantic's own JSON parser validates straight from the bytes
+        return Judgment.model_validate_json(raw)
+    except ValidationError:
+        pass  # the slow path below gives the precise error (or accepts what JSON mode did not)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"not valid UTF-8 (byte {raw[err.start : err.start + 1]!r})", path, number) from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as err:
+        if last:
+            logger.warning("%s:%d: skipped a torn last line (an interrupted write)", path, number)
+            return None
+        raise InputError(f"not valid JSON ({err.msg} at column {err.colno})", path, number) from None
+    if not isinstance(obj, dict):
+        raise InputError("expected a JSON object (one judgment record per line)", path, number)
+    try:
+        return Judgment.model_validate(obj)
+    except ValidationError as err:
+        raise InputError(_describe(err), path, number) from None
+
+
+def scan_judgments(path: str | Path) -> Iterator[tuple[int, Judgment]]:
+    """Like `iter_judgments`, streaming the file, with each record's byte offset in the file
+    (for `read_judgment_at`). Memory does not grow with the file."""
+    path = resolve_judgments_path(path)
+    with path.open("rb") as handle:
+        offset = 0
+        for number, raw in enumerate(handle, start=1):
+            here = offset
+            offset += len(raw)
+            if not raw.strip():
+                continue
+            torn = not raw.endswith(b"\n")  # only the last line can lack its newline
+            record = _parse_line(raw, path, number, last=torn)
+            if record is None:
+                return
+            yield here, record
+
+
+def read_judgment_at(path: str | Path, offset: int) -> Judgment:
+    """The record on the line that starts at byte ``offset`` of a judgments file."""
+    path = Path(path)
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        raw = handle.readline()
+    record = _parse_line(raw, path, 0, last=False)
+    assert record is not None
+    return record
+
+
 def iter_judgments(path: str | Path) -> Iterator[Judgment]:
     """Yield the records of a judgments file (or a run directory's ``judgments.jsonl``) in order.
 
     Blank lines are skipped; a torn last line (no newline, not valid JSON) is skipped with a
-    warning; any other bad line raises `InputError` with ``file:line``.
+    warning; any other bad line raises `InputError` with ``file:line``. The file is streamed.
     """
-    path = resolve_judgments_path(path)
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    torn_tail = not data.endswith(b"\n")
-    last_index = len(lines) - 1
-    for index, raw in enumerate(lines):
-        number = index + 1
-        if not raw.strip():
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise InputError(
-                f"not valid UTF-8 (byte {raw[err.start : err.start + 1]!r})", path, number
-            ) from None
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as err:
-            if torn_tail and index == last_index:
-                logger.warning("%s:%d: skipped a torn last line (an interrupted write)", path, number)
-                return
-            raise InputError(f"not valid JSON ({err.msg} at column {err.colno})", path, number) from None
-        if not isinstance(obj, dict):
-            raise InputError("expected a JSON object (one judgment record per line)", path, number)
-        try:
-            yield Judgment.model_validate(obj)
-        except ValidationError as err:
-            raise InputError(_describe(err), path, number) from None
+    for _, record in scan_judgments(path):
+        yield record
 
 
 def read_judgments(path: str | Path) -> list[Judgment]:
@@ -207,3 +238,137 @@ def write_judgments(judgments: Iterable[Judgment], path: str | Path) -> int:
             handle.write(judgment.to_json() + "\n")
             count += 1
     return count
+
+
+Key = tuple[str, str, str, str, str]
+
+
+class ExistingRecords(Mapping[Key, Judgment]):
+    """The latest record of each key of a judgments file, as a compact read-only `Mapping`.
+
+    Records whose method is in ``lazy_methods`` (typically the final label records, by far the
+    most numerous) are not held in memory: only their key and byte offset are, and a lookup reads
+    that one line again. All other records (stage records such as EXAM questions or nuggets,
+    which later stages read) are kept as they are. Built by `index_judgments`.
+    """
+
+    def __init__(self, path: Path | None, offsets: dict[Key, int], kept: dict[Key, Judgment]):
+        self._path = path
+        self._offsets = offsets  # lazy records: key -> byte offset of its latest line
+        self._kept = kept
+
+    def __getitem__(self, key: Key) -> Judgment:
+        record = self._kept.get(key)
+        if record is not None:
+            return record
+        offset = self._offsets[key]  # KeyError when absent, as a Mapping should
+        assert self._path is not None
+        return read_judgment_at(self._path, offset)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._kept or key in self._offsets
+
+    def get(self, key: Key, default: Any = None) -> Any:  # type: ignore[override]
+        return self[key] if key in self else default
+
+    def __iter__(self) -> Iterator[Key]:
+        yield from self._kept
+        yield from self._offsets
+
+    def __len__(self) -> int:
+        return len(self._kept) + len(self._offsets)
+
+    def __repr__(self) -> str:
+        return f"ExistingRecords({len(self)} keys, {len(self._kept)} in memory)"
+
+
+@dataclass
+class JudgmentsIndex:
+    """What one streamed pass over a judgments file tells a resuming job (see `index_judgments`).
+
+    ``records``: records in the file (every line); ``latest``: key -> ordinal (0-based position
+    among the records) of the key's latest record; ``superseded``: ordinals of the records that
+    a later record of the same key replaces; ``existing``: the latest records, minus those with
+    an excluded status, as an `ExistingRecords`.
+    """
+
+    records: int
+    latest: dict[Key, int]
+    superseded: set[int]
+    existing: ExistingRecords
+
+
+def index_judgments(
+    path: Path,
+    *,
+    lazy_methods: Collection[str] = (),
+    exclude_statuses: Collection[str] = (),
+) -> JudgmentsIndex:
+    """One streamed pass over a judgments file (missing or empty: an empty index)."""
+    latest: dict[Key, int] = {}
+    superseded: set[int] = set()
+    offsets: dict[Key, int] = {}
+    kept: dict[Key, Judgment] = {}
+    lazy = frozenset(lazy_methods)
+    excluded = frozenset(exclude_statuses)
+    strings: dict[str, str] = {}  # one copy of each repeated key part (method, qid)
+    ordinal = -1
+    if path.exists() and path.stat().st_size > 0:
+        for ordinal, (offset, record) in enumerate(scan_judgments(path)):  # noqa: B007
+            method, qid, docid, docid_b, item_id = record.key
+            key = (
+                strings.setdefault(method, method),
+                strings.setdefault(qid, qid),
+                docid,
+                docid_b,
+                item_id,
+            )
+            earlier = latest.get(key)
+            if earlier is not None:
+                superseded.add(earlier)
+            latest[key] = ordinal
+            offsets.pop(key, None)
+            kept.pop(key, None)
+            if record.status in excluded:
+                continue
+            if record.method in lazy:
+                offsets[key] = offset
+            else:
+                kept[key] = record
+    return JudgmentsIndex(ordinal + 1, latest, superseded, ExistingRecords(path, offsets, kept))
+
+
+@dataclass(slots=True)
+class LabelView:
+    """The fields of a `Judgment` that label aggregation reads (``qid``, ``docid``, ``docid_b``,
+    ``item_id``, ``method``, ``label``, ``status``; ``ok``, ``key``), without the raw answer and
+    provenance: a few dozen bytes instead of a few kilobytes, for aggregating many records."""
+
+    qid: str
+    docid: str | None
+    docid_b: str | None
+    item_id: str | None
+    method: str
+    label: int | float | None
+    status: str
+
+    @classmethod
+    def of(cls, record: Judgment, strings: dict[str, str] | None = None) -> LabelView:
+        intern = strings.setdefault if strings is not None else (lambda s, _d: s)
+        return cls(
+            intern(record.qid, record.qid),
+            record.docid,
+            record.docid_b,
+            record.item_id,
+            intern(record.method, record.method),
+            record.label,
+            record.status,
+        )
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def key(self) -> Key:
+        return (self.method, self.qid, self.docid or "", self.docid_b or "", self.item_id or "")

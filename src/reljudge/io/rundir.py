@@ -22,22 +22,31 @@ records and manifests with the first one's.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 import platform
 import socket
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.io.atomic import write_text_atomic
-from reljudge.io.judgments import JUDGMENTS_FILE, JudgmentWriter, load_judgments
+from reljudge.io.judgments import (
+    JUDGMENTS_FILE,
+    JudgmentsIndex,
+    JudgmentWriter,
+    index_judgments,
+    load_judgments,
+    scan_judgments,
+)
 from reljudge.io.redact import scrub_argv, scrub_secrets
-from reljudge.records import Judgment, Usage, utc_now
+from reljudge.records import Judgment, utc_now
 
 FINAL_STATUSES: frozenset[str] = frozenset({"ok", "unparsed", "refused", "skipped"})
 RETRYABLE_STATUSES: frozenset[str] = frozenset({"api_error", "truncated"})
@@ -66,6 +75,11 @@ def _now() -> str:
 
 def environment() -> dict[str, Any]:
     """Python, platform, reljudge and key library versions (installed ones only)."""
+    return copy.deepcopy(_environment())
+
+
+@functools.cache
+def _environment() -> dict[str, Any]:  # looking versions up costs ~50 ms: once per process
     from reljudge import __version__
 
     libraries: dict[str, str] = {}
@@ -83,28 +97,78 @@ def environment() -> dict[str, Any]:
     }
 
 
-def summarize(judgments: Sequence[Judgment]) -> dict[str, Any]:
+class RecordStats:
+    """Counts by status (and by method), cached records, tokens, calls and cost, fed one record
+    at a time (`add`), so that a whole judgments file can be summarised in one streamed pass."""
+
+    def __init__(self) -> None:
+        self.judgments = 0
+        self.cached = 0
+        self.statuses: Counter[str] = Counter()
+        self.by_method: dict[str, Counter[str]] = {}
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.calls = 0
+        self.cost_usd = 0.0
+
+    def add(self, judgment: Judgment) -> None:
+        self.judgments += 1
+        status = judgment.status
+        self.statuses[status] += 1
+        counter = self.by_method.get(judgment.method)
+        if counter is None:
+            counter = self.by_method[judgment.method] = Counter()
+        counter[status] += 1
+        provenance = judgment.provenance
+        if provenance.cached:
+            self.cached += 1
+        usage = provenance.usage
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.calls += usage.calls
+        self.cost_usd += usage.cost_usd
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "calls": self.calls,
+            "cost_usd": round(self.cost_usd, 6),
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        """The shape of `summarize`."""
+        return {
+            "judgments": self.judgments,
+            "status": dict(sorted(self.statuses.items())),
+            "by_method": {m: dict(sorted(c.items())) for m, c in sorted(self.by_method.items())},
+            "cached": self.cached,
+            "usage": self.usage(),
+        }
+
+
+def summarize(judgments: Iterable[Judgment]) -> dict[str, Any]:
     """Counts by status (and by method), tokens, calls and cost of a list of records."""
-    usage = Usage()
+    stats = RecordStats()
     for judgment in judgments:
-        usage = usage + judgment.provenance.usage
-    by_method: dict[str, Counter[str]] = {}
-    for judgment in judgments:
-        by_method.setdefault(judgment.method, Counter())[judgment.status] += 1
-    statuses = Counter(j.status for j in judgments)
-    return {
-        "judgments": len(judgments),
-        "status": dict(sorted(statuses.items())),
-        "by_method": {m: dict(sorted(c.items())) for m, c in sorted(by_method.items())},
-        "cached": sum(1 for j in judgments if j.provenance.cached),
-        "usage": {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens,
-            "calls": usage.calls,
-            "cost_usd": round(usage.cost_usd, 6),
-        },
-    }
+        stats.add(judgment)
+    return stats.as_dict()
+
+
+def stream_stats(path: Path) -> tuple[RecordStats, RecordStats]:
+    """(stats of the latest record of each key, stats of every record) of a judgments file, in
+    one streamed pass (records replaced by a later one of the same key are found first with
+    `index_judgments`, which holds only the keys)."""
+    latest, every = RecordStats(), RecordStats()
+    if not path.exists() or path.stat().st_size == 0:
+        return latest, every
+    superseded = index_judgments(path).superseded
+    for ordinal, (_, record) in enumerate(scan_judgments(path)):
+        every.add(record)
+        if ordinal not in superseded:
+            latest.add(record)
+    return latest, every
 
 
 class RunDirLock:
@@ -191,6 +255,17 @@ class RunDir:
             return []
         return load_judgments(self.judgments_path, latest=latest)
 
+    def index(
+        self, *, lazy_methods: Sequence[str] = (), exclude_statuses: Sequence[str] = ()
+    ) -> JudgmentsIndex:
+        """One streamed pass over ``judgments.jsonl``: the keys, which records later ones
+        replace, and the latest records as a compact `ExistingRecords` mapping (records of
+        ``lazy_methods`` are read back from the file on lookup; ``exclude_statuses`` are left
+        out). See `reljudge.io.judgments.index_judgments`."""
+        return index_judgments(
+            self.judgments_path, lazy_methods=lazy_methods, exclude_statuses=exclude_statuses
+        )
+
     def done_keys(self) -> set[tuple[str, str, str, str, str]]:
         """Keys whose latest record has a final status (ok, unparsed, refused, skipped)."""
         return {j.key for j in self.judgments() if j.status in FINAL_STATUSES}
@@ -229,16 +304,19 @@ class RunDir:
         started_at: str | None = None,
         finished_at: str | None = None,
         extra: Mapping[str, Any] | None = None,
+        stats: tuple[RecordStats, RecordStats] | None = None,
     ) -> dict[str, Any]:
         """(Re)write ``manifest.json`` atomically from the arguments and the judgments on disk.
+
+        ``stats``: (latest, all) `RecordStats` of ``judgments.jsonl`` when the caller already
+        has them (e.g. counted while writing); otherwise the file is read once (`stream_stats`).
 
         Secrets are masked in ``command`` and ``config`` (see `reljudge.io.redact`). When an
         existing manifest came from a run with another ``started_at`` (a resumed run), its
         start, finish and command are kept under ``"history"``. Returns the manifest written.
         """
         previous = self.read_manifest()
-        all_records = self.judgments(latest=False)
-        latest = self.judgments(latest=True)
+        latest, every = stats if stats is not None else stream_stats(self.judgments_path)
         now = _now()
         manifest: dict[str, Any] = {
             "manifest_version": MANIFEST_VERSION,
@@ -250,9 +328,9 @@ class RunDir:
             "config": scrub_secrets(dict(config or {})),
             "environment": environment(),
             "files": {"judgments": JUDGMENTS_FILE, "qrels": QRELS_FILE if self.qrels_path.exists() else None},
-            "records": len(all_records),
-            "summary": summarize(latest),
-            "usage_all_records": summarize(all_records)["usage"],
+            "records": every.judgments,
+            "summary": latest.as_dict(),
+            "usage_all_records": every.usage(),
         }
         if extra:
             manifest["extra"] = scrub_secrets(dict(extra))

@@ -53,7 +53,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise InputError(f"not valid UTF-8 (byte {data[err.start:err.start + 1]!r})", path, line) from None
+        raise InputError(f"not valid UTF-8 (byte {data[err.start : err.start + 1]!r})", path, line) from None
     for number, line in enumerate(text.split("\n"), start=1):
         yield number, line.rstrip("\r")
 
@@ -66,8 +66,8 @@ def _number(text: str, what: str, path: Path, line: int) -> Grade:
             value = float(text)
         except ValueError:
             raise InputError(f"{what} {text!r} is not a number", path, line) from None
-        if not math.isfinite(value):
-            raise InputError(f"{what} {text!r} is not a finite number", path, line)
+    if not math.isfinite(value):
+        raise InputError(f"{what} {text!r} is not a finite number", path, line)
     return value
 
 
@@ -96,7 +96,9 @@ def read_topics(path: str | Path) -> Topics:
     return topics
 
 
-def read_qrels(path: str | Path, *, on_duplicate: OnDuplicate = "error", integer_grades: bool = False) -> Qrels:
+def read_qrels(
+    path: str | Path, *, on_duplicate: OnDuplicate = "error", integer_grades: bool = False
+) -> Qrels:
     """Read qrels ``qid iter docid grade``; grades stay int when written as ints, else float.
 
     ``on_duplicate`` decides what a repeated (qid, docid) does: raise, keep the max, or keep
@@ -136,7 +138,9 @@ def read_run(path: str | Path, *, topics: Iterable[str] | None = None, name: str
         if not parts:
             continue
         if len(parts) != 6:
-            raise InputError(f"expected 6 columns 'qid Q0 docid rank score runid', found {len(parts)}", path, number)
+            raise InputError(
+                f"expected 6 columns 'qid Q0 docid rank score runid', found {len(parts)}", path, number
+            )
         qid, _, docid, rank_text, score_text, runid = parts
         try:
             int(rank_text)

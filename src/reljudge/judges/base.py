@@ -19,9 +19,9 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from reljudge.errors import InputError
 from reljudge.records import Judgment, Provenance
@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 Key = tuple[str, str, str, str, str]  # Judgment.key: (method, qid, docid, docid_b, item_id)
 Grade = int | float
+T = TypeVar("T")
+#: how many items a judge's fan-out works on at once, per unit of the client's concurrency:
+#: enough to keep every connection busy, few enough that prompts are not all held in memory
+FAN_OUT_PER_SLOT = 4
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,13 @@ class JudgeContext:
 
     `chat` adds the call's provenance (backend, model, prompt id and hash, rendered-messages
     hash, decoding parameters, usage, latency) to every record made with `record`.
+
+    ``existing`` is any `Mapping` from `Key` to the earlier `Judgment` of that key. It need not
+    be a dict of records in memory: the runner passes a compact, lazy mapping
+    (`reljudge.io.judgments.ExistingRecords`) that holds the keys and reads a record from the
+    judgments file only when it is looked up. Judges should therefore test membership with
+    `done` (or ``key in existing``) and, when they need the records of one stage, filter the
+    keys by method (``key[0]``) before reading values -- not iterate every value.
     """
 
     def __init__(
@@ -88,6 +99,13 @@ class JudgeContext:
         self._emit = emit
         self.existing: Mapping[Key, Judgment] = existing or {}
         self.tool_version = tool_version
+
+    @property
+    def fan_out(self) -> int:
+        """The ``limit`` for `run_bounded`: `FAN_OUT_PER_SLOT` times the client's concurrency."""
+        config = getattr(self.client, "config", None)
+        concurrency = getattr(config, "concurrency", None)
+        return FAN_OUT_PER_SLOT * concurrency if isinstance(concurrency, int) and concurrency > 0 else 32
 
     def done(self, key: Key) -> Judgment | None:
         """The finished record with this key from an earlier (interrupted) run, if any."""
@@ -141,8 +159,10 @@ class Judge(ABC):
         """Judge everything in ``inputs``, emitting one record per judged item through ``ctx``.
 
         Items whose key is in ``ctx.existing`` are not judged again (their records may be needed
-        as inputs of later stages). Concurrency: start the calls together (e.g. with
-        `asyncio.gather` or a `TaskGroup`); the client bounds how many run at once.
+        as inputs of later stages). Concurrency: fan out over the items with `run_bounded`
+        (a lazy iterator of items, ``limit=ctx.fan_out``): the client bounds how many calls run
+        at once, `run_bounded` how many items are prepared (prompt rendered, cache key built)
+        ahead of them, so memory does not grow with the number of items.
         """
 
     @abstractmethod
@@ -210,3 +230,26 @@ async def run_all(coroutines: Sequence[Any]) -> list[Any]:
     async with asyncio.TaskGroup() as group:
         tasks = [group.create_task(c) for c in coroutines]
     return [t.result() for t in tasks]
+
+
+async def run_bounded(items: Iterable[T], worker: Callable[[T], Awaitable[Any]], *, limit: int) -> None:
+    """Call ``worker(item)`` for every item, at most ``limit`` at a time.
+
+    ``items`` is consumed lazily (a generator is fine): an item is taken only when a worker
+    slot is free, so at most ``limit`` items are in progress and the rest are never built
+    ahead of time. The order in which items finish is not defined. On the first error the
+    other workers are cancelled and the error propagates (as with a `asyncio.TaskGroup`).
+    """
+    if limit < 1:
+        raise ValueError(f"limit must be a positive integer, got {limit!r}")
+    iterator = iter(items)
+
+    async def drain() -> None:
+        # each worker pulls the next item from the shared iterator; next() never awaits, so
+        # two workers cannot be inside the iterator at the same time
+        for item in iterator:
+            await worker(item)
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(limit):
+            group.create_task(drain())

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
-from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, register, run_all
+from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, register, run_bounded
 from reljudge.judges.common import (
     Parser,
     chat_failure,
@@ -88,7 +88,11 @@ class ExamJudge(Judge):
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         bank = _question_bank(inputs)
         earlier = _earlier_questions(ctx)
-        await run_all([self._run_topic(inputs, ctx, qid, bank, earlier.get(qid)) for qid in inputs.pool])
+        await run_bounded(
+            inputs.pool,
+            lambda qid: self._run_topic(inputs, ctx, qid, bank, earlier.get(qid)),
+            limit=ctx.fan_out,
+        )
 
     async def _run_topic(
         self,
@@ -113,13 +117,17 @@ class ExamJudge(Judge):
             questions = generated
         self.questions[qid] = questions
         parser = self.grade_parser()
-        jobs = [
-            self._grade(inputs, ctx, parser, qid, docid, question)
+        todo = (
+            (docid, question)
             for docid in dict.fromkeys(inputs.pool[qid])
             for question in questions
             if ctx.done(key(GRADE_METHOD, qid, docid, "", question.id)) is None
-        ]
-        await run_all(jobs)
+        )
+
+        async def grade(item: tuple[str, Question]) -> None:
+            await self._grade(inputs, ctx, parser, qid, *item)
+
+        await run_bounded(todo, grade, limit=ctx.fan_out)
 
     def _emit_once(self, ctx: JudgeContext, record: Judgment) -> None:
         if ctx.done(record.key) is None:
@@ -238,7 +246,9 @@ def _earlier_questions(ctx: JudgeContext) -> dict[str, list[Question]]:
     from reljudge.aggregation.exam import Question
 
     found: dict[str, list[tuple[int, Question]]] = {}
-    for record in ctx.existing.values():
+    # filter by the key's method first: `ctx.existing` may read records lazily
+    for record_key in [k for k in ctx.existing if k[0] == QUESTION_METHOD]:
+        record = ctx.existing[record_key]
         if record.method != QUESTION_METHOD or not record.ok or not record.item_id:
             continue
         text = record.extra.get("text")

@@ -28,12 +28,20 @@ without relevant passages, or for which no nugget could be created, gets one ``s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
-from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, register, run_all
+from reljudge.judges.base import (
+    CallEstimate,
+    Judge,
+    JudgeContext,
+    JudgeInputs,
+    register,
+    run_all,
+    run_bounded,
+)
 from reljudge.judges.common import (
     chat_failure,
     check_choice,
@@ -162,7 +170,9 @@ class NuggetJudge(Judge):
                 "or set create_from='pool' to use every pooled passage"
             )
         earlier = _earlier_nuggets(ctx)
-        await run_all([self._run_topic(inputs, ctx, qid, earlier.get(qid)) for qid in inputs.pool])
+        await run_bounded(
+            inputs.pool, lambda qid: self._run_topic(inputs, ctx, qid, earlier.get(qid)), limit=ctx.fan_out
+        )
 
     async def _run_topic(
         self, inputs: JudgeInputs, ctx: JudgeContext, qid: str, earlier: list[Nugget] | None
@@ -308,39 +318,36 @@ class NuggetJudge(Judge):
     async def _assign(self, inputs: JudgeInputs, ctx: JudgeContext, qid: str, selected: list[Nugget]) -> None:
         vocabulary = self.assign_vocabulary
         query = inputs.topics[qid]
-        jobs = []
-        for docid in dict.fromkeys(inputs.pool[qid]):
-            todo = [n for n in selected if ctx.done(key(ASSIGN_METHOD, qid, docid, "", n.id)) is None]
-            if not todo:
-                continue
-            problem = passage_problem(inputs.corpus, docid)
-            if problem is not None:
-                for n in todo:
-                    ctx.emit(
-                        skipped_record(
-                            ctx,
-                            self.prompt,
-                            problem,
-                            method=ASSIGN_METHOD,
-                            qid=qid,
-                            docid=docid,
-                            item_id=n.id,
+
+        def batches() -> Iterator[tuple[str, list[Nugget]]]:
+            # lazy: a passage's batches are built when a worker is free (see `run_bounded`)
+            for docid in dict.fromkeys(inputs.pool[qid]):
+                todo = [n for n in selected if ctx.done(key(ASSIGN_METHOD, qid, docid, "", n.id)) is None]
+                if not todo:
+                    continue
+                problem = passage_problem(inputs.corpus, docid)
+                if problem is not None:
+                    for n in todo:
+                        ctx.emit(
+                            skipped_record(
+                                ctx,
+                                self.prompt,
+                                problem,
+                                method=ASSIGN_METHOD,
+                                qid=qid,
+                                docid=docid,
+                                item_id=n.id,
+                            )
                         )
-                    )
-                continue
-            for i in range(0, len(todo), self.batch_size):
-                jobs.append(
-                    self._assign_batch(
-                        ctx,
-                        qid,
-                        docid,
-                        query,
-                        inputs.corpus[docid],
-                        todo[i : i + self.batch_size],
-                        vocabulary,
-                    )
-                )
-        await run_all(jobs)
+                    continue
+                for i in range(0, len(todo), self.batch_size):
+                    yield docid, todo[i : i + self.batch_size]
+
+        async def assign(item: tuple[str, list[Nugget]]) -> None:
+            docid, batch = item
+            await self._assign_batch(ctx, qid, docid, query, inputs.corpus[docid], batch, vocabulary)
+
+        await run_bounded(batches(), assign, limit=ctx.fan_out)
 
     async def _assign_batch(
         self,
@@ -560,7 +567,9 @@ def _earlier_nuggets(ctx: JudgeContext) -> dict[str, list[Nugget]]:
     from reljudge.aggregation.nuggets import Nugget
 
     found: dict[str, list[tuple[int, Nugget]]] = {}
-    for record in ctx.existing.values():
+    # filter by the key's method first: `ctx.existing` may read records lazily
+    for record_key in [k for k in ctx.existing if k[0] == NUGGET_METHOD]:
+        record = ctx.existing[record_key]
         if record.method != NUGGET_METHOD or not record.item_id or record.status == "skipped":
             continue
         text = record.extra.get("text")

@@ -26,7 +26,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from reljudge.errors import InputError
-from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, register, run_all
+from reljudge.judges.base import (
+    CallEstimate,
+    Judge,
+    JudgeContext,
+    JudgeInputs,
+    register,
+    run_all,
+    run_bounded,
+)
 from reljudge.judges.common import (
     Parser,
     check_choice,
@@ -100,15 +108,26 @@ class PairwiseJudge(Judge):
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         parser = self.parser()
         if self.pairs == "sampler":
-            await run_all([self._run_sampler(inputs, ctx, parser, qid) for qid in inputs.pool])
+            # one sampler per topic; each judges a round of pairs at a time (a bounded batch)
+            await run_bounded(
+                inputs.pool, lambda qid: self._run_sampler(inputs, ctx, parser, qid), limit=ctx.fan_out
+            )
             return
-        jobs = []
-        for qid, pairs in self._fixed_pairs(inputs).items():
+        fixed = self._fixed_pairs(inputs)
+        for qid, pairs in fixed.items():
             self.comparisons[qid] = len(pairs)
-            for a, b in pairs:
-                if self._done(ctx, qid, a, b) is None:
-                    jobs.append(self.judge_pair(inputs, ctx, parser, qid, a, b))
-        await run_all(jobs)
+        todo = (
+            (qid, a, b)
+            for qid, pairs in fixed.items()
+            for a, b in pairs
+            if self._done(ctx, qid, a, b) is None
+        )
+
+        async def judge(item: tuple[str, str, str]) -> None:
+            await self.judge_pair(inputs, ctx, parser, *item)
+
+        # a pair makes two calls: half as many pairs as single items keep the client as busy
+        await run_bounded(todo, judge, limit=max(1, ctx.fan_out // 2))
 
     def _fixed_pairs(self, inputs: JudgeInputs) -> dict[str, list[tuple[str, str]]]:
         if self.pairs == "given":

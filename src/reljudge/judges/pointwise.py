@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, run_all
+from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, run_bounded
 from reljudge.judges.common import (
     Parser,
     check_output,
@@ -65,12 +65,16 @@ class PointwiseJudge(Judge):
 
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         parser = self.parser()
-        jobs = [
-            self._judge_one(inputs, ctx, parser, qid, docid)
+        todo = (
+            (qid, docid)
             for qid, docid in pool_items(inputs)
             if ctx.done(key(self.method, qid, docid)) is None
-        ]
-        await run_all(jobs)
+        )
+
+        async def judge(item: tuple[str, str]) -> None:
+            await self._judge_one(inputs, ctx, parser, *item)
+
+        await run_bounded(todo, judge, limit=ctx.fan_out)
 
     async def _judge_one(
         self, inputs: JudgeInputs, ctx: JudgeContext, parser: Parser, qid: str, docid: str

@@ -11,17 +11,25 @@ from reljudge.llm.backends.base import Backend
 
 
 def create_backend(
-    name: str, model: str, *, base_url: str | None, api_key: str | None, timeout_s: float
+    name: str,
+    model: str,
+    *,
+    base_url: str | None,
+    api_key: str | None,
+    timeout_s: float,
+    concurrency: int | None = None,
 ) -> Backend:
+    """A backend; ``concurrency`` (the most requests in flight) sizes the HTTP connection pool
+    of the openai and ollama backends."""
     kwargs: dict[str, Any] = {"base_url": base_url, "api_key": api_key, "timeout_s": timeout_s}
     if name == "openai":
         from reljudge.llm.backends.openai import OpenAIBackend
 
-        return OpenAIBackend(model, **kwargs)
+        return OpenAIBackend(model, concurrency=concurrency, **kwargs)
     if name == "ollama":
         from reljudge.llm.backends.ollama import OllamaBackend
 
-        return OllamaBackend(model, **kwargs)
+        return OllamaBackend(model, concurrency=concurrency, **kwargs)
     if name == "litellm":
         from reljudge.llm.backends.litellm import LiteLLMBackend
 

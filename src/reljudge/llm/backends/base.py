@@ -80,6 +80,17 @@ class Backend(ABC):
         return normalise_base_url(self.base_url)
 
 
+def pool_limits(concurrency: int | None) -> Any:
+    """httpx connection-pool limits for at most ``concurrency`` requests in flight (None: the
+    library's default). A pool far larger than the requests in flight only costs CPU: httpcore
+    checks every pooled connection each time a request starts or ends."""
+    if concurrency is None:
+        return None
+    import httpx
+
+    return httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+
+
 def normalise_base_url(url: str | None) -> str:
     if not url:
         return ""

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import ollama
 
-from reljudge.llm.backends.base import Backend, classify_status, clean_logprobs
+from reljudge.llm.backends.base import Backend, classify_status, clean_logprobs, pool_limits
 from reljudge.llm.retry import parse_retry_after
 from reljudge.llm.types import Completion, ProviderError
 
@@ -34,14 +34,25 @@ async def _remember_retry_after(response: httpx.Response) -> None:
 class OllamaBackend(Backend):
     name = "ollama"
 
-    def __init__(self, model: str, *, base_url: str | None, api_key: str | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        timeout_s: float,
+        concurrency: int | None = None,
+    ) -> None:
         super().__init__(model, base_url=base_url, api_key=api_key, timeout_s=timeout_s)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+        limits = pool_limits(concurrency)
+        extra: dict[str, Any] = {"limits": limits} if limits is not None else {}
         self._client = ollama.AsyncClient(
             host=base_url,
             timeout=timeout_s,
             headers=headers,
             event_hooks={"response": [_remember_retry_after]},
+            **extra,
         )
 
     def adapt_params(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

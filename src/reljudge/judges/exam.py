@@ -11,8 +11,10 @@ them.
 Stage 2 grades every (question, passage) pair: ``mode="binary"`` asks the answerability prompt
 (``exam/answerability``: the model answers the question from the passage; 1 unless the answer
 is an "unanswerable" expression), ``mode="graded"`` the 0–5 self-rating (``exam/self-rating``).
-Records: ``method="exam"``, ``docid``, ``item_id`` (the question id), label 0/1 or 0–5. Passage
-scores (fraction answered, max or mean rating) are computed by `reljudge.aggregation.exam`.
+Records: ``method="exam"``, ``docid``, ``item_id`` (the question id), label 0/1 or 0–5, and
+``extra["scale"]`` (the mode, ``"binary"`` or ``"graded"``: which scale the label is on).
+Passage scores (fraction answered, max or mean rating) are computed by
+`reljudge.aggregation.exam`; `reljudge.aggregation.sets.score_sets` picks them by the scale.
 """
 
 from __future__ import annotations
@@ -195,7 +197,7 @@ class ExamJudge(Judge):
         variables = {"question": question.text, "document": inputs.corpus[docid]}
         params = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
         result = await ctx.chat(self.prompt, variables, **params)
-        ctx.emit(record_from_result(ctx, self.prompt, result, parser, **fields))
+        ctx.emit(record_from_result(ctx, self.prompt, result, parser, extra={"scale": self.mode}, **fields))
 
     # -- estimating ------------------------------------------------------------------------
 

@@ -10,7 +10,8 @@ system-level values are ``{system: value}`` or ``{system: {qid: value}}``.
   `bootstrap_ranking_agreement`, `tau_ap`;
 - Fréchet distance: `frechet_distance`, `frechet_distance_stats`, `gaussian_stats`, `fd_at_k`,
   `fd_runs`, `relevant_set`, `retrieved_set`, `PrecomputedEmbeddings`,
-  `SentenceTransformerEncoder`;
+  `SentenceTransformerEncoder`, `TextEmbeddings` (encoded passage texts, cached),
+  `resolve_model` (a local model directory, an installed weights package or a hub id);
 - orchestration for ``judge evaluate``: `evaluate`, `load_judgment_sets`, `load_runs`.
 
 Heavy dependencies (scipy, ir_measures, matplotlib, sentence-transformers) are imported on use.
@@ -36,7 +37,13 @@ from reljudge.metrics.compatibility import (
     self_rbo,
     topic_compatibility,
 )
-from reljudge.metrics.encoders import MissingExtraError, PrecomputedEmbeddings, SentenceTransformerEncoder
+from reljudge.metrics.encoders import (
+    MissingExtraError,
+    PrecomputedEmbeddings,
+    SentenceTransformerEncoder,
+    TextEmbeddings,
+    resolve_model,
+)
 from reljudge.metrics.evaluate import JudgmentSet, Report, evaluate, load_judgment_sets, load_runs
 from reljudge.metrics.fd import FDReport, FDResult, fd_at_k, fd_runs, relevant_set, retrieved_set
 from reljudge.metrics.frechet import frechet_distance, frechet_distance_stats, gaussian_stats
@@ -62,6 +69,7 @@ __all__ = [
     "PrecomputedEmbeddings",
     "Report",
     "SentenceTransformerEncoder",
+    "TextEmbeddings",
     "binarize",
     "bootstrap_ranking_agreement",
     "cohen_kappa",
@@ -87,6 +95,7 @@ __all__ = [
     "ranking_agreement",
     "rbo_clarke",
     "relevant_set",
+    "resolve_model",
     "retrieved_set",
     "self_rbo",
     "tau_ap",

@@ -6,9 +6,11 @@ Judgment inputs (each path may be a file, a directory or a glob):
 
 - a qrels-like file ``qid iter docid score`` (score int or float) — one set;
 - a reljudge judgments JSONL file, or a run directory holding ``judgments.jsonl`` — one set
-  per method in it; records with status ``ok`` only. Pointwise records give ``{qid: {docid:
-  label}}``; pairwise records (``docid_b``, label 1/2/0) are kept as preferences for alignment
-  and turned into win counts (unlisted documents won nothing) for compatibility;
+  per score set its records support (`reljudge.aggregation.sets.score_sets`), named like the
+  published files: ``binary``, ``umbrela`` (any pointwise method), ``pairwise`` (win counts;
+  the comparisons are kept as preferences for alignment, unlisted documents won nothing),
+  ``exam-binary`` or ``exam-graded-max`` and ``exam-graded-mean``, ``nuggets-all`` and the
+  five other nugget scores. Failed records are never labels;
 - a directory without ``judgments.jsonl``: every regular, non-hidden file in it, one set each.
 
 Judgment topics that are not in the human qrels are dropped (and counted): the published
@@ -23,9 +25,10 @@ import glob
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +44,9 @@ from reljudge.metrics.agreement import (
 from reljudge.metrics.alignment import COMPARISONS, AlignmentResult, human_alignment, preference_alignment
 from reljudge.metrics.compatibility import DEFAULT_DEPTH, DEFAULT_P, Compatibility
 from reljudge.metrics.ranking import bootstrap_ranking_agreement, ranking_agreement
+
+if TYPE_CHECKING:
+    from reljudge.records import Judgment
 
 Scores = dict[str, dict[str, float]]
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -84,32 +90,27 @@ def _expand(spec: str | Path) -> list[Path]:
     return [path]
 
 
-def sets_from_judgments(records, name: str, source: str = "") -> list[JudgmentSet]:
-    """Judgment sets (one per method) from reljudge `Judgment` records with status ok."""
-    by_method: dict[str, dict] = {}
-    for r in records:
-        if r.status != "ok" or r.label is None or r.item_id is not None or r.docid is None:
-            continue
-        entry = by_method.setdefault(r.method, {"scores": {}, "prefs": []})
-        if r.docid_b is not None:
-            label = int(r.label)
-            entry["prefs"].append((r.qid, r.docid, r.docid_b, label))
-        else:
-            entry["scores"].setdefault(r.qid, {})[r.docid] = r.label
+def sets_from_judgments(records: Iterable[Judgment], name: str, source: str = "") -> list[JudgmentSet]:
+    """Judgment sets from reljudge `Judgment` records: one per score set the records support
+    (`reljudge.aggregation.sets.score_sets`: pointwise labels, pairwise win counts, the EXAM
+    and nugget scores), named ``name`` when there is one set and ``name:<set>`` otherwise. A
+    pairwise set keeps its comparisons for preference alignment; documents it does not list won
+    nothing. Failed records are never labels; sets without any label are left out."""
+    from reljudge.aggregation.sets import score_sets
+
+    try:
+        found = score_sets(records)
+    except ValueError as err:
+        raise InputError(f"cannot aggregate the judgments: {err}", source or None) from None
+    found = {n: s for n, s in found.items() if any(s.scores.values())}
     out = []
-    for method, entry in by_method.items():
-        set_name = name if len(by_method) == 1 else f"{name}:{method}"
-        if entry["prefs"]:
-            wins: Scores = {}
-            for qid, a, b, label in entry["prefs"]:
-                topic = wins.setdefault(qid, {})
-                for doc in (a, b):
-                    topic.setdefault(doc, 0)
-                if label in (1, 2):
-                    topic[a if label == 1 else b] += 1
-            out.append(JudgmentSet(set_name, wins, entry["prefs"], source, missing=0))
+    for set_name, result in found.items():
+        label = name if len(found) == 1 else f"{name}:{set_name}"
+        prefs = result.details.get("preferences")
+        if prefs is not None:
+            out.append(JudgmentSet(label, result.scores, list(prefs), source, missing=0))
         else:
-            out.append(JudgmentSet(set_name, entry["scores"], None, source))
+            out.append(JudgmentSet(label, result.scores, None, source))
     return out
 
 
@@ -136,7 +137,7 @@ def load_judgment_sets(specs: Sequence[str | Path], *, missing_zero: Sequence[st
                     name = f.name if f.is_dir() else _set_name(Path(f.name.rsplit(".", 1)[0]))
                     found = sets_from_judgments(load_judgments(f), name, str(f))
                     if not found:
-                        raise InputError("no usable judgments (status ok, pointwise or pairwise)", f)
+                        raise InputError("no usable judgments (no record with status ok gives a score)", f)
                     sets.extend(found)
                 else:
                     sets.append(JudgmentSet(_set_name(f), read_qrels(f), None, str(f)))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reljudge.aggregation.preferences import combine_orders, combine_pair, count_wins
-from reljudge.records import Judgment, Provenance, Usage
+from reljudge.aggregation.preferences import combine_orders, count_wins
+from reljudge.records import Judgment
 
 
 @pytest.mark.parametrize(
@@ -42,21 +42,6 @@ def test_combine_orders_rejects_bad_labels():
 
 def P(a: str, b: str, label: int | None, qid: str = "q", status: str = "ok", **kw) -> Judgment:
     return Judgment(qid=qid, docid=a, docid_b=b, method="pairwise", label=label, status=status, **kw)
-
-
-def test_combine_pair_records():
-    prov = Provenance(model="m", usage=Usage(prompt_tokens=10, completion_tokens=1, calls=1))
-    ab = P("a", "b", 1, raw="1", provenance=prov)
-    ba = P("b", "a", 2, raw="Passage 2", provenance=prov)
-    j = combine_pair(ab, ba)
-    assert (j.docid, j.docid_b, j.label, j.status) == ("a", "b", 1, "ok")
-    assert j.provenance.usage.calls == 2 and j.provenance.usage.prompt_tokens == 20
-    assert j.extra["raw"] == ["1", "Passage 2"]
-    bad = combine_pair(ab, P("b", "a", None, status="unparsed", raw="??"))
-    assert bad.status == "unparsed" and bad.label is None and "b-a" in bad.error
-    assert combine_pair(ab, P("b", "a", None, status="unparsed"), one_sided="use-other").label == 1
-    with pytest.raises(ValueError):
-        combine_pair(ab, P("a", "b", 2))
 
 
 def test_win_counting_with_ties():

@@ -74,3 +74,20 @@ def test_pairwise_dispatch():
     assert res.scores == {"1": {"a": 0.0, "b": 1.0, "c": 0.0}}
     assert res.details["never_won"] == {"1": ["a", "c"]}
     assert judgments_to_scores(js, "preferences", ties="half").scores["1"]["c"] == 0.5
+
+
+def test_custom_pairwise_method_and_zero_policy_go_through_score_sets():
+    js = [
+        Judgment(qid="1", docid="a", docid_b="b", method="mypref", label=2),
+        Judgment(qid="1", docid="a", docid_b="c", method="mypref", status="unparsed"),
+    ]
+    res = judgments_to_scores(js, "mypref")  # a custom pairwise judge's own method name
+    assert res.method == "mypref" and res.scores == {"1": {"a": 0.0, "b": 1.0}}
+    assert res.exclusions.failed == {"unparsed": 1}
+    with pytest.raises(ValueError, match="on_failure must be 'exclude'"):
+        judgments_to_scores(js, "mypref", on_failure="zero")
+    points = [J("a", 2), J("b", None, "api_error")]
+    zero = judgments_to_scores(points, "umbrela", on_failure="zero")
+    assert zero.scores == {"1": {"a": 2, "b": 0}} and zero.exclusions.zeroed == 1
+    assert judgments_to_scores([], "umbrela").scores == {}
+    assert judgments_to_scores([], "pairwise").details == {"never_won": {}, "ties": "none"}

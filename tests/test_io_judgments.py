@@ -10,10 +10,11 @@ import pytest
 
 from reljudge import load_judgments
 from reljudge.errors import InputError
+from reljudge.io.export import to_qrels
 from reljudge.io.judgments import JudgmentWriter, iter_judgments, read_judgments, repair_torn_tail
 from reljudge.io.redact import MASK, is_secret_name, scrub_argv, scrub_secrets
-from reljudge.io.rundir import FINAL_STATUSES, RETRYABLE_STATUSES, RunDir, open_run_dir
-from reljudge.io.trec import read_qrels
+from reljudge.io.rundir import FINAL_STATUSES, RETRYABLE_STATUSES, RunDir
+from reljudge.io.trec import read_qrels, write_qrels
 from reljudge.records import STATUSES, Judgment, Provenance, Usage
 
 
@@ -130,8 +131,6 @@ def test_latest_record_wins(tmp_path: Path) -> None:
 def test_directory_without_judgments(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no judgments.jsonl"):
         load_judgments(tmp_path)
-    with pytest.raises(InputError, match="not a run directory"):
-        open_run_dir(tmp_path)
 
 
 def test_statuses_partition() -> None:
@@ -142,7 +141,11 @@ def test_statuses_partition() -> None:
 def test_run_dir_resume_qrels_and_manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-live-abcdefghijklmnop1234")
     run = RunDir(tmp_path / "run")
-    assert run.judgments() == [] and run.done_keys() == set()
+    assert run.judgments() == [] and not run.index().existing
+
+    def done() -> set[str]:  # what a resume skips; --retry-failed asks the retryable ones again
+        return {k[2] for k in run.index(exclude_statuses=RETRYABLE_STATUSES).existing}
+
     usage = Usage(prompt_tokens=100, completion_tokens=5, calls=1, cost_usd=0.001)
     with run.writer() as writer:
         writer.write(ok("1", "a", 2, usage=usage))
@@ -150,13 +153,13 @@ def test_run_dir_resume_qrels_and_manifest(tmp_path: Path, monkeypatch: pytest.M
         writer.write(failed("1", "c", "unparsed"))
         writer.write(failed("1", "d", "truncated"))
         writer.write(Judgment(qid="1", docid="e", method="umbrela", status="skipped"))
-    assert {k[2] for k in run.done_keys()} == {"a", "c", "e"}
-    assert {k[2] for k in run.retry_keys()} == {"b", "d"}
+    assert done() == {"a", "c", "e"}
+    assert {k[2] for k in run.index().existing} == {"a", "b", "c", "d", "e"}
     with run.writer() as writer:  # --retry-failed fixes b
         writer.write(ok("1", "b", 0, usage=usage))
-    assert {k[2] for k in run.done_keys()} == {"a", "b", "c", "e"}
+    assert done() == {"a", "b", "c", "e"}
 
-    run.write_qrels()
+    write_qrels(to_qrels(run.judgments()), run.qrels_path)
     assert read_qrels(run.qrels_path) == {"1": {"a": 2, "b": 0}}  # failures are not labels
 
     config = {

@@ -151,3 +151,13 @@ def test_pairwise_options():
         get_judge("pairwise", pairs="some")
     with pytest.raises(InputError, match="needs pairwise"):
         get_judge("pairwise", prompt="binary/trec-assessor")
+
+
+def test_given_pairs_are_validated():
+    inputs = sample_inputs(n_topics=1)
+    qid = next(iter(inputs.pool))
+    d = inputs.pool[qid]
+    judge = get_judge("pairwise", pairs="given")
+    for bad, message in (([(d[0], d[0])], "paired with itself"), ([(d[0], d[1])] * 2, "repeats pair 1")):
+        with pytest.raises(InputError, match=message):
+            judge.estimate(dataclasses.replace(inputs, pairs={qid: bad}))

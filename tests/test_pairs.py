@@ -129,3 +129,12 @@ def test_degenerate_inputs():
         PreferenceSampler(["a", "a"])
     with pytest.raises(ValueError):
         PreferenceSampler(["a", "b"], p=0)
+
+
+def test_validate_pairs_can_drop_reversed_repeats():
+    pairs = [("a", "b"), ("c", "a"), ("b", "a")]
+    assert validate_pairs(pairs, reversed_repeats="drop") == [("a", "b"), ("c", "a")]
+    with pytest.raises(PairError, match="pair 3: \\(b, a\\) repeats pair 1"):
+        validate_pairs(pairs)
+    with pytest.raises(PairError, match="pair 3: \\(a, b\\) repeats pair 1"):
+        validate_pairs([("a", "b"), ("b", "a"), ("a", "b")], reversed_repeats="drop")

@@ -76,3 +76,35 @@ def test_a_key_given_inside_the_base_url_is_masked(tmp_path):
     assert proc.returncode == 0, proc.stderr
     (tmp_path / "logs.txt").write_text(proc.stdout + proc.stderr)
     assert _files_containing(tmp_path, SECRET.encode()) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("http://bob:hunter2secret@127.0.0.1:8000/v1", "http://bob:***@127.0.0.1:8000/v1"),
+        ("see https://a:pw@x.org/p and ftp://u@h/", "see https://a:***@x.org/p and ftp://u@h/"),
+        ("postgresql+psycopg://me:p%40ss@db:5432/x", "postgresql+psycopg://me:***@db:5432/x"),
+        ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1"),  # a port is no password
+        ("http://h:1/a:b@c", "http://h:1/a:b@c"),  # '@' in the path is no userinfo
+    ],
+)
+def test_redact_text_masks_the_password_of_a_url(text, expected):
+    from reljudge.io.redact import redact_text
+
+    assert redact_text(text, env_secrets=[]) == expected
+
+
+def test_a_plain_password_in_the_base_url_reaches_no_file(tmp_path):
+    """A password that looks like nothing in particular, not in the environment: only its place
+    in the URL (``scheme://user:password@``) says it is a secret."""
+    password = "hunter2secret"
+    data = make_dataset(tmp_path / "data", 1, 3)
+    out = tmp_path / "run"
+    with MockLLMServer() as srv:
+        url = srv.openai_url.replace("http://", f"http://bob:{password}@")
+        proc = cli(run_args(url, out, data, "--cache", str(tmp_path / "c.sqlite")), tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "logs.txt").write_text(proc.stdout + proc.stderr)
+    assert _files_containing(tmp_path, password.encode()) == []
+    manifest = (out / "manifest.json").read_text()
+    assert "http://bob:***@127.0.0.1" in manifest  # the URL itself is kept, with the password masked

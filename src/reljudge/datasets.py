@@ -40,7 +40,7 @@ from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.io.corpus import Corpus, load_corpus
-from reljudge.io.trec import Qrels, Run, Topics, read_qrels, read_run, read_topics
+from reljudge.io.trec import Qrels, Run, Topics, read_qrels, read_runs_dir, read_topics, run_files
 
 logger = logging.getLogger(__name__)
 
@@ -214,19 +214,16 @@ class Dataset:
     def run_files(self) -> list[Path]:
         if self.runs_dir is None or not self.runs_dir.is_dir():
             return []
-        return sorted(p for p in self.runs_dir.iterdir() if p.is_file() and not p.name.startswith("."))
+        return run_files(self.runs_dir)
 
     def runs(self, *, strict: bool = True) -> dict[str, Run]:
-        """Read every run in ``runs_dir``, keyed by run name; with ``strict`` a topic id that is
-        not among the dataset's topics is an `InputError` naming file:line."""
-        result: dict[str, Run] = {}
-        for path in self.run_files():
-            run = read_run(path, topics=self.topics if strict else None)
-            name = run.name or path.name.split(".")[0]
-            if name in result:
-                raise InputError(f"two runs are named {name!r}", path)
-            result[name] = run
-        return result
+        """Read every run in ``runs_dir``, keyed by run name (`reljudge.io.trec.read_runs_dir`);
+        with ``strict`` a topic id that is not among the dataset's topics is an `InputError`
+        naming file:line. No runs directory, or an empty one: no runs."""
+        if not self.run_files():
+            return {}
+        assert self.runs_dir is not None
+        return read_runs_dir(self.runs_dir, topics=self.topics if strict else None)
 
     def exam_questions(self) -> dict[str, dict[str, str]]:
         """``{qid: {item_id: question}}`` from the dataset's ``exam_questions*.tsv``."""
@@ -273,9 +270,20 @@ def read_exam_questions(path: str | Path) -> dict[str, dict[str, str]]:
     for item_id, question in read_topics(path).items():
         qid, sep, _ = item_id.rpartition("_")
         if not sep or not qid:
-            raise InputError(f"question id {item_id!r} is not '<qid>_<n>'", path)
+            raise InputError(f"question id {item_id!r} is not '<qid>_<n>'", path, _line_of(path, item_id))
         result.setdefault(qid, {})[item_id] = question
     return result
+
+
+def _line_of(path: Path, item_id: str) -> int | None:
+    """The line of ``path`` whose first field is ``item_id`` (for an error message)."""
+    from reljudge.io.lines import read_lines
+
+    for number, line in read_lines(path):
+        fields = line.split("\t", 1) if "\t" in line else line.split(None, 1)
+        if fields and fields[0].strip() == item_id:
+            return number
+    return None
 
 
 def _metadata(directory: Path) -> dict[str, Any]:

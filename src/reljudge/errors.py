@@ -7,7 +7,12 @@ exit code 2. Library callers can catch it like any other exception.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pydantic is imported by the callers; `judge --help` need not load it
+    from pydantic import ValidationError
 
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the job ran but failed (e.g. failure rate above --max-failure-rate)
@@ -37,3 +42,46 @@ class InputError(ReljudgeError):
         if self.line is None:
             return f"{self.path}: {self.message}"
         return f"{self.path}:{self.line}: {self.message}"
+
+
+def input_error_from_validation(
+    err: ValidationError,
+    *,
+    flags: Mapping[str, str] | None = None,
+    path: str | Path | None = None,
+    line: int | Callable[[tuple[Any, ...]], int | None] | None = None,
+    what: str | None = None,
+) -> InputError:
+    """A pydantic `ValidationError` as an `InputError` naming what the user wrote.
+
+    The first problem is reported (with a count of the others). ``flags`` maps model field
+    names to the command-line options that set them (``{"timeout_s": "--timeout"}``), so the
+    message names the option, not the field; without it the field path is written dotted
+    (``models.0.temp``). ``line`` is the line number, or a function of the problem's field path
+    giving one (for a file whose keys have known lines). ``what`` prefixes the message
+    (``"invalid judgment record"``).
+    """
+    first = err.errors()[0]
+    loc = tuple(first.get("loc", ()))
+    kind = first.get("type", "")
+    msg = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+    if flags is not None and loc and isinstance(loc[0], str) and loc[0] in flags:
+        where = " ".join([flags[loc[0]], *(str(p) for p in loc[1:])])
+    else:
+        where = ".".join(str(p) for p in loc)
+    if kind == "extra_forbidden" and loc:
+        parent = ".".join(str(p) for p in loc[:-1])
+        text = f"unknown key {str(loc[-1])!r}" + (f" in {parent}" if parent else "")
+    elif kind == "missing" and loc:
+        text = f"missing required {'option' if flags is not None else 'key'} {where}"
+    else:
+        got = first.get("input")
+        shown = f" (got {got!r})" if isinstance(got, (int, float)) and flags is not None else ""
+        text = f"{where}: {msg}{shown}" if where else msg
+    more = err.error_count() - 1
+    if more:
+        text += f" (and {more} more problem(s))"
+    if what:
+        text = f"{what}: {text}"
+    number = line(loc) if callable(line) else line
+    return InputError(text, path, number)

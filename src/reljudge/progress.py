@@ -21,10 +21,10 @@ from typing import IO, Any
 
 from reljudge.records import FAILURE_STATUSES, Judgment
 
-#: client event kinds counted as retries / as failed calls (matched by prefix, so that
-#: e.g. "retry" and "retrying" both count)
-RETRY_KINDS: tuple[str, ...] = ("retry",)
-FAILURE_KINDS: tuple[str, ...] = ("fail", "error", "give_up", "gave_up")
+#: the LLM client's event kinds (`reljudge.llm.client`) counted as a retry / as a call that
+#: finally failed; its third kind, "truncated", is counted with the records' statuses
+RETRY_KINDS: frozenset[str] = frozenset({"retry"})
+FAILURE_KINDS: frozenset[str] = frozenset({"failure"})
 
 
 class JobProgress:
@@ -84,10 +84,9 @@ class JobProgress:
         """The LLM client's event callback: counts retries and calls that finally failed."""
         with self._lock:
             self.events[kind] += 1
-            lowered = kind.lower()
-            if lowered.startswith(RETRY_KINDS):
+            if kind in RETRY_KINDS:
                 self.retries += 1
-            elif lowered.startswith(FAILURE_KINDS):
+            elif kind in FAILURE_KINDS:
                 self.failed_calls += 1
             if self._bar is not None:
                 self._refresh_postfix()

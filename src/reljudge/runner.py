@@ -687,86 +687,44 @@ def check_identity(rundir: RunDir, identity: Mapping[str, Any]) -> dict[str, Any
 
 
 def derive_qrels(
-    judge: Judge, records: Sequence[Judgment], policy: FloatPolicy
+    judge: Judge, records: Iterable[Judgment], policy: FloatPolicy
 ) -> tuple[dict, dict[str, Any]]:
     """Document labels of a job as qrels (float policy applied), and what aggregation left out.
 
-    The label records (``judge.label_methods``) go through
-    `reljudge.aggregation.qrels.judgments_to_scores`: pointwise labels as they are, pairwise win
-    counts, the EXAM score (``binary`` for ``mode=binary``, ``graded-max`` for ``mode=graded``),
-    the nugget score ``all`` (against the scored, selected nuggets of the run). A failed record is
+    The label records (``judge.label_methods``) and the stage records they rest on (EXAM
+    questions, scored nuggets) go through `reljudge.aggregation.sets.score_sets`; the job's
+    primary set becomes the qrels: pointwise labels as they are, pairwise win counts, the EXAM
+    score (``exam-binary`` for ``mode=binary``, ``exam-graded-max`` for ``mode=graded``), the
+    nugget score ``nuggets-all`` (against the run's scored, selected nuggets). A failed record is
     never a label; it is counted in the exclusions.
     """
-    from reljudge.aggregation.qrels import judgments_to_scores
+    from reljudge.aggregation.exclusions import Exclusions
+    from reljudge.aggregation.sets import EXAM_QUESTION, NUGGET, score_sets
     from reljudge.io.export import to_qrels
 
     methods = tuple(judge.label_methods) or (judge.name,)
-    labels = [r for r in records if r.method in methods]
-    info: dict[str, Any] = {}
-    kwargs: dict[str, Any] = {}
-    method = judge.name
+    wanted = frozenset(methods) | {EXAM_QUESTION, NUGGET}
+    options: dict[str, Any] = {}
+    primary = methods[0]
     if judge.name == "exam":
-        method = "exam-graded-max" if getattr(judge, "mode", "binary") == "graded" else "exam-binary"
+        mode = getattr(judge, "mode", "binary")
+        options["exam_scale"] = mode
+        primary = "exam-graded-max" if mode == "graded" else "exam-binary"
     elif judge.name == "nuggets":
-        nuggets = _run_nuggets(records, getattr(judge, "top_k", None), labels)
-        kwargs["nuggets"] = nuggets
-        ids = {n.id for n in nuggets}
-        unassessed = [r for r in labels if r.item_id not in ids]
-        if unassessed:
-            info["assignments_without_scored_nugget"] = len(unassessed)
-            labels = [r for r in labels if r.item_id in ids]
+        options["top_k"] = getattr(judge, "top_k", None)
+        primary = "nuggets-all"
     try:
-        result = judgments_to_scores(labels, method, **kwargs)
+        sets = score_sets((r for r in records if r.method in wanted), **options)
     except ValueError as err:
         raise InputError(f"cannot derive qrels: {err}") from None
-    scores, exclusions = _split_scores(result)
-    info.update(exclusions)
-    return to_qrels(scores, float_policy=policy), info
-
-
-def _run_nuggets(
-    records: Sequence[Judgment], top_k: int | None, assignments: Sequence[Judgment]
-) -> list[Any]:
-    """The scored nuggets a nuggets run assessed passages against: its ``nugget`` records with an
-    importance, the first ``top_k`` per topic (vital first), plus any other scored nugget that
-    has assignments."""
-    from reljudge.aggregation.nuggets import Nugget, select_nuggets
-
-    ranked: list[tuple[str, int, Any]] = []
-    for r in records:
-        if r.method != "nugget" or not r.item_id or r.status != "ok":
-            continue
-        text, importance = r.extra.get("text"), r.extra.get("importance")
-        if isinstance(text, str) and importance in ("vital", "okay"):
-            ranked.append(
-                (
-                    r.qid,
-                    int(r.extra.get("rank", 0)),
-                    Nugget(id=r.item_id, qid=r.qid, text=text, importance=importance),
-                )
-            )
-    ranked.sort(key=lambda x: (x[0], x[1]))
-    bank = [n for _, _, n in ranked]
-    selected = select_nuggets(bank, top_k)
-    chosen = {n.id for n in selected}
-    assigned = {r.item_id for r in assignments}
-    return selected + [n for n in bank if n.id in assigned and n.id not in chosen]
-
-
-def _split_scores(result: Any) -> tuple[Mapping[str, Mapping[str, float]], dict[str, Any]]:
-    """Accept ``(scores, exclusions)`` or an object with ``.scores`` and ``.exclusions``."""
-    if isinstance(result, tuple) and len(result) == 2:
-        scores, excl = result
-    else:
-        scores = getattr(result, "scores", result)
-        excl = getattr(result, "exclusions", None)
-    if excl is None:
-        return scores, {}
-    as_dict = getattr(excl, "as_dict", None)
-    if callable(as_dict):
-        info = as_dict()
-        return scores, info if isinstance(info, dict) else {"summary": str(info)}
-    return scores, {"summary": str(excl)}
+    result = sets.get(primary)
+    if result is None:  # no label record yet
+        return {}, Exclusions().as_dict()
+    info: dict[str, Any] = {}
+    if "assignments_without_scored_nugget" in result.details:
+        info["assignments_without_scored_nugget"] = result.details["assignments_without_scored_nugget"]
+    info.update(result.exclusions.as_dict())
+    return to_qrels(result.scores, float_policy=policy), info
 
 
 # ---------------------------------------------------------------------------------------------
@@ -790,6 +748,9 @@ class _Session:
     key_hashes: array[int] = field(default_factory=lambda: array("q"))
     #: ordinals of records in judgments.jsonl that a later record of the same key replaces
     superseded: set[int] = field(default_factory=set)
+    #: when the session started on an empty judgments file: what `_read_back` would gather,
+    #: counted as the records are written (None when it cannot stand in for reading back)
+    tally: _ReadBack | None = None
 
     def count(self, record: Judgment) -> None:
         self.new_records += 1
@@ -897,8 +858,11 @@ class PreparedJob:
     existing: Mapping[tuple[str, str, str, str, str], Judgment]
 
 
-def prepare(config: RunConfig) -> PreparedJob:
-    """Everything that can fail on bad input, before anything is written or called."""
+def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
+    """Everything that can fail on bad input, before anything is written or called.
+
+    ``read_existing=False`` leaves ``existing`` empty (a job reads the run directory once it
+    holds its lock, see `run_job_async`)."""
     from reljudge.io.rundir import RunDir
 
     judge = build_judge(config)
@@ -908,7 +872,9 @@ def prepare(config: RunConfig) -> PreparedJob:
     check_passages(pool, resolved, skip_missing=config.skip_missing)
     rundir = RunDir(config.output or default_output_dir(config, resolved.name))
     manifest = check_identity(rundir, job_identity(config, judge))
-    index = rundir.index(lazy_methods=_label_methods(judge))
+    existing: Mapping[tuple[str, str, str, str, str], Judgment] = (
+        rundir.index(lazy_methods=_label_methods(judge)).existing if read_existing else {}
+    )
     return PreparedJob(
         config=config,
         resolved=resolved,
@@ -917,7 +883,7 @@ def prepare(config: RunConfig) -> PreparedJob:
         inputs=judge_inputs(resolved, pool, bank),
         rundir=rundir,
         manifest=manifest,
-        existing=index.existing,
+        existing=existing,
     )
 
 
@@ -954,7 +920,7 @@ async def run_job_async(
     manifest are written, and the exception propagates.
     """
     session = _Session(started=time.monotonic(), started_at=utc_now())
-    job = prepare(config)
+    job = prepare(config, read_existing=config.dry_run)  # a run reads them under its lock
     if config.dry_run:
         return dry_run(job)
     own_config = client_config(config) if client is None else None
@@ -983,17 +949,20 @@ async def _run_locked(
     config = job.config
     # read the directory again under the lock: another process may have finished meanwhile
     job.manifest = check_identity(job.rundir, job_identity(config, job.judge))
-    # one streamed pass: the keys already judged (the label records stay on disk, read back on
-    # lookup), and which records later ones replace
+    # the one streamed pass at start-up: the keys already judged (the label records stay on
+    # disk, read back on lookup), which records later ones replace, and the manifest's counts
     index = job.rundir.index(
         lazy_methods=_label_methods(job.judge),
         exclude_statuses=RETRYABLE_STATUSES if config.retry_failed else (),
+        stats=True,
     )
     existing = job.existing = index.existing
     start_latest = index.latest  # key -> ordinal of its latest record in judgments.jsonl
     session.superseded = index.superseded
+    if index.records == 0:
+        session.tally = _ReadBack.tally()
     try:
-        _write_manifest(job, session, "running", {})
+        _write_manifest(job, session, "running", {}, stats=index.stats)
     except BaseException:
         if created:
             shutil.rmtree(job.rundir.path, ignore_errors=True)
@@ -1017,7 +986,11 @@ async def _run_locked(
             session.failure_causes[cause] += 1
 
     def emit(record: Judgment) -> None:
+        tally, session.tally = session.tally, None  # restored once the record is counted in it
         writer.write(record)
+        if tally is not None:
+            tally.count_new(record)
+            session.tally = tally
         key = record.key
         replaced = start_latest.pop(key, None)
         if replaced is not None:  # this record replaces the latest one of an earlier session
@@ -1192,6 +1165,26 @@ class _ReadBack:
     #: as `LabelView`s (what aggregation reads), the (few) stage records in full
     records: list[Any]
 
+    @classmethod
+    def tally(cls) -> _ReadBack:
+        """The counts of records written to an empty file, each under its own key ("latest" and
+        "every" are then the same counts, one object), kept as they are written. ``records``
+        stays empty: holding a view of every record for the whole run would make memory grow
+        with the run; they are read back at the end (`_read_back`)."""
+        from reljudge.io.rundir import RecordStats
+
+        stats = RecordStats()
+        return cls(stats, stats, _UsageSum(), Counter(), [])
+
+    def count_new(self, record: Judgment) -> None:
+        """Count a new record for a `tally` (see there)."""
+        self.every.add(record)  # = self.latest
+        provenance = record.provenance
+        if not provenance.cached:
+            self.spent.add(provenance.usage)
+        if record.status == "ok" and record.parse and record.parse.startswith("fallback"):
+            self.fallbacks[record.parse] += 1
+
 
 def _read_back(job: PreparedJob, session: _Session) -> _ReadBack:
     """One streamed pass over judgments.jsonl. Which records are replaced by a later one of the
@@ -1203,10 +1196,18 @@ def _read_back(job: PreparedJob, session: _Session) -> _ReadBack:
 
     superseded = session.superseded
     hashes = sorted(session.key_hashes)
-    if any(a == b for a, b in zip(hashes, hashes[1:], strict=False)):
-        superseded = job.rundir.index().superseded
+    twice = any(a == b for a, b in zip(hashes, hashes[1:], strict=False))
     del hashes
     labels = frozenset(_label_methods(job.judge))
+    if session.tally is not None and not twice:
+        # the file was empty when the session started, no key was written twice and every
+        # record was counted as written: only the label views are left to read
+        from reljudge.io.judgments import iter_label_views
+
+        session.tally.records = list(iter_label_views(job.rundir.judgments_path, labels))
+        return session.tally
+    if twice:
+        superseded = job.rundir.index().superseded
     back = _ReadBack(RecordStats(), RecordStats(), _UsageSum(), Counter(), [])
     path = job.rundir.judgments_path
     if not path.exists():

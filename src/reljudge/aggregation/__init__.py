@@ -11,7 +11,7 @@
 from reljudge.aggregation.exam import QuestionBank, exam_scores, question_id
 from reljudge.aggregation.exclusions import Exclusions
 from reljudge.aggregation.nuggets import Nugget, nugget_id, nugget_scores, select_nuggets
-from reljudge.aggregation.preferences import combine_orders, combine_pair, count_wins
+from reljudge.aggregation.preferences import combine_orders, count_wins
 from reljudge.aggregation.qrels import AggregatedScores, judgments_to_scores
 from reljudge.aggregation.sets import score_sets
 
@@ -21,7 +21,6 @@ __all__ = [
     "Nugget",
     "QuestionBank",
     "combine_orders",
-    "combine_pair",
     "count_wins",
     "exam_scores",
     "judgments_to_scores",

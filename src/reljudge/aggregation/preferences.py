@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from reljudge.aggregation.exclusions import Exclusions, collect
-from reljudge.records import Judgment, Provenance
+from reljudge.records import Judgment
 
 PREFER_A, PREFER_B, TIE = 1, 2, 0
 TiePolicy = Literal["none", "half", "shorter"]
@@ -75,56 +75,6 @@ def combine_orders(
     if ab_label == PREFER_B and ba_label == PREFER_A:
         return PREFER_B
     return TIE
-
-
-def combine_pair(ab: Judgment, ba: Judgment, *, one_sided: OneSided = "fail") -> Judgment:
-    """One pair record (docid=a, docid_b=b) from the records of the two orders.
-
-    `ab` must judge (a, b) and `ba` (b, a), on the same topic. The result keeps both order
-    labels and statuses in ``extra["orders"]`` and their raw answers in ``extra["raw"]``;
-    its usage is the sum of both. When the combination has no label its status is the first
-    failing order's status.
-    """
-    if (
-        ab.qid != ba.qid
-        or ab.docid != ba.docid_b
-        or ab.docid_b != ba.docid
-        or ab.docid is None
-        or ab.docid_b is None
-    ):
-        raise ValueError(
-            f"combine_pair needs (a, b) and (b, a) of one topic, got "
-            f"{ab.qid}:({ab.docid}, {ab.docid_b}) and {ba.qid}:({ba.docid}, {ba.docid_b})"
-        )
-    label = combine_orders(ab.label if ab.ok else None, ba.label if ba.ok else None, one_sided=one_sided)
-    if label is not None:
-        status, error = "ok", None
-    else:
-        bad = ab if not ab.ok else ba
-        status = bad.status
-        which = "a-b" if bad is ab else "b-a"
-        error = f"order {which}: {bad.error or bad.status}"
-    provenance = Provenance.model_validate(ab.provenance.model_dump())
-    provenance.usage = ab.provenance.usage + ba.provenance.usage
-    provenance.cached = ab.provenance.cached and ba.provenance.cached
-    provenance.attempts = ab.provenance.attempts + ba.provenance.attempts
-    return Judgment(
-        qid=ab.qid,
-        docid=ab.docid,
-        docid_b=ab.docid_b,
-        method=ab.method,
-        label=label,
-        status=status,  # type: ignore[arg-type]
-        error=error,
-        extra={
-            "orders": {
-                "ab": {"label": ab.label, "status": ab.status},
-                "ba": {"label": ba.label, "status": ba.status},
-            },
-            "raw": [ab.raw, ba.raw],
-        },
-        provenance=provenance,
-    )
 
 
 @dataclass

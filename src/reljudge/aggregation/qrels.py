@@ -7,7 +7,11 @@
   (`reljudge.aggregation.exam`);
 - ``nuggets`` / ``nuggets-<score>`` (``all``, ``all-strict``, ``vital``, ``vital-strict``,
   ``weighted``, ``weighted-strict``): a nugget score (`reljudge.aggregation.nuggets`);
-- ``pairwise`` (alias ``preferences``): win counts (`reljudge.aggregation.preferences`).
+- ``pairwise`` (alias ``preferences``), or the records' own method on pairwise records (a
+  custom pairwise judge): win counts (`reljudge.aggregation.preferences`).
+
+Pointwise and pairwise records go through `reljudge.aggregation.sets.score_sets`, the one
+records-to-scores path of derived qrels, ``judge evaluate`` and ``judge export``.
 
 The compound names match the published gpt-4o file names (``exam-graded-max.dl19.qrels``).
 Every result carries the `Exclusions` summary; nothing that failed becomes a 0 unless the
@@ -23,7 +27,7 @@ from typing import Any
 from reljudge.aggregation.exam import EXAM_SCORES, QuestionBank, exam_scores
 from reljudge.aggregation.exclusions import Exclusions, FailurePolicy, check_policy, collect, single_method
 from reljudge.aggregation.nuggets import NUGGET_SCORES, EmptyClass, Nugget, Weighting, nugget_scores
-from reljudge.aggregation.preferences import TiePolicy, count_wins
+from reljudge.aggregation.preferences import TiePolicy
 from reljudge.records import Judgment
 
 EXAM_METHOD = "exam"
@@ -102,7 +106,7 @@ def judgments_to_scores(
     nugget method. Records of several methods mixed raise ValueError.
     """
     records = list(judgments)
-    single_method(records)
+    recorded = single_method(records)
     if method == EXAM_METHOD or method.startswith(EXAM_METHOD + "-"):
         choice = _split(method, EXAM_METHOD, "binary", score, EXAM_SCORES)
         exam = exam_scores(
@@ -128,18 +132,26 @@ def judgments_to_scores(
             exclusions=result.exclusions,
             details={"score": choice},
         )
-    if method in PAIRWISE_METHODS:
-        if on_failure != "exclude":
-            raise ValueError("a failed comparison gives no win; on_failure must be 'exclude' for pairwise")
-        prefs = count_wins(records, ties=ties, lengths=lengths)
-        return AggregatedScores(
-            method="pairwise",
-            scores=prefs.scores,
-            exclusions=prefs.exclusions,
-            details={"never_won": prefs.never_won, "ties": ties},
-        )
-    if score is not None:
-        raise ValueError(f"method {method!r} is pointwise and takes no score option")
-    result_p = label_scores(records, on_failure=on_failure)
-    result_p.method = method
-    return result_p
+    # any other method: pointwise labels, or win counts for pairwise records (the pairwise
+    # method names, or a custom judge's own method on pairs), through `score_sets`
+    from reljudge.aggregation.sets import score_sets
+
+    pairwise = method in PAIRWISE_METHODS or (recorded == method and any(j.docid_b for j in records))
+    if pairwise and on_failure != "exclude":
+        raise ValueError("a failed comparison gives no win; on_failure must be 'exclude' for pairwise")
+    if not pairwise:
+        if score is not None:
+            raise ValueError(f"method {method!r} is pointwise and takes no score option")
+        for j in records:
+            _point_key(j)  # a pair or item record: tell the caller which method aggregates it
+    check_policy(on_failure)
+    found = score_sets(records, ties=ties, lengths=lengths, on_failure=on_failure)
+    if found:
+        (result,) = found.values()
+        result.details.pop("preferences", None)
+    elif pairwise:  # no records
+        result = AggregatedScores(method, {}, Exclusions(), {"never_won": {}, "ties": ties})
+    else:
+        result = AggregatedScores(method, {}, Exclusions(policy=on_failure))
+    result.method = "pairwise" if method in PAIRWISE_METHODS else method
+    return result

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from reljudge.aggregation.exam import Question, QuestionBank, exam_scores
-from reljudge.aggregation.exclusions import Exclusions
+from reljudge.aggregation.exclusions import Exclusions, FailurePolicy, check_policy
 from reljudge.aggregation.nuggets import (
     DEFAULT_TOP_K,
     NUGGET_SCORES,
@@ -72,6 +72,7 @@ def score_sets(
     lengths: Mapping[str, int] | None = None,
     empty_class: EmptyClass = "undefined",
     weighted: Weighting = "trec",
+    on_failure: FailurePolicy = "exclude",
 ) -> dict[str, AggregatedScores]:
     """Every score set the records support, ``{name: AggregatedScores}`` (see module doc).
 
@@ -79,12 +80,15 @@ def score_sets(
     nuggets passages were assessed against: ``"recorded"`` (default) takes the nugget records'
     ``extra["selected"]`` flags (the top 20 when none is recorded), an int or None re-selects
     (`select_nuggets`); any other scored nugget with assignments is added. `ties` and `lengths`
-    go to `count_wins`, `empty_class` and `weighted` to `nugget_scores`.
+    go to `count_wins`, `empty_class` and `weighted` to `nugget_scores`. ``on_failure="zero"``
+    counts a failed label record as the lowest label (see `Exclusions`); pairwise records refuse
+    it (a failed comparison gives no win).
 
     Raises ValueError for records no method here can aggregate (an ``item_id`` on a passage
     judged by an unknown method), a method whose records mix shapes, contradicting labels, or an
     EXAM scale that contradicts the recorded one.
     """
+    check_policy(on_failure)
     if exam_scale is not None and exam_scale not in EXAM_SCALES:
         raise ValueError(f"exam_scale must be one of {', '.join(EXAM_SCALES)}, not {exam_scale!r}")
     if top_k != RECORDED and top_k is not None and (not isinstance(top_k, int) or top_k < 1):
@@ -125,8 +129,12 @@ def score_sets(
 
     for method, (kind, group) in groups.items():
         if kind == "pointwise":
-            add(method, label_scores(group))
+            add(method, label_scores(group, on_failure=on_failure))
         elif kind == "pairwise":
+            if on_failure != "exclude":
+                raise ValueError(
+                    "a failed comparison gives no win; on_failure must be 'exclude' for pairwise"
+                )
             prefs = count_wins(group, ties=ties, lengths=lengths)
             add(
                 method,
@@ -142,13 +150,72 @@ def score_sets(
                 ),
             )
         elif kind == EXAM_GRADE:
-            for name, result in _exam_sets(group, questions, exam_scale).items():
+            for name, result in _exam_sets(group, questions, exam_scale, on_failure).items():
                 add(name, result)
         else:
-            sets = _nugget_sets(group, nuggets, top_k, empty_class=empty_class, weighted=weighted)
+            sets = _nugget_sets(
+                group, nuggets, top_k, empty_class=empty_class, weighted=weighted, on_failure=on_failure
+            )
             for name, result in sets.items():
                 add(name, result)
     return out
+
+
+EXAM_SETS: tuple[str, ...] = ("exam-binary", "exam-graded-max", "exam-graded-mean")
+NUGGET_SETS: tuple[str, ...] = tuple(f"nuggets-{score}" for score in NUGGET_SCORES)
+
+
+def _family(name: str) -> str:
+    """The method a set comes from: ``exam`` for EXAM sets, ``nuggets`` for nugget sets, else
+    the set's own name."""
+    if name in EXAM_SETS:
+        return "exam"
+    if name in NUGGET_SETS:
+        return "nuggets"
+    return name
+
+
+def _primary_of(names: list[str]) -> str:
+    for primary in ("exam-graded-max", "exam-binary", "nuggets-all"):
+        if primary in names:
+            return primary
+    return names[0]
+
+
+def select_set(
+    sets: Mapping[str, AggregatedScores], *, name: str | None = None, method: str | None = None
+) -> str:
+    """The name of one set of `score_sets`: ``name`` when given; else the primary set of
+    ``method`` (or of the only method the sets come from): ``exam-graded-max`` for graded EXAM
+    grades, ``exam-binary`` for binary ones, ``nuggets-all`` for nugget assignments, the labels
+    or win counts for any other method. ``method`` may also name a set (``exam-graded-mean``).
+
+    Raises ValueError for an unknown name or method, or several methods and neither given.
+    """
+    available = ", ".join(sets) or "none"
+    if name is not None:
+        if name not in sets:
+            raise ValueError(f"no score set {name!r} in the judgments (they give: {available})")
+        return name
+    if method is not None and method in sets:
+        return method
+    families: dict[str, list[str]] = {}
+    for set_name in sets:
+        families.setdefault(_family(set_name), []).append(set_name)
+    if method is not None:
+        family = {NUGGET_ASSIGNMENT: "nuggets"}.get(method, method)
+        if family not in families:
+            raise ValueError(f"no score set of method {method!r} in the judgments (they give: {available})")
+    elif len(families) > 1:
+        raise ValueError(
+            f"judgments of several methods ({', '.join(families)}); choose one (method=... / --method, "
+            "or a score set with --set)"
+        )
+    elif not families:
+        raise ValueError("the judgments give no score set")
+    else:
+        family = next(iter(families))
+    return _primary_of(families[family])
 
 
 def _preferences(group: list[Any]) -> list[tuple[str, str, str, int]]:
@@ -203,14 +270,14 @@ def _question_bank(questions: list[Any], grades: list[Any]) -> QuestionBank | No
 
 
 def _exam_sets(
-    grades: list[Any], questions: list[Any], given: ExamScale | None
+    grades: list[Any], questions: list[Any], given: ExamScale | None, on_failure: FailurePolicy = "exclude"
 ) -> dict[str, AggregatedScores]:
     scale, how = _exam_scale(grades, given)
     bank = _question_bank(questions, grades)
     chosen = ("binary",) if scale == "binary" else ("graded-max", "graded-mean")
     out: dict[str, AggregatedScores] = {}
     for score in chosen:
-        result = exam_scores(grades, score, questions=bank)  # type: ignore[arg-type]
+        result = exam_scores(grades, score, questions=bank, on_failure=on_failure)  # type: ignore[arg-type]
         out[f"exam-{score}"] = AggregatedScores(
             method=f"exam-{score}",
             scores=result.scores,
@@ -253,6 +320,7 @@ def _nugget_sets(
     *,
     empty_class: EmptyClass,
     weighted: Weighting,
+    on_failure: FailurePolicy = "exclude",
 ) -> dict[str, AggregatedScores]:
     nuggets = _assessed_nuggets(records, top_k, {r.item_id for r in assignments})
     ids = {n.id for n in nuggets}
@@ -260,7 +328,7 @@ def _nugget_sets(
     details: dict[str, Any] = {"nuggets": len(nuggets)}
     if len(kept) < len(assignments):
         details["assignments_without_scored_nugget"] = len(assignments) - len(kept)
-    result = nugget_scores(kept, nuggets, empty_class=empty_class, weighted=weighted)
+    result = nugget_scores(kept, nuggets, empty_class=empty_class, weighted=weighted, on_failure=on_failure)
     out: dict[str, AggregatedScores] = {}
     for score in NUGGET_SCORES:
         out[f"nuggets-{score}"] = AggregatedScores(

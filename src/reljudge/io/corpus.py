@@ -16,18 +16,16 @@ written one line per judged pair, like the TREC DL ``passages.tsv``) is kept onc
 
 from __future__ import annotations
 
-import gzip
 import json
 import zlib
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO
 
 from reljudge.errors import InputError
+from reljudge.io.lines import is_jsonl_name, read_lines
 
 ID_FIELDS: tuple[str, ...] = ("docid", "id", "_id", "doc_id")
 TEXT_FIELDS: tuple[str, ...] = ("text", "contents", "passage", "body")
-JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
 class MissingDocumentError(InputError, KeyError):
@@ -93,36 +91,6 @@ class Corpus(Mapping[str, str]):
             raise InputError(f"{len(absent)} document(s) have no text in {where}: {shown}{more}")
 
 
-def _open_binary(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
-
-
-def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each line, streaming; UTF-8 errors and gzip errors -> InputError."""
-    if not path.exists():
-        raise InputError("file not found", path)
-    if path.is_dir():
-        raise InputError("is a directory, expected a file", path)
-    number = 0
-    try:
-        with _open_binary(path) as handle:
-            for number, raw in enumerate(handle, start=1):  # noqa: B007
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise InputError(
-                        f"not valid UTF-8 (byte {raw[err.start : err.start + 1]!r})", path, number
-                    ) from None
-                yield number, text.rstrip("\r\n")
-    except (OSError, EOFError) as err:
-        raise InputError(f"cannot read: {err}", path, number or None) from None
-
-
-def _is_jsonl(path: Path) -> bool:
-    name = path.name[: -len(".gz")] if path.name.endswith(".gz") else path.name
-    return name.endswith(JSON_SUFFIXES)
-
-
 def _join_title(title: str, text: str) -> str:
     title, text = title.strip(), text.strip()
     if not title:
@@ -170,8 +138,8 @@ def _parse_tsv(line: str, path: Path, number: int) -> tuple[str, str]:
 def iter_passages(path: str | Path) -> Iterator[tuple[str, str]]:
     """Yield ``(docid, text)`` in file order, validating each line (no duplicate check)."""
     path = Path(path)
-    parse = _parse_jsonl if _is_jsonl(path) else _parse_tsv
-    for number, line in _decoded_lines(path):
+    parse = _parse_jsonl if is_jsonl_name(path) else _parse_tsv
+    for number, line in read_lines(path, stream=True):
         if not line.strip():
             continue
         yield parse(line, path, number)
@@ -186,14 +154,12 @@ def load_corpus(path: str | Path, *, docids: Collection[str] | None = None) -> C
     """
     path = Path(path)
     wanted = set(docids) if docids is not None else None
-    parse = _parse_jsonl if _is_jsonl(path) else _parse_tsv
+    parse = _parse_jsonl if is_jsonl_name(path) else _parse_tsv
     passages: dict[str, str] = {}
     first_seen: dict[str, tuple[int, int]] = {}  # docid -> (line, CRC-32 of the text)
-    seen_any = False
-    for number, line in _decoded_lines(path):
+    for number, line in read_lines(path, stream=True):
         if not line.strip():
             continue
-        seen_any = True
         docid, text = parse(line, path, number)
         checksum = zlib.crc32(text.encode("utf-8"))
         if docid in first_seen:
@@ -208,6 +174,4 @@ def load_corpus(path: str | Path, *, docids: Collection[str] | None = None) -> C
         first_seen[docid] = (number, checksum)
         if wanted is None or docid in wanted:
             passages[docid] = text
-    if not seen_any:
-        raise InputError("file is empty", path)
     return Corpus(passages, path)

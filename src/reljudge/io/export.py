@@ -274,16 +274,17 @@ EXPORT_FORMATS: tuple[str, ...] = ("qrels", "csv", "jsonl")
 def load_judgment_source(
     path: str | Path, *, method: str | None = None, model: str | None = None
 ) -> list[Judgment]:
-    """Judgments from a run directory, a ``.jsonl`` judgments file, or a qrels-like file
+    """Judgments from a run directory, a judgments file (``.jsonl``, ``.json``, ``.ndjson``: see
+    `reljudge.io.judgments.is_judgments_path`), or a qrels-like file
     (imported with `judgments_from_qrels`, method = ``method`` or the file name up to its first
     dot). Records are de-duplicated (last per key wins) and filtered to ``method`` if given."""
-    from reljudge.io.judgments import load_judgments
+    from reljudge.io.judgments import is_judgments_path, load_judgments
     from reljudge.io.trec import read_qrels
 
     path = Path(path)
     if not path.exists():
         raise InputError("file or directory not found", path)
-    if path.is_dir() or path.name.endswith((".jsonl", ".ndjson")):
+    if is_judgments_path(path):
         records = load_judgments(path, latest=True)
         if method is not None:
             records = [j for j in records if j.method == method]
@@ -302,9 +303,17 @@ def export_judgments(
     float_policy: FloatPolicy = "round",
     scale: float = 100.0,
     method: str | None = None,
+    score_set: str | None = None,
 ) -> int:
-    """Write judgments as ``qrels`` (via `to_qrels`), ``csv`` (via `to_dataframe`) or ``jsonl``,
-    atomically. Returns the number of lines/rows written."""
+    """Write judgments as ``qrels``, ``csv`` (via `to_dataframe`) or ``jsonl``, atomically.
+    Returns the number of lines/rows written.
+
+    ``qrels``: the document scores of one score set of the records
+    (`reljudge.aggregation.sets.score_sets`: pointwise labels, pairwise win counts, EXAM and
+    nugget scores), the one named ``score_set``, else the primary set of ``method`` or of the
+    only method present (`reljudge.aggregation.sets.select_set`), through `to_qrels` with
+    ``float_policy``. Records of several keys: the last per key counts. ``csv``/``jsonl``: the
+    records (of ``method`` when given)."""
     from reljudge.io.atomic import atomic_write
     from reljudge.io.trec import write_qrels
 
@@ -312,14 +321,15 @@ def export_judgments(
         raise InputError(f"unknown export format {to!r} (choose one of {', '.join(EXPORT_FORMATS)})")
     if float_policy not in FLOAT_POLICIES:
         raise InputError(f"unknown float policy {float_policy!r} (choose one of {', '.join(FLOAT_POLICIES)})")
-    if method is not None:
-        judgments = [j for j in judgments if j.method == method]
     if to == "qrels":
-        qrels = to_qrels(judgments, float_policy=float_policy, scale=scale, method=method)
+        qrels = export_scores(judgments, method=method, score_set=score_set)
+        qrels = to_qrels(qrels, float_policy=float_policy, scale=scale)
         if not qrels:
-            raise InputError("no ok pointwise judgments to export as qrels")
+            raise InputError("no ok judgments give a score to export as qrels")
         write_qrels(qrels, out)
         return sum(len(docs) for docs in qrels.values())
+    if method is not None:
+        judgments = [j for j in judgments if j.method == method]
     if to == "csv":
         frame = to_dataframe(judgments)
         with atomic_write(out) as handle:
@@ -328,3 +338,20 @@ def export_judgments(
     from reljudge.io.judgments import write_judgments
 
     return write_judgments(judgments, out)
+
+
+def export_scores(
+    judgments: Iterable[Judgment], *, method: str | None = None, score_set: str | None = None
+) -> dict[str, dict[str, float]]:
+    """The document scores ``export_judgments(..., to="qrels")`` writes, before the float policy
+    (see there); `InputError` when the records cannot be aggregated or the set is unknown."""
+    from reljudge.aggregation.sets import score_sets, select_set
+    from reljudge.io.judgments import latest_by_key
+
+    try:
+        sets = score_sets(latest_by_key(judgments))
+        if not sets:
+            return {}
+        return sets[select_set(sets, name=score_set, method=method)].scores
+    except ValueError as err:
+        raise InputError(f"cannot export qrels: {err}") from None

@@ -12,25 +12,40 @@ Re-runs append: when a key (`Judgment.key`) appears several times, e.g. after
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from array import array
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from reljudge.errors import InputError
+from reljudge.errors import InputError, input_error_from_validation
+from reljudge.io.lines import JSONL_SUFFIXES
 from reljudge.io.redact import is_secret_name, scrub_secrets
 from reljudge.records import Judgment
 
 logger = logging.getLogger(__name__)
 
 JUDGMENTS_FILE = "judgments.jsonl"
+
+
+def is_judgments_path(path: str | Path) -> bool:
+    """Whether ``path`` is read as reljudge judgment records rather than as a qrels-like file:
+    a directory (a run directory holding ``judgments.jsonl``) or a JSON Lines file name
+    (`reljudge.io.lines.JSONL_SUFFIXES`: ``.jsonl``, ``.json``, ``.ndjson``)."""
+    path = Path(path)
+    return path.is_dir() or path.name.endswith(JSONL_SUFFIXES)
+
+
+# The same few param names (temperature, seed, ...) come with every record: check each once.
+_secret_name = functools.lru_cache(maxsize=1024)(is_secret_name)
 
 
 def resolve_judgments_path(path: str | Path) -> Path:
@@ -100,7 +115,7 @@ class JudgmentWriter:
         if not isinstance(judgment, Judgment):
             raise TypeError(f"expected a Judgment, got {type(judgment).__name__}")
         params = judgment.provenance.params
-        if params and any(is_secret_name(str(name)) for name in params):
+        if params and any(_secret_name(str(name)) for name in params):
             clean = judgment.provenance.model_copy(update={"params": scrub_secrets(params)})
             judgment = judgment.model_copy(update={"provenance": clean})
         line = judgment.to_json() + "\n"
@@ -137,13 +152,6 @@ class JudgmentWriter:
         self.close()
 
 
-def _describe(err: ValidationError) -> str:
-    first = err.errors()[0]
-    where = ".".join(str(p) for p in first.get("loc", ())) or "record"
-    more = f" (and {err.error_count() - 1} more problem(s))" if err.error_count() > 1 else ""
-    return f"invalid judgment record: {where}: {first.get('msg', 'invalid')}{more}"
-
-
 def _parse_line(raw: bytes, path: Path, number: int, *, last: bool) -> Judgment | None:
     """One line as a record; None for a torn last line (skipped with a warning)."""
     try:
@@ -167,7 +175,9 @@ def _parse_line(raw: bytes, path: Path, number: int, *, last: bool) -> Judgment 
     try:
         return Judgment.model_validate(obj)
     except ValidationError as err:
-        raise InputError(_describe(err), path, number) from None
+        raise input_error_from_validation(
+            err, path=path, line=number, what="invalid judgment record"
+        ) from None
 
 
 def scan_judgments(path: str | Path) -> Iterator[tuple[int, Judgment]]:
@@ -197,6 +207,18 @@ def read_judgment_at(path: str | Path, offset: int) -> Judgment:
     record = _parse_line(raw, path, 0, last=False)
     assert record is not None
     return record
+
+
+def read_judgments_at(path: str | Path, offsets: Iterable[int]) -> Iterator[Judgment]:
+    """The records on the lines that start at these byte offsets, in file order, read through
+    one handle (for a few records out of a large file)."""
+    path = Path(path)
+    with path.open("rb") as handle:
+        for offset in sorted(offsets):
+            handle.seek(offset)
+            record = _parse_line(handle.readline(), path, 0, last=False)
+            assert record is not None
+            yield record
 
 
 def iter_judgments(path: str | Path) -> Iterator[Judgment]:
@@ -289,13 +311,21 @@ class JudgmentsIndex:
     ``records``: records in the file (every line); ``latest``: key -> ordinal (0-based position
     among the records) of the key's latest record; ``superseded``: ordinals of the records that
     a later record of the same key replaces; ``existing``: the latest records, minus those with
-    an excluded status, as an `ExistingRecords`.
+    an excluded status, as an `ExistingRecords`; ``offsets``: byte offset of each record, by
+    ordinal (8 bytes a record; see `superseded_offsets`); ``stats``: (latest, every)
+    `reljudge.io.rundir.RecordStats` when the index was built by ``RunDir.index(stats=True)``.
     """
 
     records: int
     latest: dict[Key, int]
     superseded: set[int]
     existing: ExistingRecords
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    stats: Any = None
+
+    def superseded_offsets(self) -> list[int]:
+        """Byte offsets of the superseded records (for `read_judgments_at`)."""
+        return [self.offsets[ordinal] for ordinal in sorted(self.superseded)]
 
 
 def index_judgments(
@@ -303,8 +333,10 @@ def index_judgments(
     *,
     lazy_methods: Collection[str] = (),
     exclude_statuses: Collection[str] = (),
+    on_record: Callable[[Judgment], Any] | None = None,
 ) -> JudgmentsIndex:
-    """One streamed pass over a judgments file (missing or empty: an empty index)."""
+    """One streamed pass over a judgments file (missing or empty: an empty index).
+    ``on_record`` is called with every record read (e.g. to count it), in file order."""
     latest: dict[Key, int] = {}
     superseded: set[int] = set()
     offsets: dict[Key, int] = {}
@@ -312,9 +344,13 @@ def index_judgments(
     lazy = frozenset(lazy_methods)
     excluded = frozenset(exclude_statuses)
     strings: dict[str, str] = {}  # one copy of each repeated key part (method, qid)
+    offsets_by_ordinal: array[int] = array("q")
     ordinal = -1
     if path.exists() and path.stat().st_size > 0:
         for ordinal, (offset, record) in enumerate(scan_judgments(path)):  # noqa: B007
+            offsets_by_ordinal.append(offset)
+            if on_record is not None:
+                on_record(record)
             method, qid, docid, docid_b, item_id = record.key
             key = (
                 strings.setdefault(method, method),
@@ -335,7 +371,57 @@ def index_judgments(
                 offsets[key] = offset
             else:
                 kept[key] = record
-    return JudgmentsIndex(ordinal + 1, latest, superseded, ExistingRecords(path, offsets, kept))
+    return JudgmentsIndex(
+        ordinal + 1, latest, superseded, ExistingRecords(path, offsets, kept), offsets_by_ordinal
+    )
+
+
+class _LabelFields(BaseModel):
+    """The `LabelView` fields of a judgment line (the rest of the line is skipped, not built)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    qid: str
+    docid: str | None = None
+    docid_b: str | None = None
+    item_id: str | None = None
+    method: str
+    label: int | float | None = None
+    status: str = "ok"
+
+
+def iter_label_views(path: str | Path, label_methods: Collection[str]) -> Iterator[LabelView | Judgment]:
+    """Every record of a judgments file in order: those of ``label_methods`` as `LabelView`s,
+    read without building (or checking) the rest of the record, at about half the cost of
+    `iter_judgments`; the others in full. Meant for a file whose records were checked when
+    they were written (a run's own file at the end of the run): a label line is checked only
+    for these fields; any other line that does not read as a record is an `InputError`."""
+    path = resolve_judgments_path(path)
+    labels = frozenset(label_methods)
+    strings: dict[str, str] = {}
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                fields: _LabelFields | None = _LabelFields.model_validate_json(raw)
+            except ValidationError:
+                fields = None
+            if fields is not None and fields.method in labels:
+                yield LabelView(
+                    strings.setdefault(fields.qid, fields.qid),
+                    fields.docid,
+                    fields.docid_b,
+                    fields.item_id,
+                    strings.setdefault(fields.method, fields.method),
+                    fields.label,
+                    fields.status,
+                )
+                continue
+            record = _parse_line(raw, path, number, last=not raw.endswith(b"\n"))
+            if record is None:  # a torn last line, skipped with a warning
+                return
+            yield LabelView.of(record, strings) if record.method in labels else record
 
 
 @dataclass(slots=True)

@@ -8,7 +8,8 @@ Three rules, applied recursively to dicts, lists and strings:
    (the rule matches whole words), nor are fields naming *where* a secret lives
    (``api_key_env``: the name of an environment variable);
 2. a string that *looks* like a credential (``sk-...``, ``Bearer ...``, ``hf_...``, ``ghp_...``,
-   ``AKIA...``, ``AIza...``, ``xox?-...``, ``key=``/``token=`` URL parameters) is masked;
+   ``AKIA...``, ``AIza...``, ``xox?-...``, ``key=``/``token=`` URL parameters, the password of
+   a URL's ``scheme://user:password@`` part) is masked;
 3. the current value of any environment variable whose name contains KEY, TOKEN, SECRET or
    PASSWORD (values of 8+ characters) is masked wherever it occurs.
 
@@ -41,6 +42,8 @@ _SECRET_VALUE = re.compile(
     r"|\bgsk_[A-Za-z0-9]{20,})"
 )
 _URL_PARAM = re.compile(r"(?i)([?&](?:api[_\-]?key|key|token|access_token|secret)=)[^&#\s]+")
+# scheme://user:password@host -> scheme://user:***@host (the user name stays: it says which account)
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/?#@:]*):[^\s/?#@]+@")
 _ENV_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
 
 
@@ -63,6 +66,7 @@ def redact_text(text: str, *, env_secrets: Sequence[str] | None = None) -> str:
         if secret in text:
             text = text.replace(secret, MASK)
     text = _SECRET_VALUE.sub(MASK, text)
+    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}:{MASK}@", text)
     return _URL_PARAM.sub(lambda m: m.group(1) + MASK, text)
 
 

@@ -8,11 +8,12 @@ Layout::
       manifest.json     what ran and how: command line, config (secrets masked), environment,
                         counts by status, tokens, cost, timestamps (re-written atomically)
 
-Resume: `RunDir.done_keys()` is the set of `Judgment.key` whose latest record has a *final*
-status. Final: ``ok``, ``unparsed``, ``refused``, ``skipped`` -- re-asking would repeat the same
-prompt and most likely the same answer, so a resumed run does not spend calls on them.
-Retryable: ``api_error`` and ``truncated`` -- transient or fixable by a larger ``max_tokens``;
-they are redone by ``--retry-failed`` (and by a plain resume, since they are not done).
+Resume: a key (`Judgment.key`) with a record in ``judgments.jsonl`` is not asked again
+(`RunDir.index` gives the keys and their latest records). Final statuses (`FINAL_STATUSES`):
+``ok``, ``unparsed``, ``refused``, ``skipped`` -- re-asking would repeat the same prompt and most
+likely the same answer. Retryable (`RETRYABLE_STATUSES`): ``api_error`` and ``truncated`` --
+transient or fixable by a larger ``max_tokens``; a plain resume keeps them too, and only
+``--retry-failed`` asks them again (the runner indexes with ``exclude_statuses=RETRYABLE_STATUSES``).
 
 One writer at a time: `RunDir.lock()` takes an exclusive ``flock`` on ``RUN/.lock`` for as long
 as a job writes to the directory; a second process (or a second job in the same process) on the
@@ -43,6 +44,7 @@ from reljudge.io.judgments import (
     JudgmentWriter,
     index_judgments,
     load_judgments,
+    read_judgments_at,
     scan_judgments,
 )
 from reljudge.io.redact import scrub_argv, scrub_secrets
@@ -127,6 +129,30 @@ class RecordStats:
         self.completion_tokens += usage.completion_tokens
         self.calls += usage.calls
         self.cost_usd += usage.cost_usd
+
+    def remove(self, judgment: Judgment) -> None:
+        """Undo `add` for a record counted before (one replaced by a later record of its key)."""
+        self.judgments -= 1
+        status = judgment.status
+        for counter in (self.statuses, self.by_method[judgment.method]):
+            counter[status] -= 1
+            if counter[status] <= 0:
+                del counter[status]
+        provenance = judgment.provenance
+        if provenance.cached:
+            self.cached -= 1
+        usage = provenance.usage
+        self.prompt_tokens -= usage.prompt_tokens
+        self.completion_tokens -= usage.completion_tokens
+        self.calls -= usage.calls
+        self.cost_usd -= usage.cost_usd
+
+    def copy(self) -> RecordStats:
+        other = RecordStats()
+        other.__dict__.update(self.__dict__)
+        other.statuses = Counter(self.statuses)
+        other.by_method = {m: Counter(c) for m, c in self.by_method.items()}
+        return other
 
     def usage(self) -> dict[str, Any]:
         return {
@@ -256,34 +282,37 @@ class RunDir:
         return load_judgments(self.judgments_path, latest=latest)
 
     def index(
-        self, *, lazy_methods: Sequence[str] = (), exclude_statuses: Sequence[str] = ()
+        self,
+        *,
+        lazy_methods: Sequence[str] = (),
+        exclude_statuses: Sequence[str] = (),
+        stats: bool = False,
     ) -> JudgmentsIndex:
         """One streamed pass over ``judgments.jsonl``: the keys, which records later ones
         replace, and the latest records as a compact `ExistingRecords` mapping (records of
         ``lazy_methods`` are read back from the file on lookup; ``exclude_statuses`` are left
-        out). See `reljudge.io.judgments.index_judgments`."""
-        return index_judgments(
-            self.judgments_path, lazy_methods=lazy_methods, exclude_statuses=exclude_statuses
+        out). See `reljudge.io.judgments.index_judgments`.
+
+        ``stats=True`` also counts the records in the same pass: ``index.stats`` is (latest,
+        every) `RecordStats`, as `stream_stats` gives (the replaced records, usually none, are
+        read again by offset to take them out of "latest")."""
+        if not stats:
+            return index_judgments(
+                self.judgments_path, lazy_methods=lazy_methods, exclude_statuses=exclude_statuses
+            )
+        every = RecordStats()
+        index = index_judgments(
+            self.judgments_path,
+            lazy_methods=lazy_methods,
+            exclude_statuses=exclude_statuses,
+            on_record=every.add,
         )
-
-    def done_keys(self) -> set[tuple[str, str, str, str, str]]:
-        """Keys whose latest record has a final status (ok, unparsed, refused, skipped)."""
-        return {j.key for j in self.judgments() if j.status in FINAL_STATUSES}
-
-    def retry_keys(self) -> set[tuple[str, str, str, str, str]]:
-        """Keys whose latest record is retryable (api_error, truncated)."""
-        return {j.key for j in self.judgments() if j.status in RETRYABLE_STATUSES}
-
-    def write_qrels(
-        self, *, method: str | None = None, float_policy: str = "round", scale: float = 100.0
-    ) -> Path:
-        """Derive ``qrels.txt`` from the pointwise ``ok`` judgments (atomically); return its path."""
-        from reljudge.io.export import to_qrels
-        from reljudge.io.trec import write_qrels
-
-        qrels = to_qrels(self.judgments(), method=method, float_policy=float_policy, scale=scale)  # type: ignore[arg-type]
-        write_qrels(qrels, self.qrels_path)
-        return self.qrels_path
+        latest = every.copy()
+        if index.superseded:
+            for record in read_judgments_at(self.judgments_path, index.superseded_offsets()):
+                latest.remove(record)
+        index.stats = (latest, every)
+        return index
 
     def read_manifest(self) -> dict[str, Any]:
         if not self.manifest_path.exists():
@@ -342,13 +371,3 @@ class RunDir:
         self.path.mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.manifest_path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
         return manifest
-
-
-def open_run_dir(path: str | Path) -> RunDir:
-    """An existing run directory (one with ``judgments.jsonl``), else `InputError`."""
-    run = RunDir(path)
-    if not run.path.is_dir():
-        raise InputError("run directory not found", run.path)
-    if not run.exists():
-        raise InputError(f"not a run directory (no {JUDGMENTS_FILE})", run.path)
-    return run

@@ -9,14 +9,14 @@ an empty file raise `InputError` naming ``file:line``. Writers replace files ato
 
 from __future__ import annotations
 
-import gzip
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
 from reljudge.errors import InputError
 from reljudge.io.atomic import atomic_write
+from reljudge.io.lines import read_lines
 
 Grade = int | float
 Qrels = dict[str, dict[str, Grade]]
@@ -37,25 +37,8 @@ class Run(dict[str, dict[str, float]]):
         return sorted(docs, key=lambda d: (docs[d], d), reverse=True)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text without line end) of a text file, gzip when it ends in .gz."""
-    if not path.exists():
-        raise InputError("file not found", path)
-    if path.is_dir():
-        raise InputError("is a directory, expected a file", path)
-    try:
-        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    except (OSError, EOFError) as err:
-        raise InputError(f"cannot read: {err}", path) from None
-    if not data.strip():
-        raise InputError("file is empty", path)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        raise InputError(f"not valid UTF-8 (byte {data[err.start : err.start + 1]!r})", path, line) from None
-    for number, line in enumerate(text.split("\n"), start=1):
-        yield number, line.rstrip("\r")
+#: the shared line reader under its former private name (still imported by ``runner.read_pairs``)
+_lines = read_lines
 
 
 def _number(text: str, what: str, path: Path, line: int) -> Grade:
@@ -75,7 +58,7 @@ def read_topics(path: str | Path) -> Topics:
     """Read ``qid<TAB>query`` lines (a query may contain spaces; the first tab splits)."""
     path = Path(path)
     topics: Topics = {}
-    for number, line in _lines(path):
+    for number, line in read_lines(path):
         if not line.strip():
             continue
         if "\t" in line:
@@ -106,7 +89,7 @@ def read_qrels(
     """
     path = Path(path)
     qrels: Qrels = {}
-    for number, line in _lines(path):
+    for number, line in read_lines(path):
         parts = line.split()
         if not parts:
             continue
@@ -133,7 +116,7 @@ def read_run(path: str | Path, *, topics: Iterable[str] | None = None, name: str
     path = Path(path)
     known = set(topics) if topics is not None else None
     run = Run(name=name or "")
-    for number, line in _lines(path):
+    for number, line in read_lines(path):
         parts = line.split()
         if not parts:
             continue
@@ -158,6 +141,51 @@ def read_run(path: str | Path, *, topics: Iterable[str] | None = None, name: str
     if not run:
         raise InputError("no ranked documents in file", path)
     return run
+
+
+#: file-name endings dropped to name a run after its file (``bm25.run.gz`` -> ``bm25``)
+RUN_FILE_SUFFIXES: tuple[str, ...] = (".run", ".trec", ".txt", ".tsv", ".res")
+
+
+def run_files(directory: str | Path) -> list[Path]:
+    """The run files of a directory: its regular, non-hidden files, sorted by name."""
+    return sorted(p for p in Path(directory).iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def _file_run_name(path: Path) -> str:
+    name = path.name
+    if name.endswith(".gz") and len(name) > 3:
+        name = name[:-3]
+    for suffix in RUN_FILE_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def read_runs_dir(directory: str | Path, *, topics: Iterable[str] | None = None) -> dict[str, Run]:
+    """Every run file of a directory (`run_files`, ``.gz`` allowed), keyed by run name.
+
+    A run is named by its runid column; when another run already has that name, by its file
+    name without ``.gz`` and a `RUN_FILE_SUFFIXES` ending; two runs that still share a name are
+    an `InputError`, as are a path that is not a directory and a directory without files.
+    With ``topics``, a topic id outside them is an `InputError` naming ``file:line``.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise InputError("expected a directory of TREC run files", directory)
+    known = set(topics) if topics is not None else None
+    runs: dict[str, Run] = {}
+    for path in run_files(directory):
+        run = read_run(path, topics=known)
+        name = run.name or _file_run_name(path)
+        if name in runs:
+            name = _file_run_name(path)
+        if name in runs:
+            raise InputError(f"two runs are named {name!r}", path)
+        runs[name] = run
+    if not runs:
+        raise InputError("no run files in directory", directory)
+    return runs
 
 
 def _grade_text(grade: Grade) -> str:

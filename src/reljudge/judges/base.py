@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import inspect
+import linecache
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -213,15 +215,66 @@ def available_judges() -> list[str]:
 
 
 def get_judge(name: str, **options: Any) -> Judge:
-    """An instance of the judge registered as ``name``, built with ``options``."""
+    """An instance of the judge registered as ``name``, built with ``options``.
+
+    The option names are checked against the judge's constructor first: an unknown name, or a
+    required option left out, is an `InputError` listing the judge's options. A `TypeError` the
+    judge's own code raises on purpose to reject a value (``raise TypeError("p must be ...")``)
+    is an `InputError` too; any other `TypeError` is a bug and propagates as it is.
+    """
     _load_all()
     cls = _REGISTRY.get(name)
     if cls is None:
         raise InputError(f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))}")
+    _check_option_names(name, cls, options)
     try:
         return cls(**options)
     except TypeError as err:
-        raise InputError(f"method {name!r}: {err}") from None
+        if _rejects_a_value(err, cls):
+            raise InputError(f"method {name!r}: {err}") from None
+        raise
+
+
+def _check_option_names(name: str, cls: type[Judge], options: Mapping[str, Any]) -> None:
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # no inspectable constructor (e.g. a plugin in C): let it check
+        return
+    params = signature.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return  # takes any keyword: the judge checks its options itself
+    named = [
+        p
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    valid = ", ".join(p.name for p in named) or "none"
+    unknown = [key for key in options if key not in {p.name for p in named}]
+    if unknown:
+        s = "s" if len(unknown) > 1 else ""
+        raise InputError(
+            f"method {name!r} has no option{s} {', '.join(map(repr, unknown))}; its options: {valid}"
+        )
+    missing = [p.name for p in named if p.default is inspect.Parameter.empty and p.name not in options]
+    if missing:
+        raise InputError(
+            f"method {name!r} needs option(s) {', '.join(map(repr, missing))}; its options: {valid}"
+        )
+
+
+def _rejects_a_value(err: TypeError, cls: type[Judge]) -> bool:
+    """Whether ``err`` was raised by a ``raise`` statement in the judge's own code (its module or
+    reljudge's judges package) -- a message for the user -- rather than by Python on a bug."""
+    tb = err.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "")
+    if module != cls.__module__ and not module.startswith("reljudge.judges."):
+        return False
+    source = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+    return source.lstrip().startswith("raise ")
 
 
 async def run_all(coroutines: Sequence[Any]) -> list[Any]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 Pair = tuple[str, str]
 
@@ -52,13 +53,21 @@ def all_pairs(docids: Sequence[str]) -> list[Pair]:
     return [(docs[i], docs[j]) for i in range(len(docs)) for j in range(i + 1, len(docs))]
 
 
-def validate_pairs(pairs: Iterable[tuple[str, str]], docids: Collection[str] | None = None) -> list[Pair]:
+def validate_pairs(
+    pairs: Iterable[tuple[str, str]],
+    docids: Collection[str] | None = None,
+    *,
+    reversed_repeats: Literal["error", "drop"] = "error",
+) -> list[Pair]:
     """Check an explicit list of pairs and return it (order kept).
 
     Raises `PairError` (a ValueError with the pair's position) for a document paired with
-    itself, a pair repeated in either order, or, when `docids` is given, a document not in it.
+    itself, a pair repeated, or, when `docids` is given, a document not in it. A pair repeated
+    in the other order, (b, a) after (a, b), is an error too, unless ``reversed_repeats="drop"``:
+    then it is left out, the first order kept (for a judge that shows each pair in both orders
+    anyway, the two are the same comparison).
     """
-    seen: dict[frozenset[str], int] = {}
+    seen: dict[frozenset[str], tuple[int, Pair]] = {}
     out: list[Pair] = []
     for i, pair in enumerate(pairs):
         if len(pair) != 2:
@@ -74,8 +83,11 @@ def validate_pairs(pairs: Iterable[tuple[str, str]], docids: Collection[str] | N
                     raise PairError(f"document {d!r} is not among the candidates", i)
         key = frozenset((a, b))
         if key in seen:
-            raise PairError(f"({a}, {b}) repeats pair {seen[key] + 1}", i)
-        seen[key] = i
+            first, kept = seen[key]
+            if reversed_repeats == "drop" and kept == (b, a):
+                continue
+            raise PairError(f"({a}, {b}) repeats pair {first + 1}", i)
+        seen[key] = (i, (a, b))
         out.append((a, b))
     return out
 

@@ -11,7 +11,8 @@ never decided by one order alone.
 Which pairs (option ``pairs``):
 
 - ``"all"``: every pair of each topic's pool (n(n-1)/2 pairs, 2 calls each);
-- ``"given"``: exactly the pairs of ``inputs.pairs``;
+- ``"given"``: exactly the pairs of ``inputs.pairs`` (`validate_pairs`: a self-pair or a repeated
+  pair is an error; a pair repeated in the other order is judged once, in its first order);
 - ``"sampler"``: Clarke et al.'s (TOIS 2021) sampling, round by round with
   `reljudge.judges.pairs.PreferenceSampler` (``p`` pairings per document each round; only
   documents with enough wins go on). On resume, pairs already judged are fed to the sampler from
@@ -133,7 +134,7 @@ class PairwiseJudge(Judge):
         if self.pairs == "given":
             if inputs.pairs is None:
                 raise InputError("pairs='given' needs explicit pairs (a pairs file)")
-            return {qid: _unique_pairs(pairs) for qid, pairs in inputs.pairs.items()}
+            return {qid: _given_pairs(qid, pairs) for qid, pairs in inputs.pairs.items()}
         from reljudge.judges.pairs import all_pairs
 
         return {qid: list(all_pairs(_unique(docids))) for qid, docids in inputs.pool.items()}
@@ -320,15 +321,16 @@ def _unique(docids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(docids))
 
 
-def _unique_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    seen: set[frozenset[str]] = set()
-    out = []
-    for a, b in pairs:
-        if a == b or frozenset((a, b)) in seen:
-            continue
-        seen.add(frozenset((a, b)))
-        out.append((a, b))
-    return out
+def _given_pairs(qid: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The explicit pairs of a topic, checked (`reljudge.judges.pairs.validate_pairs`): a
+    document paired with itself or a repeated pair is an `InputError`; a pair repeated in the
+    other order is dropped, since every pair is judged in both orders anyway."""
+    from reljudge.judges.pairs import PairError, validate_pairs
+
+    try:
+        return validate_pairs(pairs, reversed_repeats="drop")
+    except PairError as err:
+        raise InputError(f"topic {qid!r}: {err}") from None
 
 
 register(PairwiseJudge)

@@ -23,12 +23,13 @@ value outside the declared range is ``unparsed``, never clamped.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 ParseStatus = Literal["ok", "unparsed", "refused"]
 
@@ -58,6 +59,26 @@ class Parsed:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+
+# Answers are mostly a handful of short strings ("1", "0", "##final score: 2"). The parsers are
+# pure functions of (text, options) returning immutable results, so the result for a short text
+# is kept (bounded LRU) and a repeated answer costs a dictionary lookup instead of the rules.
+_MEMO_CHARS = 64
+_MEMO_SIZE = 4096
+_F = TypeVar("_F", bound=Callable[..., "Parsed"])
+
+
+def _memo_short(parser: _F) -> _F:
+    cached = functools.lru_cache(maxsize=_MEMO_SIZE)(parser)
+
+    @functools.wraps(parser)
+    def parse(text: str | None, *args: object, **kwargs: object) -> Parsed:
+        if type(text) is str and len(text) <= _MEMO_CHARS:
+            return cached(text, *args, **kwargs)
+        return parser(text, *args, **kwargs)
+
+    return parse  # type: ignore[return-value]
 
 
 def _ok(label: int, how: str) -> Parsed:
@@ -124,10 +145,13 @@ def _normalise(text: str) -> str:
     return text.translate(_QUOTES)
 
 
+_EMPHASIS = re.compile(r"\*+|`+")
+_UNDERSCORES = re.compile(r"(?<![A-Za-z0-9])__|__(?![A-Za-z0-9])")
+
+
 def _demarkdown(text: str) -> str:
     """Drop emphasis and code marks (``**2**``, ``__2__``, `` `2` ``); keeps ``#`` and list marks."""
-    text = re.sub(r"\*+|`+", "", text)
-    return re.sub(r"(?<![A-Za-z0-9])__|__(?![A-Za-z0-9])", "", text)
+    return _UNDERSCORES.sub("", _EMPHASIS.sub("", text))
 
 
 def _prepare(text: str | None) -> str:
@@ -296,6 +320,7 @@ _OUT_OF = re.compile(r"(?<![\w.])(" + _NUMBER + r")\s*(?:/|out\s+of)\s*(\d+)(?![
 _BARE_NUMBER = re.compile(r"(?<![\w.])" + _NUMBER + r"(?![\w]|\.\d)")
 
 
+@_memo_short
 def parse_graded(text: str | None, lo: int = 0, hi: int = 3, marker: str | None = "##final score:") -> Parsed:
     """An integer grade in [lo, hi].
 
@@ -394,6 +419,7 @@ def _relevance_word(s: str) -> int | None:
     return 0 if m.group(1) else 1
 
 
+@_memo_short
 def parse_binary(text: str | None, style: str = "digit") -> Parsed:
     """0 or 1.
 
@@ -526,6 +552,7 @@ _UNANSWERABLE = re.compile(
 )
 
 
+@_memo_short
 def parse_exam_answerability(text: str | None) -> Parsed:
     """EXAM answerability from an extracted answer (prompt ``exam/answerability``): 0 when the
     answer is an "unanswerable" expression (``how="unanswerable"``; EXAM's list: unanswerable,
@@ -601,6 +628,7 @@ def _pw_value(match: re.Match[str]) -> int:
     return 1 if token.lower() in ("1", "a") else 2
 
 
+@_memo_short
 def parse_pairwise(text: str | None) -> Parsed:
     """1 (the first passage) or 2 (the second passage); "A"/"B" count as 1/2.
 

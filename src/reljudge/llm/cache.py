@@ -54,6 +54,26 @@ def cache_key(
     return sha256_text(canonical_json(payload))
 
 
+class CacheKeys:
+    """`cache_key` for one (backend, model, base_url), from the messages' canonical JSON.
+
+    The client hashes the canonical JSON of the messages for provenance anyway; the key's JSON
+    is that text with the fixed fields around it (keys in sorted order, as `canonical_json`
+    writes them), so the messages are serialised once per call. Same keys as `cache_key`.
+    """
+
+    def __init__(self, backend: str, model: str, base_url: str) -> None:
+        self._head = (
+            f'{{"backend":{canonical_json(backend)},"base_url":{canonical_json(base_url)},"messages":'
+        )
+        self._middle = f',"model":{canonical_json(model)},"params":'
+        self._tail = f',"v":{canonical_json(CACHE_FORMAT)}}}'
+
+    def key(self, messages_json: str, params: dict[str, Any]) -> str:
+        """The key of a call whose messages serialise to ``messages_json`` (`canonical_json`)."""
+        return sha256_text(self._head + messages_json + self._middle + canonical_json(params) + self._tail)
+
+
 @dataclass
 class CacheStats:
     path: Path

@@ -29,13 +29,13 @@ from tenacity import RetryCallState
 from reljudge.errors import InputError
 from reljudge.llm.backends import Backend, create_backend
 from reljudge.llm.backends.base import normalise_base_url
-from reljudge.llm.cache import ResponseCache, cache_key
+from reljudge.llm.cache import CacheKeys, ResponseCache
 from reljudge.llm.limits import RateLimiter, estimate_tokens
-from reljudge.llm.pricing import cost_usd, merge_prices
+from reljudge.llm.pricing import find_price, merge_prices, price_cost
 from reljudge.llm.retry import make_retrying
 from reljudge.llm.routing import resolve_model
-from reljudge.llm.types import ChatResult, ClientConfig, Completion, Message, ProviderError, messages_sha256
-from reljudge.records import Usage
+from reljudge.llm.types import ChatResult, ClientConfig, Completion, Message, ProviderError, canonical_json
+from reljudge.records import Usage, sha256_text
 
 log = logging.getLogger("reljudge.llm")
 
@@ -77,6 +77,8 @@ class LLMClient:
         self.usage = Usage()
         self.stats = ClientStats()
         self._prices = merge_prices(config.prices)
+        self._price = find_price(self.model, self._prices)  # the model is fixed: look it up once
+        self._keys = CacheKeys(self.backend_name, self.model, normalise_base_url(config.base_url))
         self._semaphore = asyncio.Semaphore(config.concurrency)
         self._limiter = RateLimiter(config.rpm, config.tpm)
         self._backend: Backend | None = None
@@ -141,10 +143,10 @@ class LLMClient:
         self.stats.chats += 1
         msg_dicts = [m.to_dict() for m in msgs]
         wire, effective = backend.adapt_params(self._params(overrides))
-        digest = messages_sha256(msgs)
-        key = cache_key(
-            self.backend_name, self.model, normalise_base_url(self.config.base_url), msg_dicts, effective
-        )
+        # one canonical JSON of the messages for both hashes (provenance and cache key)
+        messages_json = canonical_json(msg_dicts)
+        digest = sha256_text(messages_json)  # = types.messages_sha256(msgs)
+        key = self._keys.key(messages_json, effective)
 
         if self._cache is not None:
             # a point read in WAL mode takes tens of microseconds: cheaper inline than a thread hop
@@ -279,12 +281,8 @@ class LLMClient:
                 **base,
             )
 
-        cost, known = cost_usd(
-            self.backend_name,
-            self.model,
-            completion.prompt_tokens,
-            completion.completion_tokens,
-            self._prices,
+        cost, known = price_cost(
+            self._price, self.backend_name, completion.prompt_tokens, completion.completion_tokens
         )
         status, error, kind = "ok", None, None
         if completion.refusal or completion.finish_reason == "content_filter":
@@ -315,7 +313,7 @@ class LLMClient:
     def _from_cache(
         self, hit: dict[str, Any], digest: str, effective: dict[str, Any], start: float
     ) -> ChatResult:
-        _, known = cost_usd(self.backend_name, self.model, 0, 0, self._prices)
+        _, known = price_cost(self._price, self.backend_name, 0, 0)
         return ChatResult(
             text=str(hit.get("text", "")),
             status=hit.get("status", "ok"),

@@ -115,7 +115,13 @@ def cost_usd(
     backend: str, model: str, prompt_tokens: int, completion_tokens: int, table: Mapping[str, Price]
 ) -> tuple[float, bool]:
     """(cost in USD, price known) of one response."""
-    price = find_price(model, table)
+    return price_cost(find_price(model, table), backend, prompt_tokens, completion_tokens)
+
+
+def price_cost(
+    price: Price | None, backend: str, prompt_tokens: int, completion_tokens: int
+) -> tuple[float, bool]:
+    """`cost_usd` with the price already looked up (`find_price`; None: not in the table)."""
     if price is None:
         return 0.0, backend == "ollama"
     return (prompt_tokens * price.input + completion_tokens * price.output) / 1_000_000, True

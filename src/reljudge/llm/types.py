@@ -88,9 +88,13 @@ class Message:
         return {"role": self.role, "content": self.content}
 
 
+# one encoder for every call (json.dumps with options builds a new one each time)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def canonical_json(value: Any) -> str:
     """Deterministic JSON (sorted keys, no spaces, UTF-8 kept) used for hashing."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(value)
 
 
 def messages_sha256(messages: Sequence[Message]) -> str:

@@ -6,7 +6,7 @@ system-level values are ``{system: value}`` or ``{system: {qid: value}}``.
 - label level: `human_alignment`, `preference_alignment` (Best/Acceptable/Unacceptable
   pairs), `cohen_kappa`, `krippendorff_alpha`, `confusion_matrix`, `paired_labels`, `binarize`;
 - system level: `compatibility` / `Compatibility` (Clarke's RBO-based compatibility),
-  `per_topic_measure` / `mean_measure` (ir_measures), `ranking_agreement`,
+  `system_measures` / `per_topic_measure` / `mean_measure` (ir_measures), `ranking_agreement`,
   `bootstrap_ranking_agreement`, `tau_ap`;
 - Fréchet distance: `frechet_distance`, `frechet_distance_stats`, `gaussian_stats`, `fd_at_k`,
   `fd_runs`, `relevant_set`, `retrieved_set`, `PrecomputedEmbeddings`,
@@ -47,7 +47,7 @@ from reljudge.metrics.encoders import (
 from reljudge.metrics.evaluate import JudgmentSet, Report, evaluate, load_judgment_sets, load_runs
 from reljudge.metrics.fd import FDReport, FDResult, fd_at_k, fd_runs, relevant_set, retrieved_set
 from reljudge.metrics.frechet import frechet_distance, frechet_distance_stats, gaussian_stats
-from reljudge.metrics.measures import mean_measure, per_topic_measure
+from reljudge.metrics.measures import mean_measure, per_topic_measure, system_measures
 from reljudge.metrics.ranking import (
     Interval,
     bootstrap_ranking_agreement,
@@ -91,6 +91,7 @@ __all__ = [
     "mean_measure",
     "paired_labels",
     "per_topic_measure",
+    "system_measures",
     "preference_alignment",
     "ranking_agreement",
     "rbo_clarke",

@@ -12,7 +12,7 @@ has no Best documents and contributes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -142,40 +142,62 @@ def human_alignment(
     return AlignmentResult(totals, per_topic, n_missing)
 
 
+_RANK = {"B": 2, "A": 1, "U": 0}
+_COMPARISON = {frozenset("BU"): "BvU", frozenset("AU"): "AvU", frozenset("BA"): "BvA"}
+OUTCOMES: tuple[str, ...] = ("agree", "tie", "disagree")
+
+
+def classify_preferences(
+    qrels: Scores, preferences: Iterable[tuple[str, str, str, int]], *, unacceptable: float = 0
+) -> Iterator[tuple[str, str, str, str | None, str | None]]:
+    """Classify pairwise preference records ``(qid, docid_a, docid_b, label)`` against the human
+    categories: yield ``(qid, docid_a, docid_b, comparison, outcome)`` per record, where
+    ``comparison`` is ``BvU``, ``AvU`` or ``BvA`` and ``outcome`` ``agree``, ``tie`` or
+    ``disagree`` (`OUTCOMES`); both are None when a document of the pair has no human category
+    (not judged, or its topic has no Best document). Same-category pairs are skipped.
+
+    ``label`` 1 = ``docid_a`` preferred, 2 = ``docid_b`` preferred, 0 = tie; anything else is a
+    ValueError.
+    """
+    cache: dict[str, dict[str, str]] = {}
+    for qid, a, b, label in preferences:
+        if label not in (0, 1, 2):
+            raise ValueError(f"preference label must be 0, 1 or 2, got {label!r}")
+        cats = cache.get(qid)
+        if cats is None:
+            cats = cache[qid] = categories(qrels.get(qid, {}), unacceptable)
+        ca, cb = cats.get(a), cats.get(b)
+        if ca is None or cb is None:
+            yield qid, a, b, None, None
+            continue
+        if ca == cb:
+            continue
+        if label == 0:
+            outcome = "tie"
+        else:
+            outcome = "agree" if (label == 1) == (_RANK[ca] > _RANK[cb]) else "disagree"
+        yield qid, a, b, _COMPARISON[frozenset(ca + cb)], outcome
+
+
 def preference_alignment(
     qrels: Scores, preferences: Iterable[tuple[str, str, str, int]], *, unacceptable: float = 0
 ) -> AlignmentResult:
     """Alignment of pairwise preference records ``(qid, docid_a, docid_b, label)`` with human grades.
 
     ``label`` 1 = ``docid_a`` preferred, 2 = ``docid_b`` preferred, 0 = tie. Each record on a
-    cross-category pair is agree, tie or disagree by itself; same-category pairs and pairs
-    with a document the humans did not judge are skipped (the latter counted in ``missing``).
+    cross-category pair is agree, tie or disagree by itself (`classify_preferences`);
+    same-category pairs and pairs with a document the humans did not judge are skipped (the
+    latter counted in ``missing``).
     """
     totals = {c: [0, 0, 0] for c in COMPARISONS}
     topics: dict[str, dict[str, list[int]]] = {}
-    cache: dict[str, dict[str, str]] = {}
     n_missing = 0
-    for qid, a, b, label in preferences:
-        if label not in (0, 1, 2):
-            raise ValueError(f"preference label must be 0, 1 or 2, got {label!r}")
-        if qid not in cache:
-            cache[qid] = categories(qrels.get(qid, {}), unacceptable)
-        cats = cache[qid]
-        if a not in cats or b not in cats:
+    slots = {outcome: i for i, outcome in enumerate(OUTCOMES)}
+    for qid, _, _, comp, outcome in classify_preferences(qrels, preferences, unacceptable=unacceptable):
+        if comp is None or outcome is None:
             n_missing += 1
             continue
-        ca, cb = cats[a], cats[b]
-        if ca == cb:
-            continue
-        rank = {"B": 2, "A": 1, "U": 0}
-        better_is_a = rank[ca] > rank[cb]
-        comp = {frozenset("BU"): "BvU", frozenset("AU"): "AvU", frozenset("BA"): "BvA"}[frozenset(ca + cb)]
-        if label == 0:
-            slot = 1
-        elif (label == 1) == better_is_a:
-            slot = 0
-        else:
-            slot = 2
+        slot = slots[outcome]
         totals[comp][slot] += 1
         topics.setdefault(qid, {c: [0, 0, 0] for c in COMPARISONS})[comp][slot] += 1
     return AlignmentResult(

@@ -19,10 +19,8 @@ nugget files, for instance, accumulate topics across years.
 
 from __future__ import annotations
 
-import csv
 import fnmatch
 import glob
-import io
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +32,7 @@ import numpy as np
 
 from reljudge.errors import InputError
 from reljudge.io.atomic import write_text_atomic
+from reljudge.io.tables import csv_text, json_ready
 from reljudge.metrics.agreement import (
     binarize,
     cohen_kappa,
@@ -49,7 +48,6 @@ if TYPE_CHECKING:
     from reljudge.records import Judgment
 
 Scores = dict[str, dict[str, float]]
-JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 QRELS_SUFFIXES = (".qrels", ".txt", ".tsv", ".gz")
 
 
@@ -120,7 +118,7 @@ def load_judgment_sets(specs: Sequence[str | Path], *, missing_zero: Sequence[st
     ``missing_zero``: glob patterns of set names whose unlisted documents score 0 (e.g.
     ``preferences*``: win-count files list only documents that won).
     """
-    from reljudge.io.judgments import JUDGMENTS_FILE, load_judgments
+    from reljudge.io.judgments import JUDGMENTS_FILE, is_judgments_path, load_judgments
     from reljudge.io.trec import read_qrels
 
     sets: list[JudgmentSet] = []
@@ -133,7 +131,7 @@ def load_judgment_sets(specs: Sequence[str | Path], *, missing_zero: Sequence[st
             else:
                 files = [path]
             for f in files:
-                if f.is_dir() or f.name.endswith(JSONL_SUFFIXES):
+                if is_judgments_path(f):
                     name = f.name if f.is_dir() else _set_name(Path(f.name.rsplit(".", 1)[0]))
                     found = sets_from_judgments(load_judgments(f), name, str(f))
                     if not found:
@@ -152,24 +150,11 @@ def load_judgment_sets(specs: Sequence[str | Path], *, missing_zero: Sequence[st
 
 
 def load_runs(path: str | Path) -> dict[str, object]:
-    """Every run file in a directory (``.gz`` allowed), keyed by run name (the runid column)."""
-    from reljudge.io.trec import read_run
+    """Every run file in a directory (``.gz`` allowed), keyed by run name (the runid column);
+    see `reljudge.io.trec.read_runs_dir`."""
+    from reljudge.io.trec import read_runs_dir
 
-    path = Path(path)
-    if not path.is_dir():
-        raise InputError("--runs must be a directory of TREC run files", path)
-    runs: dict[str, object] = {}
-    for f in sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")):
-        run = read_run(f)
-        name = run.name or _set_name(f)
-        if name in runs:
-            name = _set_name(f)
-        if name in runs:
-            raise InputError(f"two runs are named {name!r}", f)
-        runs[name] = run
-    if not runs:
-        raise InputError("no run files in directory", path)
-    return runs
+    return dict(read_runs_dir(path))
 
 
 def restrict(scores: Mapping[str, Mapping[str, float]], topics: set[str]) -> tuple[Scores, int]:
@@ -239,19 +224,7 @@ class Report:
                     "ranking_agreement": s.ranking,
                 }
             )
-        return _clean(out)
-
-
-def _clean(obj):
-    if isinstance(obj, float):
-        return None if math.isnan(obj) else obj
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return _clean(obj.item())
-    return obj
+        return json_ready(out)
 
 
 def _kappa_block(
@@ -302,7 +275,7 @@ def evaluate(
     seed: int = 0,
 ) -> Report:
     """Compute everything ``judge evaluate`` reports (see the module docstring)."""
-    from reljudge.metrics.measures import per_topic_measure
+    from reljudge.metrics.measures import system_measures
 
     qrels = {q: dict(d) for q, d in qrels.items()}
     topics = set(qrels)
@@ -321,7 +294,7 @@ def evaluate(
         },
     )
     if runs:
-        report.human_measure = {name: per_topic_measure(qrels, run, measure) for name, run in runs.items()}
+        report.human_measure = system_measures(qrels, runs, measure)
     positions = None  # run -> qid -> docid -> rank, shared by all sets
     for js in sets:
         scores, dropped = restrict(js.scores, topics)
@@ -357,18 +330,6 @@ def evaluate(
                 }
         report.sets.append(rep)
     return report
-
-
-def _csv(rows: list[dict]) -> str:
-    if not rows:
-        return ""
-    fields = list(dict.fromkeys(k for row in rows for k in row))
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
-    return buf.getvalue()
 
 
 def table_rows(report: Report) -> dict[str, list[dict]]:
@@ -417,7 +378,7 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
     texts = {out_dir / "evaluation.json": json.dumps(report.as_dict(), indent=1) + "\n"}
     for name, rows in table_rows(report).items():
         if rows:
-            texts[out_dir / f"{name}.csv"] = _csv(rows)
+            texts[out_dir / f"{name}.csv"] = csv_text(rows)
     for path, text in texts.items():  # everything is rendered before the first file is written
         write_text_atomic(path, text)
     return list(texts)

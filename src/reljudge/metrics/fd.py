@@ -231,7 +231,7 @@ def fd_runs(
     With ``n_boot > 0`` every run is resampled on the same topic draws, which also gives a
     bootstrap interval for Kendall τ-b between the measure and FD.
     """
-    from reljudge.metrics.measures import per_topic_measure
+    from reljudge.metrics.measures import system_measures
     from reljudge.metrics.ranking import kendall_tau_b_batch, ranking_agreement
 
     reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
@@ -270,7 +270,8 @@ def fd_runs(
         )
         for name, run in runs.items()
     }
-    per_topic = {name: per_topic_measure(qrels, run, measure) for name, run in runs.items()}
+    _check_coverage(results, source)
+    per_topic = system_measures(qrels, runs, measure)
     human = {name: float(np.mean(list(v.values()))) if v else float("nan") for name, v in per_topic.items()}
     fds = {name: r.fd for name, r in results.items() if r.fd == r.fd}
     valid = [n for n in fds if human[n] == human[n]]
@@ -304,6 +305,21 @@ def fd_runs(
         "topics": len(topics),
     }
     return FDReport(results, measure, human, agreement, settings)
+
+
+def _check_coverage(results: Mapping[str, FDResult], source: EmbeddingSource) -> None:
+    """An `InputError` when not one passage FD looked up has a vector: every FD would be NaN,
+    which says nothing about the runs and points at mismatched ids or the wrong embeddings."""
+    from reljudge.errors import InputError
+
+    found = sum(r.n_reference + r.n_retrieved for r in results.values())
+    missing = {d for r in results.values() for _, d in (*r.missing_reference, *r.missing_retrieved)}
+    if found == 0 and missing:
+        example = ", ".join(sorted(missing)[:3])
+        raise InputError(
+            f"none of the {len(missing)} passages FD needs has a vector in {getattr(source, 'name', 'the embeddings')} "
+            f"(e.g. {example}): do the embedding ids (or the corpus) match the docids of the qrels and runs?"
+        )
 
 
 def _fd_rows(report: FDReport) -> list[dict]:
@@ -384,7 +400,7 @@ def write_fd_report(report: FDReport, out_dir) -> list:
     from pathlib import Path
 
     from reljudge.io.atomic import write_text_atomic
-    from reljudge.metrics.evaluate import _clean, _csv
+    from reljudge.io.tables import csv_text, json_ready
 
     out_dir = Path(out_dir)
     data = {
@@ -403,6 +419,6 @@ def write_fd_report(report: FDReport, out_dir) -> list:
         "coverage": coverage(report.runs),
     }
     paths = [out_dir / "fd.json", out_dir / "fd.csv"]
-    write_text_atomic(paths[0], json.dumps(_clean(data), indent=1) + "\n")
-    write_text_atomic(paths[1], _csv(_fd_rows(report)))
+    write_text_atomic(paths[0], json.dumps(json_ready(data), indent=1) + "\n")
+    write_text_atomic(paths[1], csv_text(_fd_rows(report)))
     return paths

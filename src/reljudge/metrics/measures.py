@@ -31,29 +31,58 @@ def parse_measure(name: str):
     return parsed[0]
 
 
-def per_topic_measure(qrels: Scores, run: Scores, measure: str = "nDCG@10") -> dict[str, float]:
-    """Per-topic values of ``measure`` for the topics that have both qrels and a ranking.
-
-    Grades must be integers (as trec_eval requires).
-    """
-    import ir_measures
-
-    m = parse_measure(measure)
-    int_qrels: dict[str, dict[str, int]] = {}
+def integer_qrels(qrels: Scores) -> dict[str, dict[str, int]]:
+    """The qrels with integer grades, as trec_eval needs them: a grade must be a whole number
+    (``2`` or ``2.0``; anything else is an `InputError`, never silently rounded or truncated).
+    Topics without judged documents are left out."""
+    out: dict[str, dict[str, int]] = {}
     for qid, docs in qrels.items():
-        out = {}
+        ints: dict[str, int] = {}
         for docid, g in docs.items():
             if float(g) != int(g):
                 raise InputError(
                     f"qrels grade {g!r} for topic {qid!r} is not an integer; trec measures need integer grades"
                 )
-            out[docid] = int(g)
-        int_qrels[qid] = out
-    run_dict = {qid: {d: float(s) for d, s in docs.items()} for qid, docs in run.items() if qid in int_qrels}
-    values = {qid: float("nan") for qid in run_dict}
-    for metric in ir_measures.iter_calc([m], int_qrels, run_dict):
-        values[metric.query_id] = float(metric.value)
-    return {q: v for q, v in values.items() if v == v}
+            ints[docid] = int(g)
+        if ints:
+            out[qid] = ints
+    return out
+
+
+def system_measures(
+    qrels: Scores, runs: Mapping[str, Scores], measure: str = "nDCG@10"
+) -> dict[str, dict[str, float]]:
+    """Per-topic values of ``measure`` for every run, ``{run: {qid: value}}``, on the topics
+    that have both qrels and a non-empty ranking in the run.
+
+    One ir_measures evaluator is built for the qrels and reused for every run. Grades must be
+    integers (`integer_qrels`)."""
+    import ir_measures
+
+    m = parse_measure(measure)
+    int_qrels = integer_qrels(qrels)
+    if not int_qrels:
+        return {name: {} for name in runs}
+    evaluator = ir_measures.evaluator([m], int_qrels)
+    out: dict[str, dict[str, float]] = {}
+    for name, run in runs.items():
+        present = {
+            q: {d: float(v) for d, v in docs.items()} for q, docs in run.items() if q in int_qrels and docs
+        }
+        values: dict[str, float] = {}
+        if present:
+            for metric in evaluator.iter_calc(present):
+                value = float(metric.value)
+                if metric.query_id in present and value == value:
+                    values[metric.query_id] = value
+        out[name] = values
+    return out
+
+
+def per_topic_measure(qrels: Scores, run: Scores, measure: str = "nDCG@10") -> dict[str, float]:
+    """Per-topic values of ``measure`` for the topics that have both qrels and a ranking
+    (`system_measures` for one run). Grades must be integers (as trec_eval requires)."""
+    return system_measures(qrels, {"run": run}, measure)["run"]
 
 
 def mean_measure(qrels: Scores, run: Scores, measure: str = "nDCG@10") -> float:

@@ -1,4 +1,9 @@
-"""Figures for `judge evaluate --plot` (matplotlib, imported lazily; extra ``plot``)."""
+"""Figures for `judge evaluate --plot` (matplotlib, imported lazily; extra ``plot``).
+
+`pyplot` and `save_figure` are the one way reljudge loads matplotlib and writes a figure: a
+missing matplotlib is a `MissingExtraError` naming the extra, and a PNG is written atomically
+(never half a file).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,8 @@ from reljudge.metrics.alignment import COMPARISON_NAMES, COMPARISONS
 from reljudge.metrics.encoders import MissingExtraError
 
 
-def _pyplot():
+def pyplot():  # type: ignore[no-untyped-def]
+    """``matplotlib.pyplot`` on the Agg backend; `MissingExtraError` when matplotlib is missing."""
     try:
         import matplotlib
 
@@ -24,16 +30,24 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path: Path) -> None:
+def save_figure(fig, path: str | Path, *, dpi: int = 120, tight: bool = True) -> Path:  # type: ignore[no-untyped-def]
+    """Write ``fig`` to ``path`` atomically, in the format its suffix names (PNG by default)."""
     from reljudge.io.atomic import atomic_write
 
+    path = Path(path)
     with atomic_write(path, mode="wb") as handle:
-        fig.savefig(handle, format=path.suffix.lstrip(".") or "png", dpi=120, bbox_inches="tight")
+        fig.savefig(
+            handle,
+            format=path.suffix.lstrip(".") or "png",
+            dpi=dpi,
+            bbox_inches="tight" if tight else None,
+        )
+    return path
 
 
 def plot_alignment(report, path: str | Path) -> Path:
     """Stacked agree/tie/disagree bars: one panel per comparison, one bar per judgment set."""
-    plt = _pyplot()
+    plt = pyplot()
     path = Path(path)
     names = [s.name for s in report.sets]
     fig, axes = plt.subplots(1, 3, figsize=(max(8, 1.2 + 0.55 * len(names)) * 1.6, 4.2), sharey=True)
@@ -52,14 +66,14 @@ def plot_alignment(report, path: str | Path) -> Path:
     axes[0].set_ylabel("% of pairs")
     axes[-1].legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)
     return path
 
 
 def plot_compatibility(report, path: str | Path) -> Path:
     """Scatter of mean compatibility against the human measure per run, one panel per set, τ in the title."""
-    plt = _pyplot()
+    plt = pyplot()
     path = Path(path)
     sets = [s for s in report.sets if s.compatibility]
     if not sets:
@@ -81,6 +95,6 @@ def plot_compatibility(report, path: str | Path) -> Path:
     for ax in axes.ravel()[len(sets) :]:
         ax.axis("off")
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)
     return path

@@ -236,6 +236,9 @@ class PromptTemplate:
     path: Path | None = None
     builtin: bool = False
     sha256: str = field(init=False, default="")
+    #: each message's content split at its placeholders, for `render`: (role, parts) with
+    #: parts = (text, name, text, name, ..., text)
+    _parts: tuple[tuple[str, tuple[str, ...]], ...] = field(init=False, default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         where = self.path
@@ -266,6 +269,11 @@ class PromptTemplate:
         object.__setattr__(self, "messages", tuple(dict(m) for m in self.messages))
         object.__setattr__(self, "variables", dict(self.variables))
         object.__setattr__(self, "sha256", messages_sha256(self.messages))
+        if self.variables:
+            # the one-pass substitution of `render`: a value is inserted as is, never expanded
+            pattern = re.compile(r"\{(" + "|".join(re.escape(n) for n in self.variables) + r")\}")
+            parts = tuple((m["role"], tuple(pattern.split(m["content"]))) for m in self.messages)
+            object.__setattr__(self, "_parts", parts)
 
     # --- construction -------------------------------------------------------------------------
 
@@ -426,10 +434,14 @@ class PromptTemplate:
             raise PromptError(f"prompt {self.id!r}: missing value for {', '.join(missing)}")
         if not filled:
             return [dict(m) for m in self.messages]
-        pattern = re.compile(r"\{(" + "|".join(re.escape(n) for n in filled) + r")\}")
+        # every declared placeholder is filled here (else PromptError above): join the split
+        # texts (odd positions are placeholder names)
         return [
-            {"role": m["role"], "content": pattern.sub(lambda mm: filled[mm.group(1)], m["content"])}
-            for m in self.messages
+            {
+                "role": role,
+                "content": "".join([filled[part] if i % 2 else part for i, part in enumerate(parts)]),
+            }
+            for role, parts in self._parts
         ]
 
     def raw_text(self) -> str:

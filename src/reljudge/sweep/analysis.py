@@ -31,12 +31,11 @@ from typing import Any
 import numpy as np
 
 from reljudge.metrics.agreement import binarize, cohen_kappa, krippendorff_alpha
-from reljudge.metrics.alignment import categories
+from reljudge.metrics.alignment import COMPARISONS, classify_preferences
 from reljudge.sweep.labels import OUTCOMES, CellLabels
 
 Qrels = Mapping[str, Mapping[str, float]]
 METRIC: dict[str, str] = {"binary": "kappa", "graded": "kappa", "pairwise": "agree"}
-COMPARISONS = ("BvU", "AvU", "BvA")
 _OUTCOME_CODE = {"disagree": 0.0, "tie": 1.0, "agree": 2.0}
 
 
@@ -218,28 +217,18 @@ def pairwise_outcomes(
     cell: CellLabels, qrels: Qrels, preferences: Sequence[tuple[str, str, str, int]], unacceptable: float = 0
 ) -> None:
     """Fill ``cell.outcomes``/``comparisons`` from preference labels (1 = first document,
-    2 = second, 0 = tie) against the human categories. Same-category pairs and pairs with a
+    2 = second, 0 = tie) against the human categories
+    (`reljudge.metrics.alignment.classify_preferences`). Same-category pairs and pairs with a
     document the humans did not judge are left out."""
     from reljudge.sweep.labels import pair_key
 
-    cats_cache: dict[str, dict[str, str]] = {}
-    rank = {"B": 2, "A": 1, "U": 0}
-    names = {frozenset("BU"): "BvU", frozenset("AU"): "AvU", frozenset("BA"): "BvA"}
-    for qid, a, b, label in preferences:
-        cats = cats_cache.get(qid)
-        if cats is None:
-            cats = cats_cache[qid] = categories(qrels.get(qid, {}), unacceptable)
-        ca, cb = cats.get(a), cats.get(b)
-        if ca is None or cb is None or ca == cb:
+    found = classify_preferences(qrels, preferences, unacceptable=unacceptable)
+    for qid, a, b, comparison, outcome in found:
+        if comparison is None or outcome is None:
             continue
-        if label == 0:
-            outcome = "tie"
-        else:
-            preferred_better = (label == 1) == (rank[ca] > rank[cb])
-            outcome = "agree" if preferred_better else "disagree"
         key = pair_key(qid, a, b)
         cell.outcomes[key] = outcome
-        cell.comparisons[key] = names[frozenset(ca + cb)]
+        cell.comparisons[key] = comparison
 
 
 def _pairwise_row(cell: CellLabels) -> dict[str, Any]:
@@ -427,27 +416,15 @@ def prepare_runs(
 def system_scores(
     qrels: Qrels, runs: Mapping[str, Mapping[str, Mapping[str, float]]], measure: str
 ) -> dict[str, float]:
-    """Mean ``measure`` of every run under ``qrels``: one ir_measures evaluator is built for the
-    qrels and reused for every run; a run's mean is over the topics it ranks that have qrels
-    (trec_eval's ``all`` without ``-c``). Grades are rounded to integers (trec_eval needs them);
-    means are rounded to 12 decimals so that runs with equal per-topic values tie exactly."""
-    import ir_measures
+    """Mean ``measure`` of every run under ``qrels`` (`reljudge.metrics.measures.system_measures`:
+    one evaluator reused for every run, integer grades); a run's mean is over the topics it ranks
+    that have qrels (trec_eval's ``all`` without ``-c``), NaN when there is none. Means are
+    rounded to 12 decimals so that runs with equal per-topic values tie exactly."""
+    from reljudge.metrics.measures import system_measures
 
-    from reljudge.metrics.measures import parse_measure
-
-    int_qrels = {q: {d: int(round(g)) for d, g in docs.items()} for q, docs in qrels.items() if docs}
-    if not int_qrels:
-        return dict.fromkeys(runs, math.nan)
-    evaluator = ir_measures.evaluator([parse_measure(measure)], int_qrels)
     out: dict[str, float] = {}
-    for name, run in runs.items():
-        present = {q: docs for q, docs in run.items() if q in int_qrels}
-        total = (
-            sum(float(m.value) for m in evaluator.iter_calc(present) if m.query_id in present)
-            if present
-            else 0.0
-        )
-        out[name] = round(total / len(present), 12) if present else math.nan
+    for name, values in system_measures(qrels, runs, measure).items():
+        out[name] = round(sum(values.values()) / len(values), 12) if values else math.nan
     return out
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +124,8 @@ def from_judgments(path: str | Path, **kwargs: Any) -> SweepAnalysis:
     )
 
 
-def summary_lines(analysis: SweepAnalysis, limit: Sequence[str] | None = None) -> str:
+def summary_lines(analysis: SweepAnalysis) -> str:
+    """The per model × prompt group summary table (Markdown)."""
     from reljudge.sweep.report import summary_markdown
 
     return summary_markdown(analysis)

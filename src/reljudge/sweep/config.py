@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from reljudge.errors import InputError
+from reljudge.errors import InputError, input_error_from_validation
 from reljudge.sweep.yamlines import LineMap, load_file_with_lines
 
 TASKS: tuple[str, ...] = ("binary", "graded", "pairwise")
@@ -269,28 +269,6 @@ class SweepConfig(_Strict):
         return self.path(self.output)
 
 
-def _loc_text(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(p) for p in loc) or "(top level)"
-
-
-def _validation_error(err: ValidationError, lines: LineMap, source: str) -> InputError:
-    first = err.errors()[0]
-    loc = tuple(first.get("loc", ()))
-    kind = first.get("type", "")
-    msg = first.get("msg", "invalid")
-    if kind == "extra_forbidden":
-        text = f"unknown key {str(loc[-1])!r} in {_loc_text(loc[:-1])}"
-    elif kind == "missing":
-        text = f"missing required key {_loc_text(loc)}"
-    else:
-        msg = msg.removeprefix("Value error, ")
-        text = f"{_loc_text(loc)}: {msg}"
-    more = err.error_count() - 1
-    if more:
-        text += f" (and {more} more problem(s))"
-    return InputError(text, source, lines.get(loc))
-
-
 def parse_sweep_config(data: Any, lines: LineMap, source: str | Path, base_dir: str | Path) -> SweepConfig:
     """Validate an already parsed document (see `load_sweep_config`)."""
     source = str(source)
@@ -301,7 +279,7 @@ def parse_sweep_config(data: Any, lines: LineMap, source: str | Path, base_dir: 
     try:
         config = SweepConfig.model_validate(data)
     except ValidationError as err:
-        raise _validation_error(err, lines, source) from None
+        raise input_error_from_validation(err, path=source, line=lines.get) from None
     config.source = source
     config.base_dir = str(base_dir)
     config.lines = lines

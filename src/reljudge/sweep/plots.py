@@ -1,4 +1,5 @@
-"""PNG plots of a sweep analysis (matplotlib, Agg backend, imported lazily)."""
+"""PNG plots of a sweep analysis (matplotlib, Agg backend, imported lazily through
+`reljudge.metrics.plots.pyplot`: a missing matplotlib is a `MissingExtraError`)."""
 
 from __future__ import annotations
 
@@ -36,11 +37,11 @@ def _heatmap(
 
 
 def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]]:
-    """Metric heatmaps (prompt × model, one per dataset and task) and α matrices."""
-    import matplotlib
+    """Metric heatmaps (prompt × model, one per dataset and task) and α matrices, each PNG
+    written atomically. Raises `MissingExtraError` (before writing anything) without matplotlib."""
+    from reljudge.metrics.plots import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[tuple[Path, str]] = []
@@ -72,7 +73,7 @@ def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]
         ax.set_title(f"{ds} {task}: {metric} by prompt and model", fontsize=9)
         fig.tight_layout()
         path = out_dir / f"heatmap_{safe_name(ds)}_{task}.png"
-        fig.savefig(path, dpi=110)
+        save_figure(fig, path, dpi=110, tight=False)
         plt.close(fig)
         written.append((path, f"{ds} {task}: {metric} by prompt × model"))
     for a in analysis.alphas:
@@ -85,7 +86,7 @@ def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]
         ax.set_title(f"{a.dataset} {a.task} {a.model}: α between prompts (all: {a.overall:.2f})", fontsize=9)
         fig.tight_layout()
         path = out_dir / f"alpha_{safe_name(a.dataset)}_{safe_name(a.model)}_{a.task}.png"
-        fig.savefig(path, dpi=100)
+        save_figure(fig, path, dpi=100, tight=False)
         plt.close(fig)
         written.append((path, f"{a.dataset} {a.task} {a.model}: α between prompts"))
     return written

@@ -9,47 +9,25 @@ Files in the output directory:
 - ``ranking.json`` (when runs were given): Kendall τ of each prompt's system ranking;
 - ``plots/*.png`` (with matplotlib): metric heatmaps (prompt × model) and α matrices;
 - ``report.md``: the tables, the conventions and links to all of the above.
+
+Without matplotlib the plots are left out (a warning is logged and ``report.md`` says so); the
+tables and the report are written all the same.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
+import logging
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from reljudge.io.atomic import write_text_atomic
+from reljudge.io.tables import csv_text, json_ready
 from reljudge.sweep.analysis import SweepAnalysis
 from reljudge.sweep.grid import safe_name
 
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _csv(rows: Sequence[dict[str, Any]]) -> str:
-    headers: list[str] = []
-    for row in rows:
-        for key in row:
-            if key not in headers:
-                headers.append(key)
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=headers, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(
-            {k: ("" if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
-        )
-    return buf.getvalue()
+logger = logging.getLogger(__name__)
 
 
 def _f(value: Any, digits: int = 3) -> str:
@@ -107,10 +85,10 @@ def write_report(
         written.append(path)
         return path
 
-    put("cells.csv", _csv(analysis.rows))
-    put("cells.json", json.dumps(_clean(analysis.rows), indent=1) + "\n")
-    put("summary.csv", _csv(analysis.summary))
-    put("summary.json", json.dumps(_clean(analysis.summary), indent=1) + "\n")
+    put("cells.csv", csv_text(analysis.rows))
+    put("cells.json", json.dumps(json_ready(analysis.rows), indent=1) + "\n")
+    put("summary.csv", csv_text(analysis.summary))
+    put("summary.json", json.dumps(json_ready(analysis.summary), indent=1) + "\n")
     alpha_json = []
     for a in analysis.alphas:
         name = f"alpha/{safe_name(a.dataset)}_{safe_name(a.model)}_{a.task}.csv"
@@ -118,7 +96,7 @@ def write_report(
             {"prompt": p, **{q: a.matrix[i, j] for j, q in enumerate(a.prompts)}}
             for i, p in enumerate(a.prompts)
         ]
-        put(name, _csv(rows))
+        put(name, csv_text(rows))
         alpha_json.append(
             {
                 "dataset": a.dataset,
@@ -132,12 +110,12 @@ def write_report(
             }
         )
     if alpha_json:
-        put("alpha.json", json.dumps(_clean(alpha_json), indent=1) + "\n")
+        put("alpha.json", json.dumps(json_ready(alpha_json), indent=1) + "\n")
     if analysis.rankings:
         put(
             "ranking.json",
             json.dumps(
-                _clean(
+                json_ready(
                     [
                         {
                             "dataset": r.dataset,
@@ -160,18 +138,28 @@ def write_report(
             + "\n",
         )
     figures: list[tuple[str, str]] = []
+    plots_missing: str | None = None
     if plots:
+        from reljudge.metrics.encoders import MissingExtraError
         from reljudge.sweep.plots import write_plots
 
-        for path, caption in write_plots(analysis, out / "plots"):
-            written.append(path)
-            figures.append((str(path.relative_to(out)), caption))
-    put("report.md", _markdown(analysis, alpha_json, figures, title))
+        try:
+            for path, caption in write_plots(analysis, out / "plots"):
+                written.append(path)
+                figures.append((str(path.relative_to(out)), caption))
+        except MissingExtraError as err:
+            plots_missing = str(err)
+            logger.warning("no plots written: %s", err)
+    put("report.md", _markdown(analysis, alpha_json, figures, title, plots_missing))
     return written
 
 
 def _markdown(
-    analysis: SweepAnalysis, alpha_json: list[dict[str, Any]], figures: list[tuple[str, str]], title: str
+    analysis: SweepAnalysis,
+    alpha_json: list[dict[str, Any]],
+    figures: list[tuple[str, str]],
+    title: str,
+    plots_missing: str | None = None,
 ) -> str:
     conv = analysis.conventions.as_dict()
     parts = [f"# {title}", ""]
@@ -213,6 +201,8 @@ def _markdown(
             ranking_markdown(analysis),
         ]
         parts += ["", "Details: [ranking.json](ranking.json)", ""]
+    if plots_missing:
+        parts += ["## Plots", "", f"Not written: {plots_missing}.", ""]
     if figures:
         parts += ["## Plots", ""]
         for path, caption in figures:

@@ -14,7 +14,15 @@ from typing import Any
 import httpx
 import ollama
 
-from reljudge.llm.backends.base import Backend, classify_status, clean_logprobs, pool_limits
+from reljudge.llm.backends.base import (
+    Backend,
+    classify_status,
+    clean_logprobs,
+    http_transport,
+    is_aiohttp_error,
+    pool_limits,
+    transport_error,
+)
 from reljudge.llm.retry import parse_retry_after
 from reljudge.llm.types import Completion, ProviderError
 
@@ -42,11 +50,15 @@ class OllamaBackend(Backend):
         api_key: str | None,
         timeout_s: float,
         concurrency: int | None = None,
+        transport: str = "aiohttp",
     ) -> None:
         super().__init__(model, base_url=base_url, api_key=api_key, timeout_s=timeout_s)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
         limits = pool_limits(concurrency)
         extra: dict[str, Any] = {"limits": limits} if limits is not None else {}
+        chosen = http_transport(transport, concurrency)
+        if chosen is not None:
+            extra = {"transport": chosen}
         self._client = ollama.AsyncClient(
             host=base_url,
             timeout=timeout_s,
@@ -78,12 +90,16 @@ class OllamaBackend(Backend):
             raise classify_status(
                 err.status_code, str(err.error), parse_retry_after(_retry_after.get())
             ) from err
-        except httpx.TimeoutException as err:
-            raise ProviderError("timeout", f"no answer within {self.timeout_s:g} s") from err
+        except httpx.TimeoutException as err:  # also a refused connection, with the aiohttp transport
+            raise transport_error(err, self.timeout_s) from err
         except (ConnectionError, httpx.TransportError) as err:
             raise ProviderError("connection", f"connection error: {err}") from err
         except (ValueError, TypeError) as err:  # malformed response body
             raise ProviderError("invalid_response", str(err)) from err
+        except Exception as err:
+            if is_aiohttp_error(err):  # an aiohttp error the transport does not translate
+                raise ProviderError("connection", f"connection error: {err}") from err
+            raise
         message = resp.message
         return Completion(
             text=(message.content if message is not None else None) or "",

@@ -20,7 +20,14 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from reljudge.llm.backends.base import Backend, classify_status, clean_logprobs, pool_limits
+from reljudge.llm.backends.base import (
+    Backend,
+    classify_status,
+    clean_logprobs,
+    http_transport,
+    pool_limits,
+    transport_error,
+)
 from reljudge.llm.retry import retry_after_from_headers
 from reljudge.llm.types import Completion, ProviderError
 
@@ -69,6 +76,7 @@ class OpenAIBackend(Backend):
         api_key: str | None,
         timeout_s: float,
         concurrency: int | None = None,
+        transport: str = "aiohttp",
     ) -> None:
         super().__init__(model, base_url=base_url, api_key=api_key, timeout_s=timeout_s)
         key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -79,10 +87,14 @@ class OpenAIBackend(Backend):
                     "(or set base_url for a local OpenAI-compatible server)"
                 )
             key = _PLACEHOLDER_KEY
+        http_kwargs: dict[str, Any] = {
+            "timeout": timeout_s,
+            "transport": http_transport(transport, concurrency),
+        }
         limits = pool_limits(concurrency)
-        http_client = (
-            openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout_s) if limits is not None else None
-        )
+        if limits is not None:
+            http_kwargs["limits"] = limits  # used by httpx's transport only
+        http_client = openai.DefaultAsyncHttpxClient(**http_kwargs)  # the SDK's defaults, our transport
         self._client = openai.AsyncOpenAI(
             api_key=key, base_url=base_url, max_retries=0, timeout=timeout_s, http_client=http_client
         )
@@ -108,8 +120,8 @@ class OpenAIBackend(Backend):
             resp = await self._client.post(
                 "/chat/completions", body=self._body(messages, wire), cast_to=ChatCompletion
             )
-        except openai.APITimeoutError as err:
-            raise ProviderError("timeout", f"no answer within {self.timeout_s:g} s") from err
+        except openai.APITimeoutError as err:  # also a refused connection, with the aiohttp transport
+            raise transport_error(err, self.timeout_s) from err
         except openai.APIConnectionError as err:
             raise ProviderError("connection", f"connection error: {err}") from err
         except openai.APIStatusError as err:

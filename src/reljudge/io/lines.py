@@ -1,0 +1,84 @@
+"""Reading text input files line by line: the checks every reader of reljudge shares.
+
+`read_lines` yields ``(line number, text)`` of a UTF-8 text file, gunzipped when its name ends
+in ``.gz``, without the line end (``\\n`` or ``\\r\\n``). A missing file, a directory, a file
+that cannot be read or decompressed, bytes that are not UTF-8 and a file with nothing but
+whitespace raise `InputError` (naming ``file:line`` where there is a line).
+
+Two ways to read, the same lines and errors: the whole file at once (the default, fastest for
+files that fit in memory, e.g. TREC runs and qrels), or ``stream=True``, one line at a time
+(memory independent of the file, e.g. a large passage collection filtered to a few docids).
+
+`JSONL_SUFFIXES` / `is_jsonl_name`: the file names read as JSON Lines (judgments, corpora).
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from pathlib import Path
+
+from reljudge.errors import InputError
+
+#: suffixes of JSON Lines files (one JSON object per line), after an optional ``.gz``
+JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".ndjson")
+
+
+def is_jsonl_name(path: str | Path) -> bool:
+    """Whether the file name marks JSON Lines (``.jsonl``, ``.json``, ``.ndjson``, each
+    optionally followed by ``.gz``)."""
+    name = Path(path).name
+    if name.endswith(".gz"):
+        name = name[: -len(".gz")]
+    return name.endswith(JSONL_SUFFIXES)
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise InputError("file not found", path)
+    if path.is_dir():
+        raise InputError("is a directory, expected a file", path)
+
+
+def _not_utf8(raw: bytes, err: UnicodeDecodeError, path: Path, line: int) -> InputError:
+    return InputError(f"not valid UTF-8 (byte {raw[err.start : err.start + 1]!r})", path, line)
+
+
+def read_lines(path: str | Path, *, stream: bool = False) -> Iterator[tuple[int, str]]:
+    """Yield ``(line number, text without line end)`` of a text file (see the module docstring)."""
+    path = Path(path)
+    _check_file(path)
+    return _stream(path) if stream else _whole(path)
+
+
+def _whole(path: Path) -> Iterator[tuple[int, str]]:
+    try:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    except (OSError, EOFError) as err:
+        raise InputError(f"cannot read: {err}", path) from None
+    if not data.strip():
+        raise InputError("file is empty", path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _not_utf8(data, err, path, data.count(b"\n", 0, err.start) + 1) from None
+    for number, line in enumerate(text.split("\n"), start=1):
+        yield number, line.rstrip("\r")
+
+
+def _stream(path: Path) -> Iterator[tuple[int, str]]:
+    number = 0
+    content = False
+    try:
+        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):  # noqa: B007
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise _not_utf8(raw, err, path, number) from None
+                content = content or bool(text.strip())
+                yield number, text.rstrip("\r\n")
+    except (OSError, EOFError) as err:
+        raise InputError(f"cannot read: {err}", path, number or None) from None
+    if not content:
+        raise InputError("file is empty", path)

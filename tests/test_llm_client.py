@@ -241,8 +241,9 @@ async def test_truncated_keeps_text(tmp_path, backend):
             again = await client.chat(MSGS)
     assert res.status == "truncated" and res.finish_reason == "length"
     assert res.text == "one two three" and res.usage.completion_tokens == 3
-    assert again.cached and again.status == "truncated"  # truncated answers are cached
-    assert srv.calls == 1
+    # a cut-off answer is not cached: --retry-failed must reach the provider again
+    assert not again.cached and again.status == "truncated"
+    assert srv.calls == 2
 
 
 async def test_refusal_is_refused_not_cached(tmp_path):

@@ -643,3 +643,33 @@ def test_every_method_end_to_end_on_the_sample(srv, tmp_path, method):
 def test_methods_end_to_end_on_the_full_collections(srv, tmp_path, shared_data, monkeypatch, dataset, method):
     monkeypatch.setenv("RELJUDGE_DATA_DIR", str(shared_data))
     _every_method(srv, tmp_path, dataset, method)
+
+
+def test_retry_failed_asks_cut_off_answers_again_even_with_a_cache(srv, tmp_path):
+    auto = AutoResponder()
+    cut = {"on": True}
+    srv.responder = lambda req: responders.truncated("Passage") if cut["on"] else auto(req)
+    out = tmp_path / "run"
+    argv = ["run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out),
+            "--cache", str(tmp_path / "cache.sqlite"), "--method", "binary", "--dataset", "dl19-sample",
+            "--limit", "4", "--max-failure-rate", "1"]  # fmt: skip
+    env = {"OPENAI_API_KEY": SECRET}
+    assert CliRunner().invoke(app, argv, env=env).exit_code == 0
+    assert {r.status for r in read_judgments(out / "judgments.jsonl")} == {"truncated"}
+    cut["on"] = False
+    srv.reset()
+    result = CliRunner().invoke(app, [*argv, "--retry-failed"], env=env)
+    assert result.exit_code == 0, result.output
+    assert srv.calls == 4  # not served from the cache
+    latest = {r.key: r for r in read_judgments(out / "judgments.jsonl")}
+    assert {r.status for r in latest.values()} == {"ok"}
+
+
+def test_pairwise_without_faults_reports_no_retries(srv, tmp_path):
+    code, text = run(
+        srv, tmp_path / "pw", "--method", "pairwise", "--dataset", "dl19-sample", "--topics-limit", "1",
+        "--limit", "4", "-o", "pairs=all", "--json",
+    )  # fmt: skip
+    assert code == 0, text
+    summary = json.loads(text[text.index("{") :])
+    assert summary["retries"] == 0 and srv.calls == 12  # 6 pairs, both orders, no retry

@@ -759,7 +759,9 @@ class _Session:
             self.cache_hits += 1
         else:
             self.usage.add(provenance.usage)
-        self.record_retries += max(0, provenance.attempts - 1)
+        # a pairwise record sums the attempts of its two orders: each order's first attempt is no retry
+        calls = len(record.extra.get("orders") or ()) or 1
+        self.record_retries += max(0, provenance.attempts - calls)
 
 
 class _UsageSum:

@@ -2,8 +2,8 @@
 
 A call goes: build messages and effective params -> response cache -> (join an identical call
 already in flight) -> RPM/TPM limiter -> concurrency semaphore -> backend request, retried by the
-policy in `reljudge.llm.retry` -> classify (ok / truncated / refused / api_error) -> cache (ok and
-truncated only) -> `ChatResult`. `chat` never raises for provider errors.
+policy in `reljudge.llm.retry` -> classify (ok / truncated / refused / api_error) -> cache (ok only:
+a cut-off answer is asked again by ``judge run --retry-failed``) -> `ChatResult`. `chat` never raises for provider errors.
 
 Accounting: ``client.usage`` sums what this run spent at the provider (cache hits add nothing);
 ``client.stats`` counts chats, provider requests, cache hits, retries and final failures by kind.
@@ -168,7 +168,7 @@ class LLMClient:
         self._inflight[key] = future
         try:
             result = await self._call(backend, msg_dicts, wire, effective, digest, start)
-            if self._cache is not None and result.status in ("ok", "truncated"):
+            if self._cache is not None and result.status == "ok":
                 try:
                     await asyncio.to_thread(
                         self._cache.put, key, self.backend_name, self.model, _cache_value(result)

@@ -161,3 +161,17 @@ def test_given_pairs_are_validated():
     for bad, message in (([(d[0], d[0])], "paired with itself"), ([(d[0], d[1])] * 2, "repeats pair 1")):
         with pytest.raises(InputError, match=message):
             judge.estimate(dataclasses.replace(inputs, pairs={qid: bad}))
+
+
+def test_estimate_counts_one_label_record_per_two_calls():
+    from reljudge.judges.base import CallEstimate, JudgeInputs, get_judge
+
+    inputs = JudgeInputs(
+        topics={"q": "query"},
+        corpus={"a": "text a", "b": "text b", "c": "text c"},
+        pool={"q": ["a", "b", "c"]},
+    )
+    est = get_judge("pairwise", pairs="all").estimate(inputs)
+    assert est.calls == 6 and est.label_records == 3  # 3 pairs, both orders
+    assert (est + CallEstimate(4, 0, 0)).label_records == 7
+    assert CallEstimate(4, 0, 0).label_records == 4

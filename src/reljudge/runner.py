@@ -1032,9 +1032,9 @@ async def _run_locked(
 
 
 def _expected_records(judge: Judge, inputs: JudgeInputs, existing: Mapping[Any, Judgment]) -> int | None:
-    """Bar total: the judge's estimated calls less the label records already done (a guide)."""
+    """Bar total: the judge's estimated label records less those already done (a guide)."""
     try:
-        calls = judge.estimate(inputs).calls
+        calls = judge.estimate(inputs).label_records
     except Exception:  # an estimate is a nicety for the bar, never a reason to fail
         return None
     labels = judge.label_methods or (judge.name,)

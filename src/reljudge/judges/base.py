@@ -60,14 +60,24 @@ class CallEstimate:
     prompt_tokens: int
     completion_tokens: int
     note: str = ""
+    #: the label records those calls make, when not one per call (pairwise: one record per two calls)
+    records: int | None = None
+
+    @property
+    def label_records(self) -> int:
+        return self.calls if self.records is None else self.records
 
     def __add__(self, other: CallEstimate) -> CallEstimate:
         note = "; ".join(n for n in (self.note, other.note) if n)
+        records = None
+        if self.records is not None or other.records is not None:
+            records = self.label_records + other.label_records
         return CallEstimate(
             self.calls + other.calls,
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             note,
+            records,
         )
 
 

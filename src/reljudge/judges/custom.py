@@ -118,4 +118,10 @@ class CustomJudge(Judge):
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
         est = self._inner.estimate(inputs)
-        return CallEstimate(est.calls, est.prompt_tokens, est.completion_tokens, note=f"custom {est.note}")
+        return CallEstimate(
+            est.calls,
+            est.prompt_tokens,
+            est.completion_tokens,
+            note=f"custom {est.note}",
+            records=est.records,
+        )

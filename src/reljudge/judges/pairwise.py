@@ -280,7 +280,7 @@ class PairwiseJudge(Judge):
         note = f"pairwise: {n_pairs} pairs x 2 orders"
         if self.pairs == "all":
             note += " (all pairs grow as n(n-1)/2 with pool size n; pairs='sampler' stays below p*n)"
-        return CallEstimate(calls, tokens, calls * answer, note=note)
+        return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2)
 
     def _estimate_sampler(self, inputs: JudgeInputs, answer: int) -> CallEstimate:
         calls = tokens = all_calls = 0
@@ -303,7 +303,7 @@ class PairwiseJudge(Judge):
             f"pairwise sampler (p={self.p}): an upper-bound estimate of {calls} calls "
             f"(p*n/2 pairs per round, pool about halving each round); all pairs would take {all_calls} calls"
         )
-        return CallEstimate(calls, tokens, calls * answer, note=note)
+        return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2)
 
 
 def sampler_pair_bound(n: int, p: int, threshold: int) -> int:

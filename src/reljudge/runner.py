@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reljudge.errors import EXIT_FAILURE, EXIT_OK, InputError
+from reljudge.io.rundir import RETRYABLE_STATUSES
 from reljudge.records import FAILURE_STATUSES, STATUSES, Judgment, Usage, utc_now
 
 if TYPE_CHECKING:
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
     from reljudge.llm import ClientConfig, LLMClient
 
 FloatPolicy = Literal["round", "scale", "keep"]
-#: statuses that ``retry_failed`` judges again (a transient provider problem, or a cut-off answer)
-RETRYABLE_STATUSES: frozenset[str] = frozenset({"api_error", "truncated"})
 #: the settings a resumed job must share with the run directory's manifest
 IDENTITY_FIELDS: tuple[str, ...] = (
     "method",
@@ -67,8 +66,6 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "params",
     "question_bank",
 )
-#: the usual API-key variable of each backend (the client reads it when no key is given)
-DEFAULT_KEY_ENV: dict[str, str] = {"openai": "OPENAI_API_KEY"}
 
 
 class RunConfig(BaseModel):
@@ -339,12 +336,12 @@ def read_pairs(
 ) -> tuple[dict[str, list[tuple[str, str]]], dict[tuple[str, str, str], tuple[str, str]]]:
     """Read a pairs file: ``qid docidA docidB`` (whitespace) or the prompt-sensitivity TSV
     ``qid cat1 cat2 docid1 docid2``. Returns pairs per topic (file order) and the categories."""
-    from reljudge.io.trec import _lines  # the shared tolerant line reader (gzip, CRLF, UTF-8)
+    from reljudge.io.lines import read_lines  # the shared tolerant line reader (gzip, CRLF, UTF-8)
 
     pairs: dict[str, list[tuple[str, str]]] = {}
     categories: dict[tuple[str, str, str], tuple[str, str]] = {}
     seen: dict[tuple[str, str, str], int] = {}
-    for number, line in _lines(path):
+    for number, line in read_lines(path):
         parts = line.split()
         if not parts or line.lstrip().startswith("#"):
             continue
@@ -793,16 +790,6 @@ def failure_rate(statuses: Mapping[str, int]) -> float:
     judged = sum(n for s, n in statuses.items() if s != "skipped")
     failed = sum(statuses.get(s, 0) for s in FAILURE_STATUSES)
     return failed / judged if judged else 0.0
-
-
-def _sum_usage(records: Iterable[Judgment]) -> Usage:
-    """Usage spent at the provider: answers from the cache keep their original token counts in
-    their records, but cost nothing now, so they are not counted."""
-    total = Usage()
-    for record in records:
-        if not record.provenance.cached:
-            total = total + record.provenance.usage
-    return total
 
 
 def client_config(config: RunConfig) -> ClientConfig:

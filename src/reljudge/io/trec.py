@@ -37,7 +37,7 @@ class Run(dict[str, dict[str, float]]):
         return sorted(docs, key=lambda d: (docs[d], d), reverse=True)
 
 
-#: the shared line reader under its former private name (still imported by ``runner.read_pairs``)
+#: the shared line reader under its former private name, kept for code that imported it
 _lines = read_lines
 
 

@@ -74,11 +74,6 @@ class Backend(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         pass
 
-    @property
-    def cache_base_url(self) -> str:
-        """The base URL as it enters the cache key (normalised; '' for the provider default)."""
-        return normalise_base_url(self.base_url)
-
 
 def pool_limits(concurrency: int | None) -> Any:
     """httpx connection-pool limits for at most ``concurrency`` requests in flight (None: the

@@ -359,3 +359,25 @@ def test_chat_sync(server, tmp_path):
 
     res = chat_sync(config(server, tmp_path), MSGS)
     assert res.text == "The answer is 1"
+
+
+async def test_result_knows_its_prompt_endpoint_and_cache_entry(server, tmp_path):
+    async with LLMClient(config(server, tmp_path)) as client:
+        res = await client.chat(MSGS)
+        assert res.prompt == MSGS  # what the reader compares the answer with; never stored
+        assert res.base_url == server.openai_url.lower().rstrip("/")
+        assert res.cache_key is not None
+        again = await client.chat(MSGS)
+        assert again.cached and again.prompt == MSGS and again.cache_key == res.cache_key
+
+
+async def test_forget_and_refresh_ask_the_provider_again(server, tmp_path):
+    async with LLMClient(config(server, tmp_path)) as client:
+        first = await client.chat(MSGS)
+        assert (await client.chat(MSGS)).cached and server.calls == 1
+        fresh = await client.chat(MSGS, refresh=True)  # bypasses the cached answer
+        assert not fresh.cached and server.calls == 2
+        assert client.forget(first) is True
+        assert client.forget(first) is False  # already gone
+        res = await client.chat(MSGS)
+        assert not res.cached and server.calls == 3

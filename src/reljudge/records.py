@@ -56,6 +56,7 @@ class Provenance(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     backend: str | None = None
+    base_url: str | None = None  # the provider's endpoint (normalised, credentials removed)
     model: str | None = None
     prompt_id: str | None = None
     prompt_sha256: str | None = None  # SHA-256 of the template text

@@ -136,6 +136,7 @@ class JudgeContext:
             )
         return Provenance(
             backend=result.backend,
+            base_url=result.base_url or None,
             model=result.model,
             prompt_id=getattr(prompt, "id", None),
             prompt_sha256=getattr(prompt, "sha256", None),

@@ -67,6 +67,7 @@ class CacheKeys:
             f'{{"backend":{canonical_json(backend)},"base_url":{canonical_json(base_url)},"messages":'
         )
         self._middle = f',"model":{canonical_json(model)},"params":'
+        self.base_url = base_url
         self._tail = f',"v":{canonical_json(CACHE_FORMAT)}}}'
 
     def key(self, messages_json: str, params: dict[str, Any]) -> str:
@@ -115,6 +116,12 @@ class ResponseCache:
                 "INSERT OR REPLACE INTO responses(key, backend, model, created, value) VALUES (?, ?, ?, ?, ?)",
                 (key, backend, model, time.time(), data),
             )
+
+    def delete(self, key: str) -> bool:
+        """Remove one entry; True when it existed."""
+        with self._lock:
+            cur = self._conn.execute("DELETE FROM responses WHERE key = ?", (key,))
+        return cur.rowcount > 0
 
     def stats(self) -> CacheStats:
         with self._lock:

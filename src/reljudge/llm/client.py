@@ -126,11 +126,15 @@ class LLMClient:
         assert backend is not None
         return backend.adapt_params(self._params(overrides))[1]
 
-    async def chat(self, messages: Sequence[Message | Mapping[str, Any]], **overrides: Any) -> ChatResult:
+    async def chat(
+        self, messages: Sequence[Message | Mapping[str, Any]], *, refresh: bool = False, **overrides: Any
+    ) -> ChatResult:
         """Send one chat; returns a `ChatResult` (failures included, see its docstring).
 
         ``overrides`` replace decoding params for this call (temperature, seed, max_tokens,
         logprobs, top_logprobs or any provider param); ``name=None`` removes a param.
+        ``refresh=True`` asks the provider again instead of answering from the cache (or from an
+        identical call in flight); a good new answer replaces the cached one.
         Malformed messages raise ValueError/TypeError (a programming error, not a provider one).
         """
         start = time.monotonic()
@@ -147,14 +151,15 @@ class LLMClient:
         messages_json = canonical_json(msg_dicts)
         digest = sha256_text(messages_json)  # = types.messages_sha256(msgs)
         key = self._keys.key(messages_json, effective)
+        cache_key = key if self._cache is not None else None
 
-        if self._cache is not None:
+        if self._cache is not None and not refresh:
             # a point read in WAL mode takes tens of microseconds: cheaper inline than a thread hop
             hit = self._cache.get(key)
             if hit is not None:
-                return self._finish(self._from_cache(hit, digest, effective, start))
+                return self._finish(self._from_cache(hit, digest, effective, start), msg_dicts, cache_key)
 
-        pending = self._inflight.get(key)
+        pending = None if refresh else self._inflight.get(key)
         if pending is not None:  # an identical call is running: share its answer if it succeeds
             try:
                 first: ChatResult | None = await asyncio.shield(pending)
@@ -163,7 +168,7 @@ class LLMClient:
                     raise  # this call was cancelled, not the one it waited for
                 first = None
             if first is not None and first.status in ("ok", "truncated"):
-                return self._finish(_as_cached(first, time.monotonic() - start))
+                return self._finish(_as_cached(first, time.monotonic() - start), msg_dicts, cache_key)
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
@@ -182,7 +187,18 @@ class LLMClient:
             if self._inflight.get(key) is future:
                 del self._inflight[key]
         self.usage = self.usage + result.usage
-        return self._finish(result)
+        return self._finish(result, msg_dicts, cache_key)
+
+    def forget(self, result: ChatResult) -> bool:
+        """Drop ``result``'s answer from the response cache (an answer the judge could not use,
+        so that a later run asks again instead of replaying it). True when an entry was removed."""
+        if self._cache is None or result.cache_key is None:
+            return False
+        try:
+            return self._cache.delete(result.cache_key)
+        except sqlite3.Error as err:
+            log.warning("could not remove a response from the cache %s: %s", self.config.cache_path, err)
+            return False
 
     # -- internals ------------------------------------------------------------------------------
     def _params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -243,6 +259,7 @@ class LLMClient:
 
         base = {
             "backend": self.backend_name,
+            "base_url": self._keys.base_url,
             "model": self.model,
             "messages_sha256": digest,
             "params": effective,
@@ -331,12 +348,17 @@ class LLMClient:
             attempts=0,
             logprobs=hit.get("logprobs"),
             backend=self.backend_name,
+            base_url=self._keys.base_url,
             model=self.model,
             messages_sha256=digest,
             params=effective,
         )
 
-    def _finish(self, result: ChatResult) -> ChatResult:
+    def _finish(
+        self, result: ChatResult, prompt: list[dict[str, str]], cache_key: str | None
+    ) -> ChatResult:
+        result.prompt = prompt
+        result.cache_key = cache_key
         self.stats.statuses[result.status] += 1
         if result.cached:
             self.stats.cache_hits += 1

@@ -179,6 +179,7 @@ class ChatResult:
     the token counts of the original answer for information.
     ``logprobs``: list of ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}`` or None.
     ``params``: the effective decoding params sent (after provider adaptation).
+    ``prompt``: the messages sent (kept in memory for the answer's reader, never stored).
     """
 
     text: str
@@ -196,6 +197,13 @@ class ChatResult:
     cached: bool = False
     attempts: int = 0
     logprobs: list[dict[str, Any]] | None = None
+    #: the provider's base URL as the cache key has it (normalised, credentials removed)
+    base_url: str = ""
+    #: the response-cache key of this call (None without a cache); `LLMClient.forget` drops it
+    cache_key: str | None = field(default=None, repr=False)
+    #: the messages this result answers (role/content dicts), so that a reader can tell text the
+    #: model copied from its prompt from text it wrote; never written to records or the cache
+    prompt: list[dict[str, str]] | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:

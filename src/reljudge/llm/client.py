@@ -354,9 +354,7 @@ class LLMClient:
             params=effective,
         )
 
-    def _finish(
-        self, result: ChatResult, prompt: list[dict[str, str]], cache_key: str | None
-    ) -> ChatResult:
+    def _finish(self, result: ChatResult, prompt: list[dict[str, str]], cache_key: str | None) -> ChatResult:
         result.prompt = prompt
         result.cache_key = cache_key
         self.stats.statuses[result.status] += 1

@@ -99,9 +99,9 @@ def _refused() -> Parsed:
 
 # --- shared text preparation ---------------------------------------------------------------
 
-_REASONING_BLOCK = re.compile(r"<(think|thinking|reasoning|reflection)\b[^>]*>.*?</\1\s*>", re.S | re.I)
-_REASONING_CLOSE = re.compile(r"</(?:think|thinking|reasoning|reflection)\s*>", re.I)
-_REASONING_OPEN = re.compile(r"<(?:think|thinking|reasoning|reflection)\b[^>]*>", re.I)
+# one linear scan over the reasoning tags (a bounded attribute part keeps every match attempt short,
+# so "<think" repeated 10^5 times costs one pass, not one pass per tag)
+_REASONING_TAG = re.compile(r"<(/?)\s*(?:think|thinking|reasoning|reflection)\b[^<>]{0,200}>", re.I)
 _QUOTES = str.maketrans(
     {
         "\u2018": "'",
@@ -125,18 +125,38 @@ _INVISIBLE = re.compile(r"[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
 
 
 def visible_answer(text: str | None) -> str:
-    """The answer without hidden reasoning: ``<think>`` blocks removed; text before a lone
-    closing tag and after an unclosed opening tag dropped; surrounding whitespace stripped."""
+    """The answer without hidden reasoning, surrounding whitespace stripped.
+
+    The reasoning tags (``<think>``, ``<thinking>``, ``<reasoning>``, ``<reflection>``) are one
+    family, read left to right in one pass: an opening tag starts a block that the next closing
+    tag ends, and the block is removed; a closing tag outside a block means the reasoning began
+    before the answer (a chat template that opens it in the prompt), so everything before the
+    last such tag is dropped; an opening tag that is never closed hides the rest of the answer.
+    The cost is linear in the length of the answer, whatever the tags.
+    """
     if not text:
         return ""
-    out = _REASONING_BLOCK.sub("\n", text)
-    closes = list(_REASONING_CLOSE.finditer(out))
-    if closes:
-        out = out[closes[-1].end() :]
-    opened = _REASONING_OPEN.search(out)
-    if opened:
-        out = out[: opened.start()]
-    return out.strip()
+    if "<" not in text:
+        return text.strip()
+    kept: list[str] = []
+    position = 0  # start of the text not yet consumed
+    block_start: int | None = None
+    for tag in _REASONING_TAG.finditer(text):
+        closing = bool(tag.group(1))
+        if block_start is None:
+            if closing:  # a lone closing tag: what came before it was reasoning
+                kept = []
+                position = tag.end()
+            else:
+                kept.append(text[position : tag.start()])
+                block_start = tag.start()
+        elif closing:
+            kept.append("\n")
+            block_start = None
+            position = tag.end()
+    if block_start is None:
+        kept.append(text[position:])
+    return "".join(kept).strip()
 
 
 def _normalise(text: str) -> str:
@@ -155,7 +175,7 @@ def _demarkdown(text: str) -> str:
 
 
 def _prepare(text: str | None) -> str:
-    return _demarkdown(_normalise(visible_answer(text)))
+    return _demarkdown(_normalise(visible_answer(text))).strip()
 
 
 _REFUSAL = re.compile(
@@ -213,17 +233,27 @@ _TAGGED = re.compile(
 )
 
 
+#: answer elements nested deeper than this (``<output><output>...``) are not read as an answer
+_MAX_TAG_DEPTH = 3
+
+
 def _exact_token(text: str, token: str, flags: int = re.I) -> tuple[re.Match[str] | None, bool]:
     """Match `text` being exactly `token` (regex), optionally after an answer prefix such as
-    ``Answer:`` or inside one ``<output>...</output>`` element. Returns (match, prefixed)."""
-    tagged = _TAGGED.fullmatch(text.strip())
-    if tagged:
-        inner, _ = _exact_token(tagged.group(2), token, flags)
-        return inner, True
-    s = _strip_wrapping(text)
+    ``Answer:`` or inside one ``<output>...</output>`` element (at most `_MAX_TAG_DEPTH` nested
+    elements; deeper nesting is no answer). Returns (match, prefixed)."""
+    inner = text.strip()
+    tagged = False
+    for _ in range(_MAX_TAG_DEPTH + 1):
+        element = _TAGGED.fullmatch(inner)
+        if element is None:
+            break
+        inner, tagged = element.group(2).strip(), True
+    else:
+        return None, False  # nested too deep
+    s = _strip_wrapping(inner)
     m = re.fullmatch(token, s, flags)
     if m:
-        return m, False
+        return m, tagged
     m = re.fullmatch(
         _ANSWER_PREFIX + r"\s*(?:is|[:=\-])?\s*[\"'(\[]?\s*(" + token + r")\s*[\"')\]]?", s, flags
     )
@@ -242,6 +272,38 @@ def _int_value(raw: str) -> int | None:
     if value != int(value):
         return None
     return int(value)
+
+
+def _scale_conflict(text: str, lo: int, hi: int, value_end: int | None = None) -> str | None:
+    """Why the answer is on another scale than ``lo..hi``, or None: a scale stated right after the
+    value read (ending at ``value_end``: "2/5", "3 out of 10") or anywhere in the answer ("on a
+    scale of 1 to 10", "a 5-point scale"). An answer on another scale is no label on this one."""
+    if value_end is not None:
+        after = _SCALE_AFTER.match(text, value_end)
+        if after is not None:
+            if after.group("max") is not None and int(after.group("max")) != hi:
+                return f"scale:out-of-{after.group('max')}"
+            if after.group("lo") is not None and (int(after.group("lo")), int(after.group("hi"))) != (lo, hi):
+                return f"scale:{after.group('lo')}-{after.group('hi')}"
+    for stated in _SCALE_STATED.finditer(text):
+        if stated.group("points") is not None:
+            if int(stated.group("points")) != hi - lo + 1:
+                return f"scale:{stated.group('points')}-point"
+            continue
+        a = stated.group("lo") if stated.group("lo") is not None else stated.group("lo2")
+        b = stated.group("hi") if stated.group("hi") is not None else stated.group("hi2")
+        if (int(a), int(b)) != (lo, hi):
+            return f"scale:{a}-{b}"
+    return None
+
+
+def _ranged_at(text: str, match: re.Match[str], group: int | str, lo: int, hi: int, how: str) -> Parsed:
+    """`_ranged` of a value read by ``match`` in ``text``, unless a scale other than lo..hi is
+    stated right after it."""
+    conflict = _scale_conflict(text, lo, hi, match.end(group))
+    if conflict is not None:
+        return _unparsed(f"{how}:{conflict}")
+    return _ranged(match.group(group), lo, hi, how)
 
 
 def _ranged(raw: str, lo: int, hi: int, how: str) -> Parsed:
@@ -305,7 +367,7 @@ def _marker_regex(marker: str) -> re.Pattern[str]:
     core = r"[\s_]*".join(words) if words else re.escape(marker)
     return re.compile(
         r"(?<![A-Za-z])#*\s*[\"']?\s*" + core + r"(?![A-Za-z])\s*[\"']?"
-        r"(?:\s*(?:[:=>]|-(?!\d)|is|of|was|would\s+be|will\s+be|should\s+be|equals)\s*)*"
+        r"(?P<sep>(?:\s*(?:[:=>]|-(?!\d)|is|of|was|would\s+be|will\s+be|should\s+be|equals)\s*)+)?"
         r"[\"'(\[]?\s*(?P<num>" + _NUMBER + r"(?![\d.]\d))?",
         re.I,
     )
@@ -317,6 +379,20 @@ _LABELLED_GRADE = re.compile(
     re.I,
 )
 _OUT_OF = re.compile(r"(?<![\w.])(" + _NUMBER + r")\s*(?:/|out\s+of)\s*(\d+)(?![\w]|\.\d)", re.I)
+#: a scale stated right after a value: "2/5", "3 out of 10", "2 on a scale of 0 to 5"
+_SCALE_AFTER = re.compile(
+    r"[\"')\]]?\s*(?:(?:/|out\s+of)\s*(?P<max>\d+)|(?:on|in)\s+(?:a|the)\s+scale\s+(?:of|from)\s+"
+    r"(?P<lo>-?\d+)\s*(?:to|-|and)\s*(?P<hi>-?\d+))",
+    re.I,
+)
+#: a rating scale stated anywhere in the answer: "on a scale of 1 to 10", "a 1-5 scale",
+#: "on a 5-point scale"
+_SCALE_STATED = re.compile(
+    r"(?<![A-Za-z])scale\s+(?:of|from)\s+(?P<lo>-?\d+)\s*(?:to|-|and)\s*(?P<hi>-?\d+)"
+    r"|(?<![\w.])(?P<lo2>-?\d+)\s*(?:-|to)\s*(?P<hi2>-?\d+)[\s-]*(?:point\s+)?scale\b"
+    r"|(?<![\w.])(?P<points>\d+)[\s-]*point\s+(?:relevance\s+|rating\s+|grading\s+)?scale\b",
+    re.I,
+)
 _BARE_NUMBER = re.compile(r"(?<![\w.])" + _NUMBER + r"(?![\w]|\.\d)")
 
 
@@ -326,24 +402,34 @@ def parse_graded(text: str | None, lo: int = 0, hi: int = 3, marker: str | None 
 
     1. ``marker`` (default UMBRELA's ``##final score:``): the LAST occurrence, tolerant of case,
        spaces, ``#``, quotes, markdown and separators (``Final Score:2.``, ``final_score = 2``,
-       ``"final score": 2``). If the marker occurs, its value decides: out of range or no number
-       -> unparsed, with no fallback.
+       ``"final score": 2``). An occurrence is the marker followed by a separator or a value (not
+       the words in a sentence). If the marker occurs, its last occurrence decides: out of range or
+       no number -> unparsed, with no fallback.
     2. ``exact``/``labelled``: the whole answer is a number (``2``, ``**2**``, ``Score: 2``).
     3. Fallbacks, in order: ``json`` ({"score": 2}), ``labelled`` (last "score/grade/rating/
        relevance/category ... N"), ``out-of`` ("2 out of 3", "2/3" with the denominator = hi),
        ``last-line`` (the last line is a number), ``leading`` (the answer starts "N:" / "N -",
        and is not a numbered list), ``sole-number`` (the only number in the answer).
+
+    A scale other than ``lo..hi`` stated in the answer ("on a scale of 1 to 10", "a 5-point
+    scale") or right after the value read ("2/5", "3 out of 10") makes it unparsed
+    (``how="scale:..."``): an answer on another scale is no label on this one.
     """
     vis = _prepare(text)
     if not vis:
         return _unparsed("empty")
+    stated = _scale_conflict(vis, lo, hi)
+    if stated is not None:
+        return _unparsed(stated)
     if marker:
-        hits = list(_marker_regex(marker).finditer(vis))
+        # an occurrence is the marker used as one: followed by a separator or a value, not the
+        # words "final score" in a sentence; the last occurrence decides, with or without a value
+        hits = [h for h in _marker_regex(marker).finditer(vis) if h.group("sep") or h.group("num")]
         if hits:
-            valued = [h for h in hits if h.group("num")]
-            if not valued:
+            last = hits[-1]
+            if not last.group("num"):
                 return _unparsed("marker:no-value")
-            return _ranged(valued[-1].group("num"), lo, hi, "marker")
+            return _ranged_at(vis, last, "num", lo, hi, "marker")
     m, prefixed = _exact_token(vis, _NUMBER)
     if m:
         return _ranged(m.group(0), lo, hi, "labelled" if prefixed else "exact")
@@ -356,7 +442,7 @@ def parse_graded(text: str | None, lo: int = 0, hi: int = 3, marker: str | None 
             return _ranged(raw, lo, hi, "fallback:json")
     labelled = list(_LABELLED_GRADE.finditer(vis))
     if labelled:
-        return _ranged(labelled[-1].group(1), lo, hi, "fallback:labelled")
+        return _ranged_at(vis, labelled[-1], 1, lo, hi, "fallback:labelled")
     out_of = [m for m in _OUT_OF.finditer(vis) if int(m.group(2)) == hi]
     if out_of:
         return _ranged(out_of[-1].group(1), lo, hi, "fallback:out-of")
@@ -371,8 +457,9 @@ def parse_graded(text: str | None, lo: int = 0, hi: int = 3, marker: str | None 
     numbers = set(_BARE_NUMBER.findall(vis))
     if len(numbers) == 1:
         # the only number, and stated as a value ("I'd give it a 3."), not "3 aspects"
-        if re.search(r"(?<![\w.])" + _NUMBER + r"(?![\w]|\.\d)" + _VALUE_END, vis, re.I):
-            return _ranged(numbers.pop(), lo, hi, "fallback:sole-number")
+        sole = re.search(r"(?<![\w.])(" + _NUMBER + r")(?![\w]|\.\d)" + _VALUE_END, vis, re.I)
+        if sole:
+            return _ranged_at(vis, sole, 1, lo, hi, "fallback:sole-number")
         return _unparsed("no-label")
     if len(numbers) > 1:
         return _unparsed("ambiguous")
@@ -442,6 +529,9 @@ def parse_binary(text: str | None, style: str = "digit") -> Parsed:
     vis = _prepare(text)
     if not vis:
         return _unparsed("empty")
+    stated = _scale_conflict(vis, 0, 1)
+    if stated is not None:
+        return _unparsed(stated)
     if style == "digit":
         m, prefixed = _exact_token(vis, _NUMBER)
         if m:
@@ -468,7 +558,7 @@ def parse_binary(text: str | None, style: str = "digit") -> Parsed:
             return _ok(1 if str(value).strip().lower() in ("1", "yes", "true") else 0, "fallback:json")
         hits = list(_LABELLED_BINARY.finditer(vis))
         if hits:
-            return _ok(int(hits[-1].group(1)), "fallback:labelled")
+            return _ranged_at(vis, hits[-1], 1, 0, 1, "fallback:labelled")
         m, _ = _exact_token(lines[-1], r"[01]")
         if m:
             return _ok(int(m.group(0)), "fallback:last-line")
@@ -487,8 +577,9 @@ def parse_binary(text: str | None, style: str = "digit") -> Parsed:
         unquoted = _LONG_QUOTE.sub(" ", vis)
         numbers = set(_BARE_NUMBER.findall(unquoted))
         if numbers and numbers <= {"0", "1"} and len(numbers) == 1:
-            if re.search(r"(?<![\w.])[01](?![\w]|\.\d)" + _VALUE_END, unquoted, re.I):
-                return _ok(int(numbers.pop()), "fallback:sole-digit")
+            sole = re.search(r"(?<![\w.])([01])(?![\w]|\.\d)" + _VALUE_END, unquoted, re.I)
+            if sole:
+                return _ranged_at(unquoted, sole, 1, 0, 1, "fallback:sole-digit")
             return _unparsed("no-label")
         return _unparsed("ambiguous" if numbers else "no-label")
     # yes/no style
@@ -706,7 +797,27 @@ def _bracket_spans(text: str, open_ch: str, close_ch: str) -> list[str]:
     return spans
 
 
+#: brackets nested deeper than this are no list of items (and would exhaust the JSON and literal
+#: parsers' recursion)
+_MAX_NESTING = 32
+_NESTING_CHARS = re.compile(r"[\[\]{}()]")
+
+
+def _too_deep(chunk: str) -> bool:
+    depth = 0
+    for bracket in _NESTING_CHARS.findall(chunk):
+        if bracket in "[{(":
+            depth += 1
+            if depth > _MAX_NESTING:
+                return True
+        else:
+            depth = max(0, depth - 1)
+    return False
+
+
 def _load(chunk: str) -> object | None:
+    if _too_deep(chunk):
+        return None
     variants = [chunk]
     straight = chunk.translate(_QUOTES)
     if straight != chunk:
@@ -720,7 +831,7 @@ def _load(chunk: str) -> object | None:
     # trailing comma before the closing bracket, for JSON
     try:
         return json.loads(re.sub(r",\s*([\]}])", r"\1", straight))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

@@ -84,7 +84,8 @@ async def test_failed_generation_is_recorded_and_stops_the_topic():
     (rec,) = out.records
     assert rec.method == "exam-question" and rec.status == "unparsed" and rec.label is None
     assert rec.raw == "I cannot think of any." and rec.error
-    assert out.calls == 1
+    assert out.calls == 2  # an unreadable answer is asked once more, then recorded
+    assert rec.extra["reasked"] == [{"raw": "I cannot think of any.", "parse": rec.parse}]
 
 
 async def test_empty_passage_is_skipped_and_n_questions_caps():

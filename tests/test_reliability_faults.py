@@ -71,7 +71,9 @@ def test_fault_soak_finishes_counts_every_kind_and_retry_failed_redoes_only_fail
         last_fault = {item: faults.fault_for(reqs[-1]) for item, reqs in by_item.items()}
         for rec in records:
             fault = last_fault[rec.docid]
-            assert len(by_item[rec.docid]) <= ATTEMPTS
+            # an answer that cannot be read is asked once more, with its own attempts
+            asked = 1 + len(rec.extra.get("reasked", []))
+            assert len(by_item[rec.docid]) <= asked * ATTEMPTS
             if rec.status == "ok":
                 assert rec.label in (0, 1) and rec.raw in ("0", "1") and fault is None
             elif rec.status == "unparsed":
@@ -81,7 +83,7 @@ def test_fault_soak_finishes_counts_every_kind_and_retry_failed_redoes_only_fail
                 assert rec.raw == "" if fault == "empty" else rec.raw.startswith("~")
             else:  # api_error after the last attempt (an attempt can time out before it is sent)
                 assert rec.label is None and rec.error
-                assert rec.provenance.attempts == ATTEMPTS
+                assert ATTEMPTS <= rec.provenance.attempts <= asked * ATTEMPTS
 
         # the summary counts each kind, and the counts agree with what the server injected
         # (a late answer that arrives after the client's timeout counts as a timeout)

@@ -29,6 +29,8 @@ from reljudge.errors import InputError
 from reljudge.records import Judgment, Provenance
 
 if TYPE_CHECKING:
+    from reljudge.judges.parsing import Parsed
+    from reljudge.judges.reading import Answer
     from reljudge.llm import ChatResult, LLMClient
     from reljudge.prompts import PromptTemplate
 
@@ -123,9 +125,49 @@ class JudgeContext:
         """The finished record with this key from an earlier (interrupted) run, if any."""
         return self.existing.get(key)
 
-    async def chat(self, prompt: PromptTemplate, variables: Mapping[str, str], **params: Any) -> ChatResult:
+    async def chat(
+        self,
+        prompt: PromptTemplate,
+        variables: Mapping[str, str],
+        *,
+        budget: int | None = None,
+        refresh: bool = False,
+        **params: Any,
+    ) -> ChatResult:
+        """Render ``prompt`` with ``variables`` and send it. ``budget`` is the judge's default
+        answer length in tokens: sent as ``max_tokens`` unless the call or the run sets one
+        (``--max-tokens``, ``--param max_tokens=...``), so no answer is unbounded."""
         messages = prompt.render(**variables)
-        return await self.client.chat(messages, **params)
+        if budget is not None and "max_tokens" not in params and not _run_sets_max_tokens(self.client):
+            params["max_tokens"] = budget
+        return await self.client.chat(messages, refresh=refresh, **params)
+
+    async def ask(
+        self,
+        prompt: PromptTemplate,
+        variables: Mapping[str, str],
+        parse: Callable[[str], Parsed],
+        *,
+        reask: bool = True,
+        budget: int | None = None,
+        **params: Any,
+    ) -> Answer:
+        """Ask for one answer and read it (`reljudge.judges.reading`). An answer from which no
+        label can be read is dropped from the response cache, so that no later run replays it,
+        and (with ``reask``) asked once more, bypassing the cache; the `Answer` counts both calls
+        and keeps the first answer in ``earlier``."""
+        from reljudge.judges.reading import Answer
+
+        result = await self.chat(prompt, variables, budget=budget, **params)
+        answer = Answer.of(result, prompt, parse)
+        if answer.unreadable:
+            self.client.forget(result)
+            if reask:
+                again = await self.chat(prompt, variables, budget=budget, refresh=True, **params)
+                answer = answer.after(Answer.of(again, prompt, parse))
+                if answer.unreadable:
+                    self.client.forget(again)
+        return answer
 
     def provenance(self, prompt: PromptTemplate | None, result: ChatResult | None) -> Provenance:
         if result is None:
@@ -153,6 +195,20 @@ class JudgeContext:
         """Hand a finished record to the runner (which appends it to the judgments file)."""
         self._emit(judgment)
         return judgment
+
+
+def _run_sets_max_tokens(client: Any) -> bool:
+    """Whether the client's configuration already bounds the answer length."""
+    config = getattr(client, "config", None)
+    if config is None:
+        return False
+    if getattr(config, "max_tokens", None) is not None:
+        return True
+    extra = getattr(config, "extra_params", None) or {}
+    options = extra.get("options") if isinstance(extra.get("options"), Mapping) else {}
+    return any(k in extra for k in ("max_tokens", "max_completion_tokens", "num_predict")) or (
+        "num_predict" in options
+    )
 
 
 class Judge(ABC):

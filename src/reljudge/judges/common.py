@@ -3,7 +3,8 @@ turning one chat result (or a refusal to call) into a `Judgment`, and estimating
 
 The rule every judge follows lives here in one place: a chat that failed keeps its status
 (api_error / refused / truncated), an answer the parser cannot read is ``unparsed``, and only a
-parsed answer carries a label. The raw text is kept either way.
+parsed answer carries a label (read by `reljudge.judges.reading`, which never lets the prompt's
+or the passage's own text supply it). The raw text is kept either way.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from reljudge.records import Judgment, Provenance, Usage
 
 if TYPE_CHECKING:
     from reljudge.judges.parsing import Parsed
+    from reljudge.judges.reading import Answer
     from reljudge.llm import ChatResult
     from reljudge.prompts import PromptTemplate
 
@@ -70,24 +72,19 @@ def chat_failure(result: ChatResult) -> tuple[str, str] | None:
     return result.status, error
 
 
-def outcome(result: ChatResult, parser: Parser) -> tuple[str, int | float | None, str | None, str | None]:
-    """(status, label, parse how, error) of one chat answer read with ``parser``."""
-    failed = chat_failure(result)
-    if failed is not None:
-        return failed[0], None, None, failed[1]
-    parsed = parser(result.text)
-    if parsed.status == "ok" and parsed.label is not None:
-        return "ok", parsed.label, parsed.how, None
-    if parsed.status == "refused":
-        return "refused", None, parsed.how, "the model declined to answer"
-    return "unparsed", None, parsed.how, f"could not read a label from the answer ({parsed.how})"
+def answer_provenance(ctx: JudgeContext, prompt: PromptTemplate | None, answer: Answer) -> Provenance:
+    """The provenance of the last call of ``answer``, counting the usage and attempts of every
+    call made for it (an unreadable answer asked again costs twice)."""
+    provenance = ctx.provenance(prompt, answer.result)
+    if answer.earlier:
+        provenance = provenance.model_copy(update={"usage": answer.usage, "attempts": answer.attempts})
+    return provenance
 
 
-def record_from_result(
+def record_from_answer(
     ctx: JudgeContext,
     prompt: PromptTemplate,
-    result: ChatResult,
-    parser: Parser,
+    answer: Answer,
     *,
     method: str,
     qid: str,
@@ -96,25 +93,63 @@ def record_from_result(
     item_id: str | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Judgment:
-    """The record of one pointwise call (not emitted)."""
-    status, label, how, error = outcome(result, parser)
-    extra = dict(extra or {})
-    if result.logprobs:
-        extra["logprobs"] = result.logprobs
+    """The record of one answered item (not emitted): the call's failure, the label read from the
+    answer, or ``unparsed``, with the raw text (clipped to `reljudge.judges.reading.RAW_MAX_CHARS`).
+    Never raises for a bad answer: a record that cannot be built from it is ``unparsed`` and
+    says why."""
+    fields: dict[str, Any] = {
+        "qid": qid,
+        "docid": docid,
+        "docid_b": docid_b,
+        "item_id": item_id,
+        "method": method,
+    }
+    provenance = answer_provenance(ctx, prompt, answer)
+    raw = _raw_text(answer.result.text)
+    try:
+        return Judgment(
+            **fields,
+            label=answer.label,
+            status=answer.status,  # type: ignore[arg-type]
+            raw=raw,
+            error=answer.error,
+            parse=answer.how,
+            extra={**(extra or {}), **_clipped_extra(answer)},
+            provenance=provenance,
+        )
+    except Exception as err:  # one odd answer must never end the job
+        return unreadable_record(fields, raw, answer.how, err, provenance)
+
+
+def unreadable_record(
+    fields: Mapping[str, Any], raw: str | None, how: str | None, err: Exception, provenance: Provenance
+) -> Judgment:
+    """An ``unparsed`` record for an answer whose record could not be built (``err``)."""
+    message = str(err).splitlines()[0][:200] if str(err) else ""
     return Judgment(
-        qid=qid,
-        docid=docid,
-        docid_b=docid_b,
-        item_id=item_id,
-        method=method,
-        label=label,
-        status=status,  # type: ignore[arg-type]
-        raw=result.text,
-        error=error,
+        **fields,
+        status="unparsed",
+        raw=raw,
+        error=f"could not build the record from the answer ({type(err).__name__}: {message})",
         parse=how,
-        extra=extra,
-        provenance=ctx.provenance(prompt, result),
+        provenance=provenance,
     )
+
+
+def _raw_text(text: Any) -> str | None:
+    from reljudge.judges.reading import clip
+
+    if text is None:
+        return None
+    return clip(text if isinstance(text, str) else repr(text))
+
+
+def _clipped_extra(answer: Answer) -> dict[str, Any]:
+    out = answer.extra()
+    text = answer.result.text
+    if isinstance(text, str) and _raw_text(text) != text:
+        out["raw_chars"] = len(text)  # the answer's full length; ``raw`` keeps its head and tail
+    return out
 
 
 def skipped_record(

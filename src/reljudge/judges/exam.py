@@ -25,18 +25,20 @@ from reljudge.errors import InputError
 from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, register, run_bounded
 from reljudge.judges.common import (
     Parser,
-    chat_failure,
+    answer_provenance,
     check_choice,
     check_output,
     key,
     passage_problem,
     prompt_tokens,
-    record_from_result,
+    record_from_answer,
     resolve_prompt,
     skipped_record,
     topic_problem,
     without_usage,
 )
+from reljudge.judges.parsing import Parsed
+from reljudge.judges.reading import clip
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:
@@ -48,6 +50,23 @@ GRADE_METHOD = "exam"
 MODES = ("binary", "graded")
 _GRADING_PROMPTS = {"binary": "exam/answerability", "graded": "exam/self-rating"}
 _TYPICAL_QUESTION = "What are the main causes and consequences of this topic for most people?"
+#: answer lengths sent as ``max_tokens`` when neither the judge nor the run sets one
+QUESTION_BUDGET = 2048
+GRADE_BUDGET = 1024
+#: a question longer than this is no exam question (and would bloat every grading prompt): dropped
+MAX_QUESTION_CHARS = 2000
+
+
+def _question_list(parse: Parser) -> Parser:
+    """``parse``, with an answer that lists no question unreadable (so it is asked again)."""
+
+    def read(text: str) -> Parsed:
+        parsed = parse(text)
+        if parsed.status == "ok" and not any(t and t.strip() for t in parsed.items or ()):
+            return Parsed(None, "unparsed", "no-questions")
+        return parsed
+
+    return read
 
 
 @register
@@ -145,32 +164,36 @@ class ExamJudge(Judge):
             )
             return None
         params = {} if self.question_max_tokens is None else {"max_tokens": self.question_max_tokens}
-        result = await ctx.chat(self.question_prompt, {"query": inputs.topics[qid]}, **params)
-        provenance = ctx.provenance(self.question_prompt, result)
-        failed = chat_failure(result)
+        answer = await ctx.ask(
+            self.question_prompt,
+            {"query": inputs.topics[qid]},
+            _question_list(self.question_prompt.output.parse),
+            budget=QUESTION_BUDGET,
+            **params,
+        )
+        result = answer.result
+        provenance = answer_provenance(ctx, self.question_prompt, answer)
+        parsed = answer.parsed
         texts: list[str] = []
-        how = None
-        if failed is None:
-            parsed = self.question_prompt.output.parse(result.text)
-            how = parsed.how
-            if parsed.status == "ok" and parsed.items:
-                texts = list(dict.fromkeys(t.strip() for t in parsed.items if t and t.strip()))
-            if not texts:
-                status = "refused" if parsed.status == "refused" else "unparsed"
-                failed = (status, f"no question list in the answer ({parsed.how})")
-        if failed is not None:
+        if answer.status == "ok" and parsed is not None and parsed.items:
+            stripped = (t.strip() for t in parsed.items if t)
+            texts = list(dict.fromkeys(t for t in stripped if t and len(t) <= MAX_QUESTION_CHARS))
+        else:
+            error = answer.error if parsed is None else f"no question list in the answer ({parsed.how})"
             ctx.emit(
                 Judgment(
                     qid=qid,
                     method=QUESTION_METHOD,
-                    status=failed[0],  # type: ignore[arg-type]
-                    raw=result.text,
-                    error=failed[1],
-                    parse=how,
+                    status=answer.status,  # type: ignore[arg-type]
+                    raw=clip(result.text),
+                    error=error,
+                    parse=answer.how,
+                    extra=answer.extra(),
                     provenance=provenance,
                 )
             )
             return None
+        how = answer.how
         questions = [Question(id=question_id(qid, t), qid=qid, text=t) for t in texts[: self.n_questions]]
         for i, q in enumerate(questions):
             ctx.emit(
@@ -178,7 +201,7 @@ class ExamJudge(Judge):
                     qid=qid,
                     item_id=q.id,
                     method=QUESTION_METHOD,
-                    raw=result.text if i == 0 else None,
+                    raw=clip(result.text) if i == 0 else None,
                     parse=how,
                     extra={"text": q.text, "index": i},
                     provenance=provenance if i == 0 else without_usage(provenance),
@@ -196,8 +219,8 @@ class ExamJudge(Judge):
             return
         variables = {"question": question.text, "document": inputs.corpus[docid]}
         params = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
-        result = await ctx.chat(self.prompt, variables, **params)
-        ctx.emit(record_from_result(ctx, self.prompt, result, parser, extra={"scale": self.mode}, **fields))
+        answer = await ctx.ask(self.prompt, variables, parser, budget=GRADE_BUDGET, **params)
+        ctx.emit(record_from_answer(ctx, self.prompt, answer, extra={"scale": self.mode}, **fields))
 
     # -- estimating ------------------------------------------------------------------------
 

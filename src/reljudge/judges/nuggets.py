@@ -54,6 +54,8 @@ from reljudge.judges.common import (
     topic_problem,
     without_usage,
 )
+from reljudge.judges.parsing import Parsed
+from reljudge.judges.reading import clip, read_text
 from reljudge.records import Judgment, Provenance, Usage
 
 if TYPE_CHECKING:
@@ -74,7 +76,20 @@ _VOCABULARIES = {
 }
 _TYPICAL_NUGGET = "a short atomic fact of about eight words"
 
-Reader = Callable[[str], tuple[Any, str | None, str | None]]
+#: answer lengths sent as ``max_tokens`` when neither the judge nor the run sets one
+CREATE_BUDGET = 4096
+LABEL_BUDGET = 2048
+#: a nugget longer than this is no atomic fact (and would bloat every later prompt): dropped
+MAX_NUGGET_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """How one kind of answer is read: ``parse`` the text, then ``accept`` the parse result as a
+    value (or say why not: ``(None, error)``)."""
+
+    parse: Callable[[str], Parsed]
+    accept: Callable[[Parsed], tuple[Any, str | None]]
 
 
 @dataclass
@@ -232,11 +247,12 @@ class NuggetJudge(Judge):
     async def _create(
         self, inputs: JudgeInputs, ctx: JudgeContext, qid: str, sources: list[str]
     ) -> list[str]:
-        def read(text: str) -> tuple[Any, str | None, str | None]:
-            parsed = self.create_prompt.output.parse(text)
+        def accept(parsed: Parsed) -> tuple[Any, str | None]:
             if parsed.status != "ok" or parsed.items is None:
-                return None, parsed.how, f"no nugget list in the answer ({parsed.how})"
-            return _clean(parsed.items)[: self.max_nuggets], parsed.how, None
+                return None, f"no nugget list in the answer ({parsed.how})"
+            return _clean(parsed.items)[: self.max_nuggets], None
+
+        read = _Reader(self.create_prompt.output.parse, accept)
 
         current: list[str] = []
         query = inputs.topics[qid]
@@ -253,7 +269,7 @@ class NuggetJudge(Judge):
                 "nuggets_length": str(len(current)),
                 "max_nuggets": str(self.max_nuggets),
             }
-            asked = await self._ask(ctx, self.create_prompt, variables, read, self.retries)
+            asked = await self._ask(ctx, self.create_prompt, variables, read, self.retries, CREATE_BUDGET)
             if asked.status == "ok":
                 current = asked.value
             provenance = ctx.provenance(self.create_prompt, asked.result).model_copy(
@@ -265,7 +281,7 @@ class NuggetJudge(Judge):
                     item_id=f"window/{i}",
                     method=CREATION_METHOD,
                     status=asked.status,  # type: ignore[arg-type]
-                    raw=asked.result.text,
+                    raw=clip(asked.result.text),
                     error=asked.error,
                     parse=asked.how,
                     extra={"docids": window, "nuggets": current},
@@ -397,22 +413,30 @@ class NuggetJudge(Judge):
         return params
 
     async def _ask(
-        self, ctx: JudgeContext, prompt: PromptTemplate, variables: dict[str, str], read: Reader, retries: int
+        self,
+        ctx: JudgeContext,
+        prompt: PromptTemplate,
+        variables: dict[str, str],
+        read: _Reader,
+        retries: int,
+        budget: int = LABEL_BUDGET,
     ) -> _Asked:
         usage = Usage()
         asked: _Asked | None = None
         for attempt in range(retries + 1):
-            result = await ctx.chat(prompt, variables, **self._params(attempt))
+            result = await ctx.chat(prompt, variables, budget=budget, **self._params(attempt))
             usage = usage + result.usage
             failed = chat_failure(result)
             if failed is not None:  # the client already retried transient errors
                 return _Asked(result, None, failed[0], None, failed[1], usage)
-            value, how, error = read(result.text)
+            parsed = read_text(result.text, read.parse, prompt=result.prompt, template=prompt).parsed
+            value, error = read.accept(parsed)
             if value is not None:
-                how = how if attempt == 0 else f"{how} (retry {attempt})"
+                how = parsed.how if attempt == 0 else f"{parsed.how} (retry {attempt})"
                 return _Asked(result, value, "ok", how, None, usage)
-            status = "refused" if how == "refusal" else "unparsed"
-            asked = _Asked(result, None, status, how, f"{error} after {attempt + 1} attempt(s)", usage)
+            ctx.client.forget(result)  # an unreadable answer is never replayed from the cache
+            status = "refused" if parsed.how == "refusal" else "unparsed"
+            asked = _Asked(result, None, status, parsed.how, f"{error} after {attempt + 1} attempt(s)", usage)
         assert asked is not None
         return asked
 
@@ -437,7 +461,7 @@ class NuggetJudge(Judge):
                     label,
                     batch.how,
                     None,
-                    batch.result.text,
+                    clip(batch.result.text),
                     provenance if i == 0 else without_usage(provenance),
                 )
                 for i, label in enumerate(batch.value)
@@ -449,7 +473,7 @@ class NuggetJudge(Judge):
                     None,
                     batch.how,
                     batch.error,
-                    batch.result.text,
+                    clip(batch.result.text),
                     provenance if i == 0 else without_usage(provenance),
                 )
                 for i in range(len(items))
@@ -464,7 +488,7 @@ class NuggetJudge(Judge):
             how = f"per-item fallback: {single.how}" if single.how else "per-item fallback"
             error = None if single.status == "ok" else f"batch: {batch.error}; alone: {single.error}"
             label = single.value[0] if single.status == "ok" else None
-            out.append(_ItemLabel(single.status, label, how, error, single.result.text, single_prov))
+            out.append(_ItemLabel(single.status, label, how, error, clip(single.result.text), single_prov))
         return out
 
     # -- estimating ------------------------------------------------------------------------
@@ -530,7 +554,9 @@ class NuggetJudge(Judge):
 
 
 def _clean(texts: Sequence[Any]) -> list[str]:
-    return list(dict.fromkeys(str(t).strip() for t in texts if str(t).strip()))
+    """Distinct non-empty nugget texts, in order; texts over `MAX_NUGGET_CHARS` are dropped."""
+    stripped = (str(t).strip() for t in texts)
+    return list(dict.fromkeys(t for t in stripped if t and len(t) <= MAX_NUGGET_CHARS))
 
 
 def _vocabulary(
@@ -543,23 +569,18 @@ def _vocabulary(
     return vocab
 
 
-def _label_reader(vocabulary: tuple[str, ...], n: int) -> Reader:
+def _label_reader(vocabulary: tuple[str, ...], n: int) -> _Reader:
     from reljudge.judges.parsing import parse_label_list
 
-    def read(text: str) -> tuple[Any, str | None, str | None]:
-        parsed = parse_label_list(text, vocabulary, n)
+    def accept(parsed: Parsed) -> tuple[Any, str | None]:
         if parsed.status != "ok" or parsed.items is None:
-            return (
-                None,
-                parsed.how,
-                f"no list of {n} labels from {list(vocabulary)} in the answer ({parsed.how})",
-            )
+            return None, f"no list of {n} labels from {list(vocabulary)} in the answer ({parsed.how})"
         labels = list(parsed.items)
         if len(labels) != n:
-            return None, parsed.how, f"expected {n} labels, got {len(labels)}"
-        return labels, parsed.how, None
+            return None, f"expected {n} labels, got {len(labels)}"
+        return labels, None
 
-    return read
+    return _Reader(lambda text: parse_label_list(text, vocabulary, n), accept)
 
 
 def _earlier_nuggets(ctx: JudgeContext) -> dict[str, list[Nugget]]:

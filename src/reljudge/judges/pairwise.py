@@ -38,20 +38,22 @@ from reljudge.judges.base import (
 )
 from reljudge.judges.common import (
     Parser,
+    answer_provenance,
     check_choice,
     check_output,
     key,
-    outcome,
     passage_problem,
     prompt_tokens,
     resolve_prompt,
     skipped_record,
     topic_problem,
+    unreadable_record,
 )
+from reljudge.judges.reading import clip
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:
-    from reljudge.llm import ChatResult
+    from reljudge.judges.reading import Answer
     from reljudge.prompts import PromptTemplate
 
 PAIR_SELECTIONS = ("all", "given", "sampler")
@@ -64,6 +66,8 @@ class PairwiseJudge(Judge):
     name = "pairwise"
     default_prompt = "pairwise/clarke"
     answer_tokens: ClassVar[int] = 2
+    #: the answer length sent as ``max_tokens`` when neither the judge nor the run sets one
+    answer_budget: ClassVar[int] = 1024
 
     def __init__(
         self,
@@ -189,72 +193,81 @@ class PairwiseJudge(Judge):
         query, text_a, text_b = inputs.topics[qid], inputs.corpus[a], inputs.corpus[b]
         params = self.chat_params()
         forward, backward = await asyncio.gather(
-            ctx.chat(self.prompt, self.variables(query, text_a, text_b), **params),
-            ctx.chat(self.prompt, self.variables(query, text_b, text_a), **params),
+            ctx.ask(
+                self.prompt,
+                self.variables(query, text_a, text_b),
+                parser,
+                budget=self.answer_budget,
+                **params,
+            ),
+            ctx.ask(
+                self.prompt,
+                self.variables(query, text_b, text_a),
+                parser,
+                budget=self.answer_budget,
+                **params,
+            ),
         )
-        return ctx.emit(self._pair_record(ctx, parser, qid, a, b, forward, backward))
+        return ctx.emit(self._pair_record(ctx, qid, a, b, forward, backward))
 
     def _pair_record(
-        self,
-        ctx: JudgeContext,
-        parser: Parser,
-        qid: str,
-        a: str,
-        b: str,
-        forward: ChatResult,
-        backward: ChatResult,
+        self, ctx: JudgeContext, qid: str, a: str, b: str, forward: Answer, backward: Answer
     ) -> Judgment:
         from reljudge.aggregation.preferences import combine_orders
 
-        orders = []
-        for shown, result in (((a, b), forward), ((b, a), backward)):
-            status, label, how, error = outcome(result, parser)
-            orders.append(
-                {
-                    "first": shown[0],
-                    "status": status,
-                    "label": label,
-                    "parse": how,
-                    "error": error,
-                    "raw": result.text,
-                    "messages_sha256": result.messages_sha256,
-                }
-            )
-        failed = [o for o in orders if o["status"] != "ok"]
-        if failed:
-            status = failed[0]["status"]
-            label = None
-            error = "; ".join(f"order {o['first']} first: {o['error']}" for o in failed)
-        else:
-            status, error = "ok", None
-            label = combine_orders(orders[0]["label"], orders[1]["label"])
-        raw = f"[{a} shown first]\n{forward.text}\n[{b} shown first]\n{backward.text}"
-        provenance = ctx.provenance(self.prompt, forward).model_copy(
+        fields: dict[str, Any] = {"qid": qid, "docid": a, "docid_b": b, "method": self.method}
+        provenance = answer_provenance(ctx, self.prompt, forward).model_copy(
             update={
                 "usage": forward.usage + backward.usage,
-                "latency_s": max(forward.latency_s, backward.latency_s),
-                "cached": forward.cached and backward.cached,
+                "latency_s": max(forward.result.latency_s, backward.result.latency_s),
+                "cached": forward.result.cached and backward.result.cached,
                 "attempts": forward.attempts + backward.attempts,
             }
         )
-        return Judgment(
-            qid=qid,
-            docid=a,
-            docid_b=b,
-            method=self.method,
-            label=label,
-            status=status,  # type: ignore[arg-type]
-            raw=raw,
-            error=error,
-            parse=f"{orders[0]['parse']}|{orders[1]['parse']}",
-            extra={
-                "orders": {
-                    name: {k: v for k, v in o.items() if v is not None}
-                    for name, o in zip(("ab", "ba"), orders, strict=True)
-                }
-            },
-            provenance=provenance,
+        raw = (
+            f"[{a} shown first]\n{clip(forward.result.text)}\n[{b} shown first]\n{clip(backward.result.text)}"
         )
+        how = f"{forward.how}|{backward.how}"
+        try:
+            orders = []
+            for shown, answer in (((a, b), forward), ((b, a), backward)):
+                orders.append(
+                    {
+                        "first": shown[0],
+                        "status": answer.status,
+                        "label": answer.label,
+                        "parse": answer.how,
+                        "error": answer.error,
+                        "raw": clip(answer.result.text),
+                        "messages_sha256": answer.result.messages_sha256,
+                        **answer.extra(),
+                    }
+                )
+            failed = [o for o in orders if o["status"] != "ok"]
+            if failed:
+                status = failed[0]["status"]
+                label = None
+                error = "; ".join(f"order {o['first']} first: {o['error']}" for o in failed)
+            else:
+                status, error = "ok", None
+                label = combine_orders(orders[0]["label"], orders[1]["label"])
+            return Judgment(
+                **fields,
+                label=label,
+                status=status,
+                raw=raw,
+                error=error,
+                parse=how,
+                extra={
+                    "orders": {
+                        name: {k: v for k, v in o.items() if v is not None}
+                        for name, o in zip(("ab", "ba"), orders, strict=True)
+                    }
+                },
+                provenance=provenance,
+            )
+        except Exception as err:  # one odd answer must never end the job
+            return unreadable_record(fields, raw, how, err, provenance)
 
     # -- estimating ------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from reljudge.judges.common import (
     passage_problem,
     pool_items,
     prompt_tokens,
-    record_from_result,
+    record_from_answer,
     resolve_prompt,
     skipped_record,
     topic_problem,
@@ -53,6 +53,9 @@ class PointwiseJudge(Judge):
     #: output types of `reljudge.prompts.OutputSpec` this judge accepts
     output_types: ClassVar[tuple[str, ...]] = ("binary", "graded")
 
+    #: the answer length sent as ``max_tokens`` when neither the judge nor the run sets one
+    answer_budget: ClassVar[int] = 1024
+
     def parser(self) -> Parser:
         """Reads an answer by the prompt's output contract (``prompt.output.parse``)."""
         return self.prompt.output.parse
@@ -84,10 +87,10 @@ class PointwiseJudge(Judge):
             ctx.emit(skipped_record(ctx, self.prompt, problem, method=self.method, qid=qid, docid=docid))
             return
         variables = self.variables(inputs.topics[qid], inputs.corpus[docid])
-        result = await ctx.chat(self.prompt, variables, **self.chat_params())
-        ctx.emit(
-            record_from_result(ctx, self.prompt, result, parser, method=self.method, qid=qid, docid=docid)
+        answer = await ctx.ask(
+            self.prompt, variables, parser, budget=self.answer_budget, **self.chat_params()
         )
+        ctx.emit(record_from_answer(ctx, self.prompt, answer, method=self.method, qid=qid, docid=docid))
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
         calls = tokens = 0

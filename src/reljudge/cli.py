@@ -642,7 +642,10 @@ def mock_server_cmd(
     responder: str = typer.Option(
         "auto",
         "--responder",
-        help="auto (answers in the format each published prompt asks for), echo, or fixed:TEXT.",
+        help="auto (answers in the format each published prompt asks for), echo, fixed:TEXT, or a "
+        "hostile shape: echo-all, prompt-plus, list-content, int-content, dict-content, "
+        "absurd-usage[:1e400|1.5|negative|1e30], huge[:MB], gzip-bomb[:MB], think-bomb, nesting-bomb, "
+        "unauthorized, not-found, blackhole, key-echo, redirect[:other-host|same-host|URL].",
     ),
     latency: float = typer.Option(0.0, "--latency", help="Seconds added to every answer."),
     rate_429: float = typer.Option(
@@ -665,16 +668,12 @@ def mock_server_cmd(
     """
     import time
 
-    from reljudge.testing import AutoResponder, FaultInjector, MockLLMServer, responders
+    from reljudge.testing import FaultInjector, MockLLMServer, responders
 
-    if responder == "auto":
-        inner = AutoResponder()
-    elif responder == "echo":
-        inner = responders.echo
-    elif responder.startswith("fixed:"):
-        inner = responders.fixed(responder[len("fixed:") :])
-    else:
-        raise InputError(f"--responder must be auto, echo or fixed:TEXT, not {responder!r}")
+    try:
+        inner = responders.named(responder)
+    except ValueError as err:
+        raise InputError(f"--responder: {err}") from None
     rates = {
         "--rate-429": rate_429,
         "--rate-5xx": rate_5xx,

@@ -35,6 +35,19 @@ ErrorKind = Literal[
 ]
 RETRYABLE_KINDS: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "connection"})
 
+# Bounds on what a provider sends (a hostile or broken server must not crash, hang or bloat a run).
+#: the most bytes of a response body read (after gzip/deflate decoding); a bigger body is an
+#: ``invalid_response`` ("response too large"), never retried. 8 MiB holds ~2M tokens of text.
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+#: the most characters of answer text a `ChatResult` carries; a longer answer keeps its first
+#: ``MAX_ANSWER_CHARS`` characters, with ``status="truncated"`` and ``oversized=True``.
+MAX_ANSWER_CHARS = 1024 * 1024
+#: reported token counts are clamped to ``0..MAX_TOKENS_PER_CALL`` (a billion tokens is far beyond
+#: any context window), so a reported 1e30 can neither inflate costs nor stall the TPM limiter.
+MAX_TOKENS_PER_CALL = 10**9
+#: the most characters of a provider's error message kept in ``ChatResult.error``.
+MAX_ERROR_CHARS = 1000
+
 
 def default_cache_path() -> Path:
     """``$RELJUDGE_CACHE`` if set, else ``$XDG_CACHE_HOME/reljudge/llm-cache.sqlite``

@@ -293,8 +293,9 @@ class LLMClient:
             return (await self._call(backend, msg_dicts, wire, effective, digest, start))[0]
         if self._aborted is not None:
             raise self._aborted
-        if self._abort_signal is None:
-            self._abort_signal = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        if self._abort_signal is None or self._abort_signal.get_loop() is not loop:
+            self._abort_signal = loop.create_future()  # (a client reused under a new event loop)
         signal = self._abort_signal
         task = asyncio.ensure_future(self._gated_call(backend, msg_dicts, wire, effective, digest, start))
         try:

@@ -289,7 +289,7 @@ async def test_a_blackhole_costs_one_canary_and_the_configured_timeouts(tmp_path
     assert len(results) == 1 and len(aborts) == 5 and calls == 2  # the canary's two attempts only
     assert results[0].error_kind == "timeout" and client.aborted.kind == "timeout"
     assert "did not answer within 1 s" in client.aborted.hint
-    assert elapsed >= 2.0  # two attempts of 1 s each ...
+    assert elapsed >= 1.9  # two attempts of 1 s each (less a timer's rounding) ...
     assert elapsed < 60  # ... and not the pool's worth of timeouts (generous: a loaded machine)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reljudge.llm import ClientConfig, LLMClient
-from reljudge.testing import MockLLMServer, PerPrompt, responders
+from reljudge.testing import MockLLMServer, MockReply, PerPrompt, responders
 
 MSGS = [{"role": "user", "content": "Just answer 1 or 2.\nPassage 1: alpha\nPassage 2: beta"}]
 
@@ -71,3 +71,88 @@ async def test_litellm_retries_and_errors(tmp_path):
         async with LLMClient(cfg(srv, tmp_path, use_cache=False, max_tokens=2)) as client:
             res = await client.chat(MSGS)
         assert res.status == "truncated" and res.text == "a b"
+
+
+# --- issue 9: params a provider does not take, credentials, malformed answers -------------------
+
+
+async def test_the_readme_anthropic_example_sends_no_seed(tmp_path):
+    with MockLLMServer(responders.fixed("##final score: 2")) as srv:
+        config = cfg(srv, tmp_path, model="litellm/anthropic/claude-3-5-sonnet", base_url=srv.url)
+        async with LLMClient(config) as client:
+            res = await client.chat(MSGS)
+            effective = client.effective_params()
+        sent = srv.requests[0]
+    assert res.status == "ok" and res.text == "##final score: 2" and srv.calls == 1
+    assert sent.api == "anthropic" and "seed" not in sent.body
+    assert "seed" not in res.params and "seed" not in effective  # provenance says what was sent
+    assert res.params["temperature"] == 0.0
+
+
+def test_params_a_provider_takes_are_kept(tmp_path):
+    with MockLLMServer(responders.fixed("1")) as srv:
+        client = LLMClient(cfg(srv, tmp_path, logprobs=True, max_tokens=5))
+        assert client.effective_params() == {
+            "temperature": 0.0,
+            "seed": 42,
+            "max_tokens": 5,
+            "logprobs": True,
+        }
+
+
+async def test_missing_credentials_are_auth_not_retried(tmp_path, monkeypatch):
+    for name in ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    with MockLLMServer(responders.fixed("1")) as srv:
+        for model, url in (
+            ("litellm/openai/gpt-4o-mini", srv.openai_url),
+            ("litellm/anthropic/claude-3-5-sonnet", srv.url),
+        ):
+            async with LLMClient(cfg(srv, tmp_path, model=model, base_url=url, api_key=None)) as client:
+                res = await client.chat(MSGS)
+            assert res.status == "api_error" and res.error_kind == "auth", (model, res.error)
+            assert res.attempts == 1 and "\n" not in res.error and len(res.error) <= 400, model
+            assert client.aborted is not None and client.aborted.kind == "auth"
+        assert srv.calls == 0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        responders.int_content,
+        responders.dict_content,
+        responders.absurd_usage("1e400", responders.fixed("1")),
+        lambda req: MockReply(body=b"this is not JSON"),
+        lambda req: MockReply(body=b'{"id": "x"}'),
+    ],
+    ids=["int-content", "dict-content", "usage-1e400", "not-json", "no-choices"],
+)
+async def test_a_malformed_200_is_an_invalid_response_with_a_short_error(tmp_path, reply):
+    with MockLLMServer(reply) as srv:
+        async with LLMClient(cfg(srv, tmp_path, use_cache=False)) as client:
+            res = await client.chat(MSGS)
+        calls = srv.calls
+    assert res.status == "api_error" and res.error_kind == "invalid_response", res.error
+    assert calls == 1 and res.attempts == 1  # never retried as if it were a server error
+    assert "\n" not in res.error and "Traceback" not in res.error and len(res.error) <= 400
+
+
+@pytest.mark.parametrize("variant", ["negative", "1e30"])
+async def test_litellm_usage_is_clamped(tmp_path, variant):
+    from reljudge.llm.types import MAX_TOKENS_PER_CALL
+
+    with MockLLMServer(responders.absurd_usage(variant, responders.fixed("1"))) as srv:
+        async with LLMClient(cfg(srv, tmp_path, use_cache=False)) as client:
+            res = await client.chat(MSGS)
+    assert res.status == "ok" and res.text == "1"
+    assert 0 <= res.usage.prompt_tokens <= MAX_TOKENS_PER_CALL
+    assert 0 <= res.usage.completion_tokens <= MAX_TOKENS_PER_CALL
+
+
+async def test_a_litellm_answer_longer_than_the_cap_is_cut(tmp_path):
+    from reljudge.llm.types import MAX_ANSWER_CHARS
+
+    with MockLLMServer(responders.huge(MAX_ANSWER_CHARS * 2 / 2**20)) as srv:
+        async with LLMClient(cfg(srv, tmp_path, use_cache=False, timeout_s=60)) as client:
+            res = await client.chat(MSGS)
+    assert res.status == "truncated" and res.oversized and len(res.text) == MAX_ANSWER_CHARS

@@ -274,3 +274,175 @@ def test_cli_mock_server_refuses_bad_options():
     assert res.returncode == 2 and "--responder" in res.stderr
     res = _run_cli("mock-server", "--rate-429", "0.7", "--rate-5xx", "0.7")
     assert res.returncode == 2 and "sum" in res.stderr
+
+
+# --- hostile modes (issue 9), at the HTTP level ---------------------------------------------------
+
+CHAT = {
+    "model": "m",
+    "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "Hi you"}],
+}
+
+
+def test_named_responders_and_unknown_names():
+    assert set(responders.NAMES) >= {
+        "auto", "echo", "fixed", "echo-all", "prompt-plus", "list-content", "int-content", "dict-content",
+        "absurd-usage", "huge", "gzip-bomb", "think-bomb", "nesting-bomb", "unauthorized", "not-found",
+        "blackhole", "key-echo", "redirect",
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="unknown responder 'nope'.*gzip-bomb"):
+        responders.named("nope")
+    with pytest.raises(ValueError, match="absurd-usage"):
+        responders.named("absurd-usage:2e5")
+    with pytest.raises(ValueError, match="huge"):
+        responders.named("huge:lots")
+    assert responders.named("fixed:a:b")(None).text == "a:b"
+
+
+@pytest.mark.parametrize("api", ["openai", "ollama"])
+def test_echo_all_and_prompt_plus_return_the_prompt(api):
+    for name, tail in (("echo-all", ""), ("prompt-plus", "\n")):
+        with MockLLMServer(responders.named(name)) as srv:
+            url = f"{srv.openai_url}/chat/completions" if api == "openai" else f"{srv.ollama_url}/api/chat"
+            data = post(url, dict(CHAT, stream=False)).json()
+        text = data["choices"][0]["message"]["content"] if api == "openai" else data["message"]["content"]
+        assert text.startswith("sys\nHi you" + tail) and (name == "echo-all") == (text == "sys\nHi you")
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("list-content", list),
+        ("int-content", int),
+        ("dict-content", dict),
+    ],
+)
+def test_content_shapes(name, expected):
+    with MockLLMServer(responders.named(name)) as srv:
+        oa = post(f"{srv.openai_url}/chat/completions", CHAT).json()
+        ol = post(f"{srv.ollama_url}/api/chat", dict(CHAT, stream=False)).json()
+    content = oa["choices"][0]["message"]["content"]
+    assert isinstance(content, expected) and isinstance(ol["message"]["content"], expected)
+    if expected is list:
+        assert [p["type"] for p in content] == ["text", "image_url", "text"]
+
+
+@pytest.mark.parametrize("variant", list(responders.ABSURD_USAGE))
+def test_absurd_usage_sends_the_literal_numbers(variant):
+    with MockLLMServer(responders.absurd_usage(variant, responders.fixed("1"))) as srv:
+        oa = post(f"{srv.openai_url}/chat/completions", CHAT).text
+        ol = post(f"{srv.ollama_url}/api/chat", dict(CHAT, stream=False)).text
+    prompt, completion = responders.ABSURD_USAGE[variant]
+    assert f'"prompt_tokens": {prompt}' in oa and f'"completion_tokens": {completion}' in oa
+    assert f'"prompt_eval_count": {prompt}' in ol and f'"eval_count": {completion}' in ol
+
+
+def test_absurd_usage_variants_take_turns():
+    with MockLLMServer(responders.named("absurd-usage")) as srv:
+        bodies = [post(f"{srv.openai_url}/chat/completions", CHAT).text for _ in range(4)]
+    assert [
+        any(f'"prompt_tokens": {p}' in b for b in bodies) for p, _ in responders.ABSURD_USAGE.values()
+    ] == [True] * 4
+
+
+def test_huge_and_gzip_bomb_bodies():
+    with MockLLMServer(responders.named("huge:2")) as srv:
+        r = httpx.post(f"{srv.openai_url}/chat/completions", json=CHAT, timeout=30)
+    assert int(r.headers["content-length"]) > 2 * 1024 * 1024
+    with MockLLMServer(responders.named("gzip-bomb:16")) as srv:
+        with httpx.stream("POST", f"{srv.openai_url}/chat/completions", json=CHAT, timeout=30) as r:
+            raw = b"".join(r.iter_raw())
+            assert r.headers["content-encoding"] == "gzip"
+    assert len(raw) < 64 * 1024  # ~16 KiB on the wire ...
+    import zlib
+
+    inflated = zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(raw)
+    assert len(inflated) > 16 * 1024 * 1024  # ... 16 MiB once inflated
+    assert json.loads(inflated)["choices"][0]["message"]["content"] == "x" * (16 * 1024 * 1024)
+
+
+def test_think_and_nesting_bombs():
+    assert responders.named("think-bomb")(None).text == "<think>" * 15000 + "##final score: 2"
+    assert responders.named("nesting-bomb")(None).text == "<output>" * 1000 + "3" + "</output>" * 1000
+
+
+def test_unauthorized_and_not_found_in_each_api():
+    with MockLLMServer(responders.named("unauthorized")) as srv:
+        oa = post(f"{srv.openai_url}/chat/completions", CHAT)
+        ol = post(f"{srv.ollama_url}/api/chat", CHAT)
+    assert oa.status_code == ol.status_code == 401
+    assert oa.json()["error"]["type"] == "authentication_error"
+    with MockLLMServer(responders.named("not-found")) as srv:
+        oa = post(f"{srv.openai_url}/chat/completions", CHAT)
+        ol = post(f"{srv.ollama_url}/api/chat", CHAT)
+    assert oa.status_code == ol.status_code == 404
+    assert oa.json()["error"]["code"] == "model_not_found" and "not found" in ol.json()["error"]
+
+
+def test_blackhole_never_answers_until_the_server_stops():
+    srv = MockLLMServer(responders.named("blackhole")).start()
+    try:
+        with pytest.raises(httpx.ReadTimeout):
+            post(f"{srv.openai_url}/chat/completions", CHAT, timeout=0.5)
+        assert srv.calls == 1
+    finally:
+        srv.stop()  # releases the hanging handler
+
+
+def test_key_echo_sees_the_header_the_record_does_not_keep():
+    with MockLLMServer(responders.named("key-echo")) as srv:
+        r = httpx.post(
+            f"{srv.openai_url}/chat/completions", json=CHAT, headers={"Authorization": "Bearer sk-echo-me"}
+        )
+        req = srv.requests[0]
+    assert "Bearer sk-echo-me" in r.json()["choices"][0]["message"]["content"]
+    assert req.headers["authorization"] == "<redacted>" and req.raw_authorization is None
+    assert "sk-echo-me" not in repr(req)
+
+
+def test_redirect_modes():
+    with MockLLMServer(responders.named("redirect")) as srv:
+        r = httpx.post(f"{srv.openai_url}/chat/completions", json=CHAT, follow_redirects=False)
+        assert r.status_code == 307
+        assert r.headers["location"] == f"http://localhost:{srv.port}/moved/v1/chat/completions"
+        moved = post(f"{srv.url}/moved/v1/chat/completions", CHAT)  # what a follower would get
+        assert moved.status_code == 200
+    with MockLLMServer(responders.named("redirect:same-host")) as srv:
+        r = httpx.post(f"{srv.ollama_url}/api/chat", json=dict(CHAT, stream=False), follow_redirects=True)
+        assert r.status_code == 200 and [q.path for q in srv.requests] == ["/api/chat", "/moved/api/chat"]
+
+
+def test_anthropic_messages_route():
+    body = {
+        "model": "claude-x",
+        "system": [{"type": "text", "text": "sys"}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi you"}]}],
+        "max_tokens": 2,
+    }
+    with MockLLMServer(responders.fixed("one two three")) as srv:
+        data = post(f"{srv.url}/v1/messages", body).json()
+        req = srv.requests[0]
+    assert req.api == "anthropic" and req.messages == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "Hi you"},
+    ]
+    assert data["content"] == [{"type": "text", "text": "one two"}] and data["stop_reason"] == "max_tokens"
+    assert data["usage"]["output_tokens"] == 2
+
+
+def test_cli_mock_server_serves_a_hostile_mode():
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reljudge", "mock-server", "--responder", "int-content"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        url = proc.stdout.readline().strip().split("=", 1)[1]
+        r = post(f"{url}/chat/completions", CHAT)
+        assert r.json()["choices"][0]["message"]["content"] == 3
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -15,8 +15,8 @@ from reljudge.testing import AutoResponder, MockLLMServer, MockReply
 def _leaky(auto: AutoResponder):
     def answer(req):
         n = req.index % 7
-        if n == 0:
-            return MockReply(status=401, error=f"Incorrect API key provided: {SECRET}.")
+        if n == 0:  # 400, not 401: a 401 stops the job (fail fast; see test_llm_failfast.py)
+            return MockReply(status=400, error=f"Incorrect API key provided: {SECRET}.")
         if n == 1:
             return MockReply(status=500, error=f"upstream failed for key={SECRET}")
         if n == 2:

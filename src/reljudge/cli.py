@@ -581,8 +581,11 @@ def cache_stats_cmd(
         try:
             with ResponseCache(path) as store:
                 s = store.stats()
-        except sqlite3.DatabaseError as err:
-            raise InputError(f"not a reljudge cache: {err}", path) from None
+        except sqlite3.Error as err:
+            raise InputError(
+                f"not a reljudge cache, or a damaged one: {err} (judge cache clear --cache {path} --yes deletes it)",
+                path,
+            ) from None
         stats = {
             "path": str(path),
             "exists": True,
@@ -612,7 +615,11 @@ def cache_clear_cmd(
         None, "--cache", help="Cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."
     ),
 ) -> None:
-    """Delete cached responses (all, or one model's)."""
+    """Delete cached responses (all, or one model's).
+
+    A file that cannot be opened as a cache (damaged, not a database) can only be deleted whole:
+    without --model, clear offers that (asks, or does it with --yes).
+    """
     import sqlite3
 
     from reljudge.llm import ResponseCache
@@ -628,9 +635,29 @@ def cache_clear_cmd(
     try:
         with ResponseCache(path) as store:
             deleted = store.clear(model)
-    except sqlite3.DatabaseError as err:
-        raise InputError(f"not a reljudge cache: {err}", path) from None
+    except sqlite3.Error as err:
+        _delete_damaged_cache(path, err, model=model, yes=yes)
+        return
     typer.echo(f"deleted {deleted} entries from {path}")
+
+
+def _delete_damaged_cache(path: Path, err: Exception, *, model: str | None, yes: bool) -> None:
+    """Delete a cache file (and its -wal/-shm/-journal files) that cannot be read as a cache."""
+    files = [p for p in (path, *(Path(f"{path}{s}") for s in ("-wal", "-shm", "-journal"))) if p.exists()]
+    problem = f"{path} cannot be read as a reljudge cache ({err})"
+    if model is not None:
+        raise InputError(f"{problem}; it can only be deleted whole: run without --model", path)
+    if not yes and not typer.confirm(f"{problem}. Delete the file?", default=False):
+        typer.echo("nothing deleted", err=True)
+        raise typer.Exit(1)
+    for file in files:
+        try:
+            file.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise InputError(f"cannot delete {file}: {exc.strerror or exc}", file) from None
+    typer.echo(f"deleted the damaged cache {path}")
 
 
 @app.command("mock-server")
@@ -642,7 +669,10 @@ def mock_server_cmd(
     responder: str = typer.Option(
         "auto",
         "--responder",
-        help="auto (answers in the format each published prompt asks for), echo, or fixed:TEXT.",
+        help="auto (answers in the format each published prompt asks for), echo, fixed:TEXT, or a "
+        "hostile shape: echo-all, prompt-plus, list-content, int-content, dict-content, "
+        "absurd-usage[:1e400|1.5|negative|1e30], huge[:MB], gzip-bomb[:MB], think-bomb, nesting-bomb, "
+        "unauthorized, not-found, blackhole, key-echo, redirect[:other-host|same-host|URL].",
     ),
     latency: float = typer.Option(0.0, "--latency", help="Seconds added to every answer."),
     rate_429: float = typer.Option(
@@ -665,16 +695,12 @@ def mock_server_cmd(
     """
     import time
 
-    from reljudge.testing import AutoResponder, FaultInjector, MockLLMServer, responders
+    from reljudge.testing import FaultInjector, MockLLMServer, responders
 
-    if responder == "auto":
-        inner = AutoResponder()
-    elif responder == "echo":
-        inner = responders.echo
-    elif responder.startswith("fixed:"):
-        inner = responders.fixed(responder[len("fixed:") :])
-    else:
-        raise InputError(f"--responder must be auto, echo or fixed:TEXT, not {responder!r}")
+    try:
+        inner = responders.named(responder)
+    except ValueError as err:
+        raise InputError(f"--responder: {err}") from None
     rates = {
         "--rate-429": rate_429,
         "--rate-5xx": rate_5xx,

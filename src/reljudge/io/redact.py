@@ -107,3 +107,33 @@ def scrub_argv(argv: Sequence[str]) -> list[str]:
             continue
         out.append(redact_text(arg, env_secrets=env))
     return out
+
+
+def env_secret_values() -> list[str]:
+    """The values rule 3 masks: those of environment variables whose name contains KEY, TOKEN,
+    SECRET or PASSWORD (8+ characters), longest first."""
+    return _env_secrets()
+
+
+def url_credentials(url: str | None) -> list[str]:
+    """The secrets a ``scheme://user:password@host`` URL carries: the password (as written and
+    percent-decoded) and the base64 of ``user:password`` that HTTP Basic authentication sends.
+    Empty for a URL without credentials."""
+    import base64
+    from urllib.parse import unquote, urlsplit
+
+    if not url or "@" not in url:
+        return []
+    try:
+        parts = urlsplit(url.strip())
+        user, password = parts.username, parts.password
+    except ValueError:
+        return []
+    if user is None and password is None:
+        return []
+    out = []
+    if password:
+        out += [password, unquote(password)]
+    basic = f"{unquote(user or '')}:{unquote(password or '')}".encode()
+    out.append(base64.b64encode(basic).decode("ascii"))
+    return sorted(set(out), key=len, reverse=True)

@@ -5,7 +5,7 @@
 ...     res = await client.chat([{"role": "user", "content": "Hi"}])
 
 See `reljudge.llm.routing` for how model strings select a backend, `reljudge.llm.client` for the
-call pipeline (cache, limits, retries) and `reljudge.llm.pricing` for costs.
+call pipeline (cache, limits, retries, fail fast: `ProviderAbort`) and `reljudge.llm.pricing` for costs.
 """
 
 from reljudge.llm.cache import CacheStats, ResponseCache
@@ -16,6 +16,7 @@ from reljudge.llm.types import (
     ChatResult,
     ClientConfig,
     Message,
+    ProviderAbort,
     ProviderError,
     default_cache_path,
     messages_sha256,
@@ -30,6 +31,7 @@ __all__ = [
     "LLMClient",
     "Message",
     "Price",
+    "ProviderAbort",
     "ProviderError",
     "ResolvedModel",
     "ResponseCache",

@@ -3,7 +3,11 @@
 Key: SHA-256 of the canonical JSON of ``{v, backend, model, base_url, messages, params}`` where
 ``base_url`` is normalised (scheme/host lower-cased, trailing slash and embedded credentials
 dropped) and ``params`` are the effective decoding params. The API key is never part of the key
-or the stored value. Only successful answers (``ok`` and ``truncated``) are stored.
+or the stored value. Only successful answers (``ok``) are stored.
+
+This class reports every SQLite failure (a file that is not a database, a damaged page, a
+read-only file, a full disk) as ``sqlite3.Error``; `LLMClient` turns them into one warning and goes
+on without the cache, and ``judge cache clear`` can delete a file this class cannot open.
 
 Safe under concurrency: each process opens its own connection; WAL lets readers run while one
 writer writes, ``busy_timeout`` makes concurrent writers wait instead of failing, and
@@ -104,8 +108,8 @@ class ResponseCache:
         if row is None:
             return None
         try:
-            value = json.loads(row[0])
-        except ValueError:
+            value = json.loads(row[0]) if isinstance(row[0], (str, bytes)) else None
+        except (ValueError, RecursionError):
             return None  # a damaged entry is a miss; it is overwritten on the next store
         return value if isinstance(value, dict) else None
 

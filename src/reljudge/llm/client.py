@@ -3,7 +3,30 @@
 A call goes: build messages and effective params -> response cache -> (join an identical call
 already in flight) -> RPM/TPM limiter -> concurrency semaphore -> backend request, retried by the
 policy in `reljudge.llm.retry` -> classify (ok / truncated / refused / api_error) -> cache (ok only:
-a cut-off answer is asked again by ``judge run --retry-failed``) -> `ChatResult`. `chat` never raises for provider errors.
+a cut-off answer is asked again by ``judge run --retry-failed``) -> `ChatResult`. `chat` never raises for provider errors,
+except `ProviderAbort` once the client has decided the provider cannot serve the job (fail fast).
+
+Fail fast (``ClientConfig.fail_fast``, on by default): the first request to the provider is a
+*canary*: until it has finished (with its retries) the other requests wait (cache hits do not), so
+a misconfigured job sends one request, not the pool; a cancelled canary hands over to the next
+waiter. The client aborts after an authentication error (401/403) or a 404 (model or endpoint not
+found); when the canary cannot reach the server (connection/timeout after all its attempts, nothing
+ever succeeded); or after ``abort_after`` consecutive final failures of a permanent kind (a 4xx
+other than context length and content filter) or of connection/timeout, with no success between.
+The call whose failure decides it returns its failed result, as always; every later call, and
+every call still waiting or in flight, raises the same `ProviderAbort` (see `LLMClient.aborted`),
+whose ``hint`` says what to check (a missing ``/v1``, the API key, whether the server runs).
+
+What a provider sends is bounded: bodies (`MAX_RESPONSE_BYTES`, in the backends), answer text
+(`MAX_ANSWER_CHARS`: a longer answer keeps its beginning, ``status="truncated"``,
+``oversized=True``), error messages (`MAX_ERROR_CHARS`), token counts (`MAX_TOKENS_PER_CALL`), and
+limiter waits (`reljudge.llm.limits`). Secrets the client knows (the API key, secret environment
+variables, the password and Basic credentials of a ``user:pass@`` base URL) are replaced by ``***``
+in the answer, its logprobs and errors before anything is cached or returned.
+
+The cache is optional equipment: a cache file that cannot be opened, read or written (damaged,
+read-only, disk full) is reported once (a logging warning) and the job goes on without it (or
+without storing); the file is left as it is (``judge cache clear --yes`` deletes a damaged one).
 
 Accounting: ``client.usage`` sums what this run spent at the provider (cache hits add nothing);
 ``client.stats`` counts chats, provider requests, cache hits, retries and final failures by kind.
@@ -27,20 +50,40 @@ from typing import Any
 from tenacity import RetryCallState
 
 from reljudge.errors import InputError
+from reljudge.io.redact import env_secret_values, redact_text, url_credentials
 from reljudge.llm.backends import Backend, create_backend
-from reljudge.llm.backends.base import normalise_base_url
+from reljudge.llm.backends.base import clamp_tokens, clean_logprobs, normalise_base_url
 from reljudge.llm.cache import CacheKeys, ResponseCache
 from reljudge.llm.limits import RateLimiter, estimate_tokens
 from reljudge.llm.pricing import find_price, merge_prices, price_cost
 from reljudge.llm.retry import make_retrying
 from reljudge.llm.routing import resolve_model
-from reljudge.llm.types import ChatResult, ClientConfig, Completion, Message, ProviderError, canonical_json
+from reljudge.llm.types import (
+    MAX_ANSWER_CHARS,
+    MAX_ERROR_CHARS,
+    RETRYABLE_KINDS,
+    ChatResult,
+    ClientConfig,
+    Completion,
+    Message,
+    ProviderAbort,
+    ProviderError,
+    canonical_json,
+)
 from reljudge.records import Usage, sha256_text
 
 log = logging.getLogger("reljudge.llm")
 
 EventCallback = Callable[[str, dict[str, Any]], Any]
 _KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|sk-ant-[A-Za-z0-9_\-]{6,})")
+#: secrets shorter than this are not looked for in answers: placeholders such as "EMPTY" or
+#: "ollama" are no secrets, and masking them would change what the model said
+MIN_ANSWER_SECRET_CHARS = 8
+#: failure kinds that count towards ``abort_after`` as permanent (besides any other 4xx of a kind
+#: not listed in ``_NOT_PERMANENT_KINDS``)
+_PERMANENT_KINDS = frozenset({"bad_request", "auth"})
+#: never a reason to abort: a problem of one prompt or one answer, or a transient one
+_NOT_PERMANENT_KINDS = frozenset({"context_length", "content_filter", "invalid_response", *RETRYABLE_KINDS})
 
 
 @dataclass
@@ -83,8 +126,20 @@ class LLMClient:
         self._limiter = RateLimiter(config.rpm, config.tpm)
         self._backend: Backend | None = None
         self._cache: ResponseCache | None = None
+        self._cache_writable = True
+        self._cache_warned = False
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
-        self._secrets = _collect_secrets(config.api_key)
+        self._secrets = _collect_secrets(config.api_key, config.base_url)
+        self._answer_secrets = [x for x in self._secrets if len(x) >= MIN_ANSWER_SECRET_CHARS]
+        # fail fast: the canary gate, the abort and what decides it
+        self._gate = asyncio.Lock()
+        self._gate_open = False
+        self._aborted: ProviderAbort | None = None
+        self._abort_signal: asyncio.Future[None] | None = None
+        self._observed_any = False  # a network call has finished (its outcome was observed)
+        self._succeeded = False  # a provider ever answered
+        self._permanent_run = 0  # consecutive final permanent failures since the last success
+        self._transport_run = 0  # consecutive final connection/timeout failures since the last success
 
     # -- lifecycle ------------------------------------------------------------------------------
     def open(self) -> LLMClient:
@@ -101,8 +156,16 @@ class LLMClient:
                 )
             except ValueError as err:
                 raise InputError(self._redact(str(err))) from None
-        if self._cache is None and self.config.use_cache and self.config.cache_path is not None:
-            self._cache = ResponseCache(self.config.cache_path)
+        if (
+            self._cache is None
+            and not self._cache_warned
+            and self.config.use_cache
+            and self.config.cache_path is not None
+        ):
+            try:
+                self._cache = ResponseCache(self.config.cache_path)
+            except (sqlite3.Error, OSError) as err:  # damaged, read-only, no room: go on without
+                self._cache_trouble("opened", err)
         return self
 
     async def aclose(self) -> None:
@@ -110,7 +173,10 @@ class LLMClient:
             await self._backend.aclose()
             self._backend = None
         if self._cache is not None:
-            self._cache.close()
+            try:
+                self._cache.close()
+            except sqlite3.Error:
+                pass
             self._cache = None
 
     async def __aenter__(self) -> LLMClient:
@@ -118,6 +184,11 @@ class LLMClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    @property
+    def aborted(self) -> ProviderAbort | None:
+        """The `ProviderAbort` that ended this client's job, or None."""
+        return self._aborted
 
     # -- the call -------------------------------------------------------------------------------
     def effective_params(self, **overrides: Any) -> dict[str, Any]:
@@ -136,7 +207,10 @@ class LLMClient:
         ``refresh=True`` asks the provider again instead of answering from the cache (or from an
         identical call in flight); a good new answer replaces the cached one.
         Malformed messages raise ValueError/TypeError (a programming error, not a provider one).
+        Raises `ProviderAbort` once the client has given up on the provider (module docstring).
         """
+        if self._aborted is not None:
+            raise self._aborted
         start = time.monotonic()
         msgs = [Message.coerce(m) for m in messages]
         if not msgs:
@@ -155,7 +229,7 @@ class LLMClient:
 
         if self._cache is not None and not refresh:
             # a point read in WAL mode takes tens of microseconds: cheaper inline than a thread hop
-            hit = self._cache.get(key)
+            hit = self._cache_get(key)
             if hit is not None:
                 return self._finish(self._from_cache(hit, digest, effective, start), msg_dicts, cache_key)
 
@@ -169,17 +243,19 @@ class LLMClient:
                 first = None
             if first is not None and first.status in ("ok", "truncated"):
                 return self._finish(_as_cached(first, time.monotonic() - start), msg_dicts, cache_key)
+            if self._aborted is not None:
+                raise self._aborted
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            result = await self._call(backend, msg_dicts, wire, effective, digest, start)
-            if self._cache is not None and result.status == "ok":
+            result = await self._network(backend, msg_dicts, wire, effective, digest, start)
+            if self._cache is not None and self._cache_writable and _cacheable(result):
                 try:
                     await asyncio.to_thread(
                         self._cache.put, key, self.backend_name, self.model, _cache_value(result)
                     )
                 except sqlite3.Error as err:  # a full disk or a locked file must not lose the answer
-                    log.warning("could not store a response in the cache %s: %s", self.config.cache_path, err)
+                    self._cache_trouble("written", err, reads_too=False)
             future.set_result(result)
         finally:
             if not future.done():
@@ -192,13 +268,141 @@ class LLMClient:
     def forget(self, result: ChatResult) -> bool:
         """Drop ``result``'s answer from the response cache (an answer the judge could not use,
         so that a later run asks again instead of replaying it). True when an entry was removed."""
-        if self._cache is None or result.cache_key is None:
+        if self._cache is None or result.cache_key is None or not self._cache_writable:
             return False
         try:
             return self._cache.delete(result.cache_key)
         except sqlite3.Error as err:
-            log.warning("could not remove a response from the cache %s: %s", self.config.cache_path, err)
+            self._cache_trouble("written", err, reads_too=False)
             return False
+
+    # -- fail fast ------------------------------------------------------------------------------
+    async def _network(
+        self,
+        backend: Backend,
+        msg_dicts: list[dict[str, str]],
+        wire: dict[str, Any],
+        effective: dict[str, Any],
+        digest: str,
+        start: float,
+    ) -> ChatResult:
+        """`_call` behind the canary gate, raced against the abort: when the client aborts, a call
+        still waiting (at the gate, the limiter, the semaphore, a backoff) or in flight is
+        cancelled and raises `ProviderAbort` at once."""
+        if not self.config.fail_fast:
+            return (await self._call(backend, msg_dicts, wire, effective, digest, start))[0]
+        if self._aborted is not None:
+            raise self._aborted
+        loop = asyncio.get_running_loop()
+        if self._abort_signal is None or self._abort_signal.get_loop() is not loop:
+            self._abort_signal = loop.create_future()  # (a client reused under a new event loop)
+        signal = self._abort_signal
+        task = asyncio.ensure_future(self._gated_call(backend, msg_dicts, wire, effective, digest, start))
+        try:
+            await asyncio.wait((task, signal), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if task.done():  # the call that decided an abort still returns its own result
+            return task.result()
+        task.cancel()
+        await asyncio.wait((task,))  # let it unwind (close its connection) before raising
+        assert self._aborted is not None
+        raise self._aborted
+
+    async def _gated_call(
+        self,
+        backend: Backend,
+        msg_dicts: list[dict[str, str]],
+        wire: dict[str, Any],
+        effective: dict[str, Any],
+        digest: str,
+        start: float,
+    ) -> ChatResult:
+        canary = False
+        if not self._gate_open:  # the first request is out: wait for its outcome
+            await self._gate.acquire()
+            if self._gate_open or self._aborted is not None:
+                self._gate.release()
+                if self._aborted is not None:
+                    raise self._aborted
+            else:
+                canary = True
+        try:
+            result, error = await self._call(backend, msg_dicts, wire, effective, digest, start)
+        except BaseException:
+            if canary:  # a cancelled canary: the next waiter becomes the canary
+                self._gate.release()
+            raise
+        self._observe(result, error)
+        if canary:
+            self._gate_open = True
+            self._gate.release()
+        return result
+
+    def _observe(self, result: ChatResult, error: ProviderError | None) -> None:
+        """Decide from one finished network call whether the provider can serve the job."""
+        first = not self._observed_any
+        self._observed_any = True
+        if error is None:  # an answer (ok, truncated, refused): the provider works
+            self._succeeded = True
+            self._permanent_run = self._transport_run = 0
+            return
+        kind, status = error.kind, error.status_code
+        limit = self.config.abort_after
+        if kind == "auth" or (status == 404 and kind not in _NOT_PERMANENT_KINDS):
+            self._abort(error)
+        elif kind in ("connection", "timeout"):
+            self._transport_run += 1
+            if (first and not self._succeeded) or self._transport_run >= limit:
+                self._abort(error, run=self._transport_run)
+        elif kind in _PERMANENT_KINDS or (
+            status is not None and 400 <= status < 500 and kind not in _NOT_PERMANENT_KINDS
+        ):
+            self._permanent_run += 1
+            if self._permanent_run >= limit:
+                self._abort(error, run=self._permanent_run)
+
+    def _abort(self, error: ProviderError, run: int = 1) -> None:
+        if self._aborted is not None:
+            return
+        message = self._redact(error.message)
+        if run > 1:
+            message = f"{run} requests in a row failed; the last: {message}"
+        self._aborted = ProviderAbort(
+            error.kind, message, status_code=error.status_code, hint=self._hint(error)
+        )
+        log.debug("aborting: %s", self._aborted)
+        if self._abort_signal is not None and not self._abort_signal.done():
+            self._abort_signal.set_result(None)
+
+    def _hint(self, error: ProviderError) -> str | None:
+        """What to check, for the failures that usually mean a misconfiguration."""
+        base = self.config.base_url
+        where = normalise_base_url(base) or {"ollama": "the default Ollama address"}.get(
+            self.backend_name, "the provider's default address"
+        )
+        if error.kind == "auth":
+            if self.backend_name == "openai":
+                return "check the API key (OPENAI_API_KEY / --api-key-env)"
+            return "check the API key (the provider's key variable / --api-key-env)"
+        if error.status_code == 404:
+            path = normalise_base_url(base).partition("://")[2].partition("/")[2]
+            if self.backend_name == "openai" and base and not path.endswith("v1"):
+                return f"the base URL may need /v1 ({normalise_base_url(base)}/v1)"
+            if self.backend_name == "ollama":
+                if path.endswith("v1"):
+                    return "the ollama backend takes the server address without /v1"
+                return f"is the model pulled? (ollama pull {self.model})"
+            return f"is the model {self.model!r} served at {where}?"
+        if error.kind == "connection":
+            return f"is the server running at {where}?"
+        if error.kind == "timeout":
+            return (
+                f"the server at {where} did not answer within {self.config.timeout_s:g} s: "
+                "is it the right address, and is it up?"
+            )
+        return None
 
     # -- internals ------------------------------------------------------------------------------
     def _params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -221,7 +425,8 @@ class LLMClient:
         effective: dict[str, Any],
         digest: str,
         start: float,
-    ) -> ChatResult:
+    ) -> tuple[ChatResult, ProviderError | None]:
+        """One call with its retries: (result, the final provider error or None)."""
         cfg = self.config
         attempts = 0
         estimate = estimate_tokens(sum(len(m["content"]) for m in msg_dicts), effective.get("max_tokens"))
@@ -275,7 +480,7 @@ class LLMClient:
             assert completion is not None
         except ProviderError as err:
             status = "refused" if err.kind == "content_filter" else "api_error"
-            return ChatResult(
+            failed = ChatResult(
                 text="",
                 status=status,
                 error=self._redact(str(err)),
@@ -285,9 +490,12 @@ class LLMClient:
                 attempts=attempts,
                 **base,
             )
+            return failed, (None if status == "refused" else err)
         except Exception as err:  # a bug in a provider library must not kill a whole run
-            log.warning("unexpected error from the %s backend: %r", self.backend_name, err)
-            return ChatResult(
+            log.warning(
+                "unexpected error from the %s backend: %s", self.backend_name, self._redact(repr(err))
+            )
+            failed = ChatResult(
                 text="",
                 status="api_error",
                 error=self._redact(f"unexpected {type(err).__name__}: {err}"),
@@ -297,19 +505,30 @@ class LLMClient:
                 attempts=attempts,
                 **base,
             )
+            return failed, ProviderError("other", failed.error or "")
 
         cost, known = price_cost(
             self._price, self.backend_name, completion.prompt_tokens, completion.completion_tokens
         )
+        text = self._scrub(completion.text)
+        oversized = len(text) > MAX_ANSWER_CHARS
+        if oversized:
+            text = text[:MAX_ANSWER_CHARS]
         status, error, kind = "ok", None, None
         if completion.refusal or completion.finish_reason == "content_filter":
             status, kind = "refused", "content_filter"
             error = self._redact(completion.refusal or "the provider's content filter stopped the answer")
+        elif oversized:
+            status = "truncated"
+            error = (
+                f"the answer was cut to its first {MAX_ANSWER_CHARS} characters "
+                f"(the provider sent {len(completion.text)})"
+            )
         elif completion.finish_reason == "length":
             status = "truncated"
             error = "the answer hit the token limit (finish_reason=length)"
-        return ChatResult(
-            text=completion.text,
+        result = ChatResult(
+            text=text,
             status=status,
             error=error,
             error_kind=kind,
@@ -323,22 +542,24 @@ class LLMClient:
             price_known=known,
             latency_s=time.monotonic() - start,
             attempts=attempts,
-            logprobs=completion.logprobs,
+            logprobs=self._scrub_logprobs(completion.logprobs),
+            oversized=oversized,
             **base,
         )
+        return result, None
 
     def _from_cache(
         self, hit: dict[str, Any], digest: str, effective: dict[str, Any], start: float
     ) -> ChatResult:
         _, known = price_cost(self._price, self.backend_name, 0, 0)
         return ChatResult(
-            text=str(hit.get("text", "")),
-            status=hit.get("status", "ok"),
-            error=hit.get("error"),
+            text=self._scrub(hit["text"]),
+            status="ok",
+            error=None,
             finish_reason=hit.get("finish_reason"),
             usage=Usage(
-                prompt_tokens=int(hit.get("prompt_tokens", 0)),
-                completion_tokens=int(hit.get("completion_tokens", 0)),
+                prompt_tokens=hit["prompt_tokens"],
+                completion_tokens=hit["completion_tokens"],
                 calls=0,
                 cost_usd=0.0,
             ),
@@ -346,7 +567,7 @@ class LLMClient:
             latency_s=time.monotonic() - start,
             cached=True,
             attempts=0,
-            logprobs=hit.get("logprobs"),
+            logprobs=self._scrub_logprobs(hit.get("logprobs")),
             backend=self.backend_name,
             base_url=self._keys.base_url,
             model=self.model,
@@ -354,9 +575,44 @@ class LLMClient:
             params=effective,
         )
 
+    # -- the cache, which may fail ----------------------------------------------------------------
+    def _cache_get(self, key: str) -> dict[str, Any] | None:
+        """A valid cached entry for ``key`` (`_valid_entry`), or None: a miss, a damaged entry, or
+        a cache that cannot be read (then the client goes on without it)."""
+        assert self._cache is not None
+        try:
+            hit = self._cache.get(key)
+        except sqlite3.Error as err:
+            self._cache_trouble("read", err)
+            return None
+        return _valid_entry(hit) if hit is not None else None
+
+    def _cache_trouble(self, what: str, err: BaseException, *, reads_too: bool = True) -> None:
+        """Warn once that the cache cannot be used, and go on without it (``reads_too=False``:
+        still read it, but store nothing more, e.g. on a full disk)."""
+        path = self.config.cache_path
+        if not self._cache_warned:
+            self._cache_warned = True
+            log.warning(
+                "the response cache %s cannot be %s (%s); going on without %s. "
+                "A damaged cache file can be deleted with: judge cache clear --cache %s --yes",
+                path,
+                what,
+                self._redact(str(err) or type(err).__name__),
+                "it" if reads_too else "storing answers",
+                path,
+            )
+        self._cache_writable = False
+        if reads_too and self._cache is not None:
+            try:
+                self._cache.close()
+            except sqlite3.Error:
+                pass
+            self._cache = None
+
     def _finish(self, result: ChatResult, prompt: list[dict[str, str]], cache_key: str | None) -> ChatResult:
         result.prompt = prompt
-        result.cache_key = cache_key
+        result.cache_key = cache_key if self._cache is not None else None
         self.stats.statuses[result.status] += 1
         if result.cached:
             self.stats.cache_hits += 1
@@ -387,18 +643,77 @@ class LLMClient:
         except Exception as err:  # a display callback must not break the run
             log.warning("on_event callback failed: %r", err)
 
+    # -- secrets ----------------------------------------------------------------------------------
     def _redact(self, text: str) -> str:
+        """An error message fit to keep: the known secrets masked (exact match, on the whole
+        text), cut to `MAX_ERROR_CHARS`, then credential-looking strings masked
+        (`reljudge.io.redact.redact_text`; run on the cut text only, since its patterns cost more
+        than linear time on long hostile input)."""
         for secret in self._secrets:
-            text = text.replace(secret, "***")
+            if secret in text:
+                text = text.replace(secret, "***")
+        if len(text) > MAX_ERROR_CHARS:
+            text = text[:MAX_ERROR_CHARS] + "..."
+        text = redact_text(text, env_secrets=())
         return _KEY_PATTERN.sub("***", text)
 
+    def _scrub(self, text: str) -> str:
+        """The answer with the client's secrets (8+ characters) replaced by ``***``: exact matches
+        only (linear time; an answer is the model's words, so no pattern rewrites it)."""
+        for secret in self._answer_secrets:
+            if secret in text:
+                text = text.replace(secret, "***")
+        return text
 
-def _collect_secrets(api_key: str | None) -> list[str]:
+    def _scrub_logprobs(self, items: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        """Token logprobs, or None when their tokens spell one of the client's secrets (a secret
+        spread over tokens cannot be masked token by token)."""
+        if not items or not self._answer_secrets:
+            return items
+        tokens = "".join(item["token"] for item in items)
+        tops = "\n".join(top["token"] for item in items for top in item.get("top_logprobs") or ())
+        if any(secret in tokens or secret in tops for secret in self._answer_secrets):
+            return None
+        return items
+
+
+def _collect_secrets(api_key: str | None, base_url: str | None = None) -> list[str]:
+    """What the client never lets through: the API key, the values of secret environment
+    variables (`reljudge.io.redact.env_secret_values`, plus ``*_API_KEY``/``*_TOKEN`` values of 8+
+    characters), and the password and Basic credentials of a ``user:pass@`` base URL."""
     secrets = {api_key} if api_key else set()
+    secrets.update(env_secret_values())
     for name, value in os.environ.items():
         if value and len(value) >= 8 and (name.endswith("_API_KEY") or name.endswith("_TOKEN")):
             secrets.add(value)
+    secrets.update(url_credentials(base_url))
     return sorted(secrets, key=len, reverse=True)
+
+
+def _valid_entry(hit: Any) -> dict[str, Any] | None:
+    """A cached value as the client stores it, with its fields of the right types, or None (a
+    value that is not a valid entry is a miss: never ``str()`` it into an answer)."""
+    if not isinstance(hit, dict) or hit.get("status", "ok") != "ok":
+        return None
+    text = hit.get("text")
+    if not isinstance(text, str) or len(text) > MAX_ANSWER_CHARS:
+        return None
+    finish = hit.get("finish_reason")
+    logprobs = hit.get("logprobs")
+    if logprobs is not None and not isinstance(logprobs, list):
+        return None
+    return {
+        "text": text,
+        "finish_reason": finish if isinstance(finish, str) else None,
+        "prompt_tokens": clamp_tokens(hit.get("prompt_tokens")),
+        "completion_tokens": clamp_tokens(hit.get("completion_tokens")),
+        "logprobs": clean_logprobs(logprobs),
+    }
+
+
+def _cacheable(result: ChatResult) -> bool:
+    """Only a whole, good answer is stored (and its fields are what `_valid_entry` accepts)."""
+    return result.status == "ok" and not result.oversized and isinstance(result.text, str)
 
 
 def _cache_value(result: ChatResult) -> dict[str, Any]:

@@ -5,12 +5,23 @@
 plus the completion budget), waits until both buckets can pay, and afterwards `settle`s the
 difference with the real usage, so the TPM bucket tracks what the provider counts. Waiters are
 served in arrival order (one lock), so a large request cannot starve.
+
+Bounded waits: what a provider reports cannot stall the limiter. A request takes at most one
+bucket's capacity, and `settle` lets the bucket go at most one capacity into debt (one minute of
+tokens), so a request's own wait for the limiter is at most two minutes (`MAX_WAIT_S`) whatever
+usage a provider claims (a reported 10^12 tokens would otherwise mean a wait of years); the wait is
+slept in steps of at most `WAIT_STEP_S`, re-checking the buckets after each.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+
+#: the longest a request waits for its own tokens (two bucket refills: the debt floor plus one capacity)
+MAX_WAIT_S = 120.0
+#: the longest single sleep; the buckets are re-checked after each
+WAIT_STEP_S = 60.0
 
 
 class _Bucket:
@@ -57,6 +68,7 @@ class RateLimiter:
                     delay = max(delay, self._tpm.wait_for(tokens))
                 if delay <= 0:
                     break
+                delay = min(delay, WAIT_STEP_S)
                 self.waited_s += delay
                 await asyncio.sleep(delay)
             if self._rpm is not None:
@@ -65,10 +77,14 @@ class RateLimiter:
                 self._tpm.level -= min(tokens, self._tpm.capacity)
 
     def settle(self, estimated: int, actual: int) -> None:
-        """Correct the TPM bucket once the real token count of a request is known."""
+        """Correct the TPM bucket once the real token count of a request is known.
+
+        The debt is bounded: the level never goes below ``-capacity``, however many tokens a
+        provider reports (see the module docstring)."""
         if self._tpm is not None:
             self._tpm.refill()
-            self._tpm.level = min(self._tpm.capacity, self._tpm.level + estimated - actual)
+            level = self._tpm.level + max(0, estimated) - max(0, actual)
+            self._tpm.level = max(-self._tpm.capacity, min(self._tpm.capacity, level))
 
 
 def estimate_tokens(prompt_chars: int, max_tokens: int | None) -> int:

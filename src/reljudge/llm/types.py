@@ -35,6 +35,19 @@ ErrorKind = Literal[
 ]
 RETRYABLE_KINDS: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "connection"})
 
+# Bounds on what a provider sends (a hostile or broken server must not crash, hang or bloat a run).
+#: the most bytes of a response body read (after gzip/deflate decoding); a bigger body is an
+#: ``invalid_response`` ("response too large"), never retried. 8 MiB holds ~2M tokens of text.
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+#: the most characters of answer text a `ChatResult` carries; a longer answer keeps its first
+#: ``MAX_ANSWER_CHARS`` characters, with ``status="truncated"`` and ``oversized=True``.
+MAX_ANSWER_CHARS = 1024 * 1024
+#: reported token counts are clamped to ``0..MAX_TOKENS_PER_CALL`` (a billion tokens is far beyond
+#: any context window), so a reported 1e30 can neither inflate costs nor stall the TPM limiter.
+MAX_TOKENS_PER_CALL = 10**9
+#: the most characters of a provider's error message kept in ``ChatResult.error``.
+MAX_ERROR_CHARS = 1000
+
 
 def default_cache_path() -> Path:
     """``$RELJUDGE_CACHE`` if set, else ``$XDG_CACHE_HOME/reljudge/llm-cache.sqlite``
@@ -114,6 +127,13 @@ class ClientConfig:
     replaces it (capped at ``retry_after_max_s``).
     ``extra_params`` are sent as-is with each request (and are part of the cache key).
     ``prices`` overrides entries of the built-in price table (USD per 1M tokens, see `pricing`).
+
+    Fail fast (see `ProviderAbort`): until the client's first request to the provider has finished
+    (with its retries) the other requests wait, so a misconfigured job sends one request, not the
+    pool. ``abort_after`` (K, default 8) is how many consecutive final failures of a permanent kind
+    (a 4xx other than context length and content filter), or of connection/timeout, end the job
+    when nothing succeeded in between; an authentication error or a 404, and a first request that
+    cannot reach the server at all, end it at once. ``fail_fast=False`` turns both off.
     """
 
     model: str
@@ -136,6 +156,8 @@ class ClientConfig:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     retry_after_max_s: float = 120.0
+    fail_fast: bool = True
+    abort_after: int = 8
 
     def __post_init__(self) -> None:
         if not self.model or not isinstance(self.model, str):
@@ -144,6 +166,8 @@ class ClientConfig:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
         if self.max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+        if self.abort_after < 1:
+            raise ValueError(f"abort_after must be >= 1, got {self.abort_after}")
         if self.timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, got {self.timeout_s}")
         for name in ("rpm", "tpm"):
@@ -180,6 +204,10 @@ class ChatResult:
     ``logprobs``: list of ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}`` or None.
     ``params``: the effective decoding params sent (after provider adaptation).
     ``prompt``: the messages sent (kept in memory for the answer's reader, never stored).
+    ``oversized``: the answer was longer than `MAX_ANSWER_CHARS`; ``text`` holds its beginning and
+    the status is ``truncated``.
+    The text, error and logprobs never contain the client's secrets (API key, the password of a
+    ``user:pass@`` base URL, its Basic credentials): an echo of one is replaced by ``***``.
     """
 
     text: str
@@ -204,6 +232,7 @@ class ChatResult:
     #: the messages this result answers (role/content dicts), so that a reader can tell text the
     #: model copied from its prompt from text it wrote; never written to records or the cache
     prompt: list[dict[str, str]] | None = field(default=None, repr=False)
+    oversized: bool = False
 
     @property
     def ok(self) -> bool:
@@ -238,6 +267,32 @@ class ProviderError(Exception):
     def __str__(self) -> str:
         code = f" (HTTP {self.status_code})" if self.status_code else ""
         return f"{self.kind}{code}: {self.message}"
+
+
+class ProviderAbort(Exception):
+    """The provider cannot serve this job: `LLMClient.chat` raises it instead of sending more
+    requests (see `ClientConfig` for when). Every later call of the client raises the same one.
+
+    ``kind`` is the `ProviderError` kind that decided it (``auth``, ``bad_request``,
+    ``connection``, ``timeout``, ...), ``message`` the provider's message (secrets masked),
+    ``status_code`` its HTTP status, ``hint`` what to check (or None). ``str()`` is one line.
+    """
+
+    def __init__(
+        self, kind: str, message: str, *, status_code: int | None = None, hint: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status_code = status_code
+        self.hint = hint
+
+    def __str__(self) -> str:
+        code = f" (HTTP {self.status_code})" if self.status_code else ""
+        text = f"the provider cannot serve this job: {self.kind}{code}: {self.message}"
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return " ".join(text.split())
 
 
 @dataclass

@@ -1,18 +1,47 @@
-"""Scripted responders for `MockLLMServer`: fixed answers, sequences, errors, and a deterministic
-fault injector.
+"""Scripted responders for `MockLLMServer`: fixed answers, sequences, errors, a deterministic
+fault injector, and the hostile shapes a client must survive.
 
 A responder is any callable ``(MockRequest) -> MockReply | str``; these helpers build common ones.
+`named` builds one from a name, as ``judge mock-server --responder NAME[:ARG]`` does; `NAMES` lists
+them:
+
+=================  ==========================================================================
+``auto``           the built-in answers in each prompt's format (`AutoResponder`)
+``echo``           the last user message
+``echo-all``       all messages joined (servers that return the prompt)
+``prompt-plus``    the prompt followed by the auto answer (servers returning prompt + completion)
+``fixed:TEXT``     always TEXT
+``list-content``   the auto answer as OpenAI content parts ``[{"type": "text", ...}, ...]``
+``int-content``    the content is the number 3
+``dict-content``   the content is an object ``{"type": "text", "text": "##final score: 3"}``
+``absurd-usage``   token counts 1e400 / 1.5 / negative / 10^30 (``:VARIANT`` picks one;
+                   without, they take turns)
+``huge[:MB]``      an answer of MB mebibytes (default 16)
+``gzip-bomb[:MB]`` a ~MB KiB gzip body (``Content-Encoding: gzip``) inflating to MB MiB (default 200)
+``think-bomb``     ``<think>`` x 15000 and a marker
+``nesting-bomb``   ``<output>`` x 1000, ``3``, ``</output>`` x 1000
+``unauthorized``   401, with the message OpenAI sends for a wrong key
+``not-found``      404, model not found
+``blackhole``      reads the request and never answers (until the server stops)
+``key-echo``       an answer containing the Authorization header it received
+``redirect[:TO]``  307 to another host (``other-host``, the default: the same server under its
+                   other loopback name), to this host (``same-host``), or to the URL TO;
+                   requests under ``/moved/`` get the auto answer
+=================  ==========================================================================
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import random
 import threading
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from reljudge.testing.server import MockReply, MockRequest, Responder
+from reljudge.testing.server import MOVED_PREFIX, MockReply, MockRequest, Responder
 
 
 def fixed(text: str) -> Responder:
@@ -181,3 +210,261 @@ class FaultInjector:
         if fault == "empty":
             return replace(reply, text="")
         return reply
+
+
+# --- hostile shapes --------------------------------------------------------------------------
+
+
+def _auto() -> Responder:
+    from reljudge.testing.auto import AutoResponder
+
+    return AutoResponder()
+
+
+def _reply(inner: Responder, req: MockRequest) -> MockReply:
+    reply = inner(req)
+    return MockReply(text=reply) if isinstance(reply, str) else reply
+
+
+def echo_all(req: MockRequest) -> MockReply:
+    """Answer with all message contents joined by newlines (a server that returns the prompt)."""
+    return MockReply(text=req.prompt)
+
+
+def prompt_plus(inner: Responder | None = None) -> Responder:
+    """The prompt followed by ``inner``'s answer (default: auto): a server returning prompt +
+    completion."""
+    inner = inner or _auto()
+
+    def answer(req: MockRequest) -> MockReply:
+        reply = _reply(inner, req)
+        return replace(reply, text=f"{req.prompt}\n{reply.text}")
+
+    return answer
+
+
+def list_content(inner: Responder | None = None) -> Responder:
+    """``inner``'s answer (default: auto) as a list of OpenAI content parts (split in two text
+    parts, plus an image part a reader must skip)."""
+    inner = inner or _auto()
+
+    def answer(req: MockRequest) -> MockReply:
+        reply = _reply(inner, req)
+        half = len(reply.text) // 2
+        parts = [
+            {"type": "text", "text": reply.text[:half]},
+            {"type": "image_url", "image_url": {"url": "data:,"}},
+            {"type": "text", "text": reply.text[half:]},
+        ]
+        return replace(reply, content=parts)
+
+    return answer
+
+
+def int_content(req: MockRequest) -> MockReply:
+    """The message content is a JSON number (3), not a string."""
+    return MockReply(text="3", content=3)
+
+
+def dict_content(req: MockRequest) -> MockReply:
+    """The message content is an object, not a string or a list."""
+    return MockReply(text="##final score: 3", content={"type": "text", "text": "##final score: 3"})
+
+
+#: (prompt_tokens, completion_tokens) as JSON number text
+ABSURD_USAGE: dict[str, tuple[str, str]] = {
+    "1e400": ("1e400", "1e400"),  # JSON readers make it infinity
+    "1.5": ("1.5", "2.5"),
+    "negative": ("-5", "-7"),
+    "1e30": ("1" + "0" * 30, "1" + "0" * 30),  # an integer: no float reader rounds it
+}
+
+
+def absurd_usage(variant: str | None = None, inner: Responder | None = None) -> Responder:
+    """``inner``'s answer (default: auto) with absurd token counts (`ABSURD_USAGE`); without a
+    variant they take turns by request number."""
+    if variant is not None and variant not in ABSURD_USAGE:
+        raise ValueError(
+            f"unknown absurd-usage variant {variant!r} (expected one of {', '.join(ABSURD_USAGE)})"
+        )
+    inner = inner or _auto()
+    names = list(ABSURD_USAGE)
+
+    def answer(req: MockRequest) -> MockReply:
+        chosen = variant or names[req.index % len(names)]
+        return replace(_reply(inner, req), usage_literals=ABSURD_USAGE[chosen])
+
+    return answer
+
+
+def huge(mb: float = 16) -> Responder:
+    """An answer of ``mb`` mebibytes (one long word, so the mock's tokenizer stays fast)."""
+    size = int(mb * 1024 * 1024)
+    return lambda req: MockReply(text="x" * size)
+
+
+@functools.lru_cache(maxsize=8)
+def gzip_bomb_body(api: str, mb: int = 200) -> bytes:
+    """A gzip-compressed chat response whose answer is ``mb`` MiB of ``x`` (about ``mb`` KiB
+    compressed), built in pieces so that the whole text never exists in memory."""
+    filler = "\u0000FILLER\u0000"
+    if api == "ollama":
+        payload: dict = {
+            "model": "mock-model",
+            "created_at": "2025-01-01T00:00:00Z",
+            "message": {"role": "assistant", "content": filler},
+            "done": True,
+            "done_reason": "stop",
+            "prompt_eval_count": 1,
+            "eval_count": 1,
+        }
+    else:
+        payload = {
+            "id": "chatcmpl-bomb",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "mock-model",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": filler},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+    head, _, tail = json.dumps(payload).partition(json.dumps(filler)[1:-1])
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    out = [packer.compress(head.encode())]
+    block = b"x" * (1024 * 1024)
+    for _ in range(mb):
+        out.append(packer.compress(block))
+    out.append(packer.compress(tail.encode()))
+    out.append(packer.flush())
+    return b"".join(out)
+
+
+def gzip_bomb(mb: int = 200) -> Responder:
+    """A small gzip body (``Content-Encoding: gzip``) that inflates to ``mb`` MiB."""
+
+    def answer(req: MockRequest) -> MockReply:
+        body = gzip_bomb_body("ollama" if req.api == "ollama" else "openai", mb)
+        return MockReply(body=body, headers={"Content-Encoding": "gzip"})
+
+    return answer
+
+
+def think_bomb(n: int = 15000, marker: str = "##final score: 2") -> Responder:
+    """``<think>`` n times, then a marker (a reasoning-tag regex must stay linear)."""
+    text = "<think>" * n + marker
+    return lambda req: MockReply(text=text)
+
+
+def nesting_bomb(n: int = 1000) -> Responder:
+    """``<output>`` n times, ``3``, ``</output>`` n times (a recursive reader must not overflow)."""
+    text = "<output>" * n + "3" + "</output>" * n
+    return lambda req: MockReply(text=text)
+
+
+def unauthorized(req: MockRequest) -> MockReply:
+    """401 with OpenAI's wrong-key message."""
+    return error(
+        401,
+        "Incorrect API key provided: sk-mock****. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+        code="invalid_api_key",
+    )
+
+
+def not_found(req: MockRequest) -> MockReply:
+    """404: the model does not exist (in the message format of each API)."""
+    if req.api == "ollama":
+        return error(404, f'model "{req.model}" not found, try pulling it first')
+    return error(
+        404,
+        f"The model `{req.model}` does not exist or you do not have access to it.",
+        code="model_not_found",
+    )
+
+
+def blackhole(req: MockRequest) -> MockReply:
+    """Read the request and never answer, until the server stops."""
+    return MockReply(hang=True)
+
+
+def key_echo(req: MockRequest) -> MockReply:
+    """An answer that repeats the Authorization header the server received."""
+    return MockReply(text=f"You sent the header: {req.raw_authorization}. ##final score: 2")
+
+
+def _other_host(host_header: str) -> str:
+    host, _, port = host_header.rpartition(":")
+    other = "localhost" if host in ("127.0.0.1", "[::1]") else "127.0.0.1"
+    return f"{other}:{port}"
+
+
+def redirect(to: str = "other-host", inner: Responder | None = None) -> Responder:
+    """307 to another origin (``other-host``: the same server under its other loopback name, so a
+    client that follows it would get an answer), to this origin (``same-host``), or to the URL
+    ``to``; requests under ``/moved/`` are answered by ``inner`` (default: auto)."""
+    inner = inner or _auto()
+
+    def answer(req: MockRequest) -> MockReply | str:
+        if req.path.startswith(MOVED_PREFIX + "/"):
+            return inner(req)
+        if to == "same-host":
+            location = MOVED_PREFIX + req.path
+        elif to == "other-host":
+            location = (
+                f"http://{_other_host(req.headers.get('host', '127.0.0.1:80'))}{MOVED_PREFIX}{req.path}"
+            )
+        else:
+            location = to
+        return MockReply(status=307, error="moved", headers={"Location": location})
+
+    return answer
+
+
+def _number(arg: str, name: str) -> float:
+    try:
+        value = float(arg)
+    except ValueError:
+        raise ValueError(f"{name}: {arg!r} is not a number") from None
+    if not 0 < value <= 4096:
+        raise ValueError(f"{name}: {arg!r} must be in (0, 4096]")
+    return value
+
+
+#: name -> the responder built from the optional ``:ARG``
+_BUILDERS: dict[str, Callable[[str | None], Responder]] = {
+    "auto": lambda arg: _auto(),
+    "echo": lambda arg: echo,
+    "echo-all": lambda arg: echo_all,
+    "prompt-plus": lambda arg: prompt_plus(),
+    "list-content": lambda arg: list_content(),
+    "int-content": lambda arg: int_content,
+    "dict-content": lambda arg: dict_content,
+    "absurd-usage": lambda arg: absurd_usage(arg),
+    "huge": lambda arg: huge(_number(arg, "huge") if arg else 16),
+    "gzip-bomb": lambda arg: gzip_bomb(int(_number(arg, "gzip-bomb")) if arg else 200),
+    "think-bomb": lambda arg: think_bomb(),
+    "nesting-bomb": lambda arg: nesting_bomb(),
+    "unauthorized": lambda arg: unauthorized,
+    "not-found": lambda arg: not_found,
+    "blackhole": lambda arg: blackhole,
+    "key-echo": lambda arg: key_echo,
+    "redirect": lambda arg: redirect(arg or "other-host"),
+}
+NAMES: tuple[str, ...] = ("fixed", *_BUILDERS)
+
+
+def named(spec: str) -> Responder:
+    """The responder ``NAME`` or ``NAME:ARG`` (``fixed:TEXT``, ``huge:MB``, ...); see the module
+    docstring. ValueError for an unknown name."""
+    name, sep, arg = spec.partition(":")
+    if name == "fixed" and sep:
+        return fixed(arg)
+    builder = _BUILDERS.get(name)
+    if builder is None:
+        raise ValueError(f"unknown responder {spec!r} (expected one of: {', '.join(NAMES)}; fixed:TEXT)")
+    return builder(arg if sep else None)

@@ -2,11 +2,16 @@
 Ollama's native API, answering from a scriptable *responder*.
 
 Endpoints: ``POST /v1/chat/completions`` (usage; logprobs when requested), ``GET /v1/models``,
-``POST /api/chat`` (``stream`` false, or true -> NDJSON chunks), ``GET /api/tags``.
+``POST /api/chat`` (``stream`` false, or true -> NDJSON chunks), ``GET /api/tags``, and
+``POST /v1/messages`` (Anthropic's Messages API, enough for LiteLLM's ``anthropic/`` route). The
+same routes under ``/moved/...`` are where the ``redirect`` responder sends a client.
 
 A responder is any callable ``(MockRequest) -> MockReply | str``. Token counts are
-word/punctuation counts, so they are deterministic; ``max_tokens`` (OpenAI) or
-``options.num_predict`` (Ollama) cut the answer and set finish reason ``length``.
+word/punctuation counts, so they are deterministic; ``max_tokens`` (OpenAI, Anthropic) or
+``options.num_predict`` (Ollama) cut the answer and set finish reason ``length``. Hostile shapes
+(see `reljudge.testing.responders`): a reply can send any JSON value as the message content
+(``content``), raw JSON numbers as token counts (``usage_literals``: ``1e400``), or an exact body
+(``body``, e.g. a gzip bomb with ``Content-Encoding: gzip``).
 
 >>> with MockLLMServer(lambda req: "1") as srv:          # doctest: +SKIP
 ...     cfg = ClientConfig(model="openai/mock", base_url=srv.openai_url)
@@ -18,6 +23,7 @@ import hashlib
 import ipaddress
 import json
 import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -29,19 +35,34 @@ from typing import Any
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 DEFAULT_MODELS = ("mock-model", "gpt-4o-mini", "llama3.2")
+#: chat routes by path; each also answers under ``MOVED_PREFIX`` (the target of redirects)
+ROUTES = {"/v1/chat/completions": "openai", "/api/chat": "ollama", "/v1/messages": "anthropic"}
+MOVED_PREFIX = "/moved"
+
+
+class _NotSet:
+    def __repr__(self) -> str:
+        return "NOT_SET"
+
+
+NOT_SET: Any = _NotSet()
 
 
 @dataclass
 class MockRequest:
     """One chat request as the server received it."""
 
-    api: str  # "openai" or "ollama"
+    api: str  # "openai", "ollama" or "anthropic"
     model: str
     messages: list[dict[str, Any]]
     body: dict[str, Any]
     index: int  # 0-based number of this chat request on the server
     seen: int  # how many identical (model, messages) requests came before this one
     headers: dict[str, str] = field(default_factory=dict)  # lower-case names; authorization redacted
+    path: str = ""  # the request path, e.g. /v1/chat/completions or /moved/v1/chat/completions
+    #: the Authorization header as received: set only while the responder runs (``key-echo``
+    #: answers with it); recorded requests never keep it
+    raw_authorization: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def prompt(self) -> str:
@@ -63,7 +84,7 @@ class MockRequest:
 
     @property
     def max_tokens(self) -> int | None:
-        if self.api == "openai":
+        if self.api in ("openai", "anthropic"):
             value = self.body.get("max_completion_tokens", self.body.get("max_tokens"))
         else:
             value = (self.body.get("options") or {}).get("num_predict")
@@ -80,6 +101,10 @@ class MockReply:
 
     ``hang=True`` never answers (until the server stops or ``hang_s`` passes);
     ``finish_reason`` defaults to "stop" (or "length" when cut by max_tokens).
+    ``content`` (any JSON value) is sent as the message content instead of ``text``;
+    ``usage_literals`` = (prompt, completion) are sent verbatim as the token counts (JSON number
+    text such as ``"1e400"`` or ``"-5"``); ``body`` is sent as the exact response body (with
+    ``status`` and ``headers``), bypassing everything else.
     """
 
     text: str = ""
@@ -93,6 +118,9 @@ class MockReply:
     refusal: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    content: Any = NOT_SET
+    usage_literals: tuple[str, str] | None = None
+    body: bytes | None = None
 
     def __call__(self, req: MockRequest) -> MockReply:
         """A reply is also a responder that always gives itself: ``MockLLMServer(error(500))``."""
@@ -224,12 +252,23 @@ class MockLLMServer:
             self.max_in_flight = 0
 
     # -- used by the handler --------------------------------------------------------------------
-    def _register(self, api: str, body: dict[str, Any], headers: dict[str, str]) -> MockRequest:
+    def _register(
+        self,
+        api: str,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        path: str = "",
+        authorization: str | None = None,
+    ) -> MockRequest:
         messages = body.get("messages") or []
+        if api == "anthropic":
+            messages = _anthropic_messages(body)
         req = MockRequest(
             api=api, model=str(body.get("model", "")), messages=messages, body=body, index=0, seen=0
         )
         req.headers = headers
+        req.path = path
+        req.raw_authorization = authorization
         with self._lock:
             req.index = len(self.requests)
             req.seen = self._seen[req.content_key]
@@ -248,6 +287,8 @@ class MockLLMServer:
             reply = self.responder(req)
         except Exception as err:  # a broken responder answers 500 so the test sees it
             return MockReply(status=500, error=f"mock responder failed: {type(err).__name__}: {err}")
+        finally:
+            req.raw_authorization = None  # recorded requests never keep the credential
         if isinstance(reply, str):
             reply = MockReply(text=reply)
         if not isinstance(reply, MockReply):
@@ -259,9 +300,41 @@ class MockLLMServer:
         return self._stop.wait(seconds) if seconds > 0 else self._stop.is_set()
 
 
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
+
+
+def _anthropic_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """An Anthropic request's system prompt and messages as role/content-string dicts."""
+    out: list[dict[str, Any]] = []
+    system = body.get("system")
+    if system:
+        out.append({"role": "system", "content": _text_of(system)})
+    for m in body.get("messages") or []:
+        if isinstance(m, dict):
+            out.append({"role": m.get("role", "user"), "content": _text_of(m.get("content"))})
+    return out
+
+
+def _with_literals(data: str, literals: dict[str, str]) -> str:
+    for placeholder, literal in literals.items():
+        data = data.replace(f'"{placeholder}"', literal)
+    return data
+
+
 def _logprob(token: str, position: int) -> float:
     digest = hashlib.sha256(f"{position}:{token}".encode()).digest()
     return -round(digest[0] / 255 * 0.5 + 0.001, 4)
+
+
+def _token_bytes(token: str) -> list[int] | None:
+    """The UTF-8 bytes OpenAI lists for a token (null for a long token, as a huge answer has)."""
+    data = token.encode("utf-8")
+    return list(data) if len(data) <= 256 else None
 
 
 def _logprob_items(tokens: list[str], top: int) -> list[dict[str, Any]]:
@@ -274,6 +347,16 @@ def _logprob_items(tokens: list[str], top: int) -> list[dict[str, Any]]:
             alts.append({"token": alt, "logprob": round(lp - 1.5 - k, 4)})
         items.append({"token": tok, "logprob": lp, "top_logprobs": alts[:top]})
     return items
+
+
+def _usage(
+    prompt_tokens: int, completion_tokens: int, literals: tuple[str, str] | None
+) -> tuple[tuple[Any, Any, Any], dict[str, str]]:
+    """Usage numbers, or placeholders that `_with_literals` replaces by the literal JSON numbers."""
+    if literals is None:
+        return (prompt_tokens, completion_tokens, prompt_tokens + completion_tokens), {}
+    marks = {"@@prompt_tokens@@": literals[0], "@@completion_tokens@@": literals[1], "@@total@@": "2"}
+    return ("@@prompt_tokens@@", "@@completion_tokens@@", "@@total@@"), marks
 
 
 def _cut(text: str, max_tokens: int | None) -> tuple[str, int, bool]:
@@ -290,6 +373,12 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # the default backlog (5) resets connections under concurrent clients
     allow_reuse_address = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (as one refusing a huge body does) is no error of the server."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     mock: MockLLMServer
@@ -303,17 +392,30 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     # -- plumbing -------------------------------------------------------------------------------
-    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode("utf-8")
+    def _send_json(
+        self,
+        status: int,
+        payload: Any,
+        headers: dict[str, str] | None = None,
+        literals: dict[str, str] | None = None,
+    ) -> None:
+        text = json.dumps(payload)
+        if literals:
+            text = _with_literals(text, literals)
+        self._send_raw(status, text.encode("utf-8"), headers)
+
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            names = {k.lower() for k in headers or {}}
+            if "content-type" not in names:
+                self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True
 
     def _read_json(self) -> dict[str, Any] | None:
@@ -325,10 +427,14 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return body if isinstance(body, dict) else None
 
+    def _raw_authorization(self) -> str | None:
+        return self.headers.get("Authorization") or self.headers.get("x-api-key")
+
     def _headers(self) -> dict[str, str]:
         out = {k.lower(): v for k, v in self.headers.items()}
-        if "authorization" in out:
-            out["authorization"] = "<redacted>"
+        for name in ("authorization", "x-api-key"):
+            if name in out:
+                out[name] = "<redacted>"
         return out
 
     # -- routes ---------------------------------------------------------------------------------
@@ -360,7 +466,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
-        api = {"/v1/chat/completions": "openai", "/api/chat": "ollama"}.get(path)
+        route = path[len(MOVED_PREFIX) :] if path.startswith(MOVED_PREFIX + "/") else path
+        api = ROUTES.get(route)
         body = self._read_json()
         if api is None:
             self._send_json(404, {"error": f"no route POST {path}"})
@@ -368,7 +475,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None or not isinstance(body.get("messages"), list):
             self._error(api, 400, "the request body must be a JSON object with a 'messages' list", None)
             return
-        req = self.mock._register(api, body, self._headers())
+        req = self.mock._register(api, body, self._headers(), path, self._raw_authorization())
         try:
             self._chat(api, req)
         finally:
@@ -383,6 +490,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if mock._wait(mock.latency_s + reply.delay_s):
             self.close_connection = True
+            return
+        if reply.body is not None:
+            self._send_raw(reply.status, reply.body, reply.headers)
             return
         if reply.status != 200:
             self._error(
@@ -412,19 +522,23 @@ class _Handler(BaseHTTPRequestHandler):
         )
         if api == "openai":
             self._openai(req, text, finish, prompt_tokens, completion_tokens, logprobs, reply)
+        elif api == "anthropic":
+            self._anthropic(req, text, finish, prompt_tokens, completion_tokens, reply)
         else:
             self._ollama(req, text, finish, prompt_tokens, completion_tokens, logprobs, reply)
 
     def _error(
         self, api: str, status: int, message: str, code: str | None, headers: dict[str, str] | None = None
     ) -> None:
+        kind = {429: "rate_limit_error", 401: "authentication_error"}.get(status, "invalid_request_error")
+        if status >= 500:
+            kind = "server_error"
         if api == "openai":
-            kind = {429: "rate_limit_error", 401: "authentication_error"}.get(status, "invalid_request_error")
-            if status >= 500:
-                kind = "server_error"
             payload: dict[str, Any] = {
                 "error": {"message": message, "type": kind, "param": None, "code": code}
             }
+        elif api == "anthropic":
+            payload = {"type": "error", "error": {"type": kind, "message": message}}
         else:
             payload = {"error": message}
         self._send_json(status, payload, headers)
@@ -432,9 +546,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _openai(self, req, text, finish, prompt_tokens, completion_tokens, logprobs, reply) -> None:  # type: ignore[no-untyped-def]
         if logprobs is not None:
             for item in logprobs:
-                item["bytes"] = list(item["token"].encode("utf-8"))
+                item["bytes"] = _token_bytes(item["token"])
                 for alt in item["top_logprobs"]:
-                    alt["bytes"] = list(alt["token"].encode("utf-8"))
+                    alt["bytes"] = _token_bytes(alt["token"])
+        content = text if reply.content is NOT_SET else reply.content
+        usage, literals = _usage(prompt_tokens, completion_tokens, reply.usage_literals)
         payload = {
             "id": f"chatcmpl-mock-{req.index}",
             "object": "chat.completion",
@@ -444,38 +560,55 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text, "refusal": reply.refusal},
+                    "message": {"role": "assistant", "content": content, "refusal": reply.refusal},
                     "logprobs": {"content": logprobs, "refusal": None} if logprobs is not None else None,
                     "finish_reason": finish,
                 }
             ],
             "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens": usage[0],
+                "completion_tokens": usage[1],
+                "total_tokens": usage[2],
             },
         }
-        self._send_json(200, payload, reply.headers)
+        self._send_json(200, payload, reply.headers, literals)
+
+    def _anthropic(self, req, text, finish, prompt_tokens, completion_tokens, reply) -> None:  # type: ignore[no-untyped-def]
+        content = [{"type": "text", "text": text}] if reply.content is NOT_SET else reply.content
+        usage, literals = _usage(prompt_tokens, completion_tokens, reply.usage_literals)
+        payload = {
+            "id": f"msg_mock_{req.index}",
+            "type": "message",
+            "role": "assistant",
+            "model": req.model,
+            "content": content,
+            "stop_reason": "max_tokens" if finish == "length" else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+        }
+        self._send_json(200, payload, reply.headers, literals)
 
     def _ollama(self, req, text, finish, prompt_tokens, completion_tokens, logprobs, reply) -> None:  # type: ignore[no-untyped-def]
         created = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")  # noqa: UP017
+        content = text if reply.content is NOT_SET else reply.content
+        usage, literals = _usage(prompt_tokens, completion_tokens, reply.usage_literals)
         final: dict[str, Any] = {
             "model": req.model,
             "created_at": created,
-            "message": {"role": "assistant", "content": text},
+            "message": {"role": "assistant", "content": content},
             "done": True,
             "done_reason": finish,
             "total_duration": 1000,
             "load_duration": 0,
-            "prompt_eval_count": prompt_tokens,
+            "prompt_eval_count": usage[0],
             "prompt_eval_duration": 500,
-            "eval_count": completion_tokens,
+            "eval_count": usage[1],
             "eval_duration": 500,
         }
         if logprobs is not None:
             final["logprobs"] = logprobs
-        if req.body.get("stream") is False:
-            self._send_json(200, final, reply.headers)
+        if req.body.get("stream") is False or literals or reply.content is not NOT_SET:
+            self._send_json(200, final, reply.headers, literals)
             return
         # Ollama streams by default: NDJSON, one chunk per token, then the final summary.
         pieces = [m.group(0) for m in re.finditer(r"\S+\s*|\s+", text)]

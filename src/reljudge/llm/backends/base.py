@@ -7,10 +7,11 @@ client retries), and converts the library's exceptions into `ProviderError` kind
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import Any
 
-from reljudge.llm.types import Completion, ProviderError
+from reljudge.llm.types import MAX_TOKENS_PER_CALL, Completion, ProviderError
 
 # Substrings that identify a context-length / content-filter error in provider messages.
 CONTEXT_LENGTH_HINTS = (
@@ -153,18 +154,103 @@ def normalise_base_url(url: str | None) -> str:
 
 
 def clean_logprobs(items: Any) -> list[dict[str, Any]] | None:
-    """Normalise token logprobs (objects or dicts) to plain dicts."""
-    if not items:
+    """Normalise token logprobs (objects or dicts) to plain dicts of the expected types.
+
+    An entry whose token is not a string is dropped, a logprob that is not a finite number becomes
+    None; anything but a list gives None (a provider's odd shape never reaches a record).
+    """
+    if not items or not isinstance(items, (list, tuple)):
         return None
     out: list[dict[str, Any]] = []
     for item in items:
-        get = item.get if isinstance(item, dict) else lambda k, _i=item: getattr(_i, k, None)
+        token, logprob, tops_in = _token_fields(item)
+        if token is None:
+            continue
         tops = []
-        for top in get("top_logprobs") or []:
-            tget = top.get if isinstance(top, dict) else lambda k, _t=top: getattr(_t, k, None)
-            tops.append({"token": tget("token"), "logprob": tget("logprob")})
-        out.append({"token": get("token"), "logprob": get("logprob"), "top_logprobs": tops})
-    return out
+        for top in tops_in if isinstance(tops_in, (list, tuple)) else ():
+            t_token, t_logprob, _ = _token_fields(top)
+            if t_token is not None:
+                tops.append({"token": t_token, "logprob": t_logprob})
+        out.append({"token": token, "logprob": logprob, "top_logprobs": tops})
+    return out or None
 
 
-__all__ = ["Backend", "ProviderError", "classify_status", "clean_logprobs", "normalise_base_url"]
+def _token_fields(item: Any) -> tuple[str | None, float | None, Any]:
+    if isinstance(item, dict):
+        get = item.get
+    else:
+        get = lambda k: getattr(item, k, None)  # noqa: E731
+    token, logprob = get("token"), get("logprob")
+    if not isinstance(token, str):
+        return None, None, None
+    if isinstance(logprob, bool) or not isinstance(logprob, (int, float)) or not math.isfinite(logprob):
+        logprob = None
+    return token, (float(logprob) if logprob is not None else None), get("top_logprobs")
+
+
+def clamp_tokens(value: Any) -> int:
+    """A reported token count as a sane int: ``0..MAX_TOKENS_PER_CALL`` (anything not a finite,
+    non-negative number is 0; 1e30 or 1e400, which JSON reads as infinity, is the bound; 1.5 is 1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and math.isnan(value):
+        return 0
+    if value <= 0:
+        return 0
+    if value >= MAX_TOKENS_PER_CALL:
+        return MAX_TOKENS_PER_CALL
+    return int(value)
+
+
+def content_text(content: Any) -> tuple[str, str | None]:
+    """(answer text, refusal) from a message's ``content``.
+
+    A string is the text; None is no text. A list of parts (several OpenAI-compatible servers send
+    ``[{"type": "text", "text": "..."}]``) gives its text parts joined, and a ``refusal`` part's
+    text as the refusal; parts of other types (images, audio) are skipped. Any other shape (a
+    number, an object, a part that is neither a string nor an object, a ``text`` that is not a
+    string) raises ``ProviderError("invalid_response")``: the answer is unusable, and never cached.
+    """
+    if content is None:
+        return "", None
+    if isinstance(content, str):
+        return content, None
+    if isinstance(content, list):
+        texts: list[str] = []
+        refusals: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+                continue
+            if not isinstance(part, dict):
+                raise ProviderError(
+                    "invalid_response",
+                    f"a part of the answer's content is {type(part).__name__}, not an object",
+                )
+            kind = part.get("type", "text")
+            if kind in ("text", "output_text"):
+                text = part.get("text", "")
+                if not isinstance(text, str):
+                    raise ProviderError(
+                        "invalid_response",
+                        f"a text part of the answer is {type(text).__name__}, not a string",
+                    )
+                texts.append(text)
+            elif kind == "refusal" and isinstance(part.get("refusal"), str):
+                refusals.append(part["refusal"])
+        return "".join(texts), ("".join(refusals) or None)
+    raise ProviderError(
+        "invalid_response",
+        f"the answer's content is {type(content).__name__} (expected a string or a list of text parts)",
+    )
+
+
+__all__ = [
+    "Backend",
+    "ProviderError",
+    "clamp_tokens",
+    "classify_status",
+    "clean_logprobs",
+    "content_text",
+    "normalise_base_url",
+]

@@ -4,6 +4,14 @@ Generic params map to Ollama ``options``: temperature, seed, ``max_tokens`` -> `
 ``logprobs``/``top_logprobs`` are top-level request fields (servers older than 0.12 ignore them);
 ``extra_params`` keys ``format``, ``keep_alive`` and ``think`` are top-level, all others go into
 ``options``. ``base_url`` is the Ollama host (default ``$OLLAMA_HOST`` or http://127.0.0.1:11434).
+
+The library validates the response with its pydantic model: a body that does not fit (a content
+that is not a string, a token count that is not an integer, such as ``1.5`` or ``1e400``) is an
+``invalid_response``; counts that fit but make no sense (negative, 1e30) are clamped
+(`clamp_tokens`). Ollama's native API is spoken by Ollama itself, so a body of the wrong types means
+a broken server rather than a dialect worth reading (the openai backend is lenient about usage).
+HTTP guards (`reljudge.llm.backends._http`): the body is read up to `MAX_RESPONSE_BYTES` (decoded),
+and redirects are followed (explicitly, ``follow_redirects=True``) only within the same origin.
 """
 
 from __future__ import annotations
@@ -14,8 +22,10 @@ from typing import Any
 import httpx
 import ollama
 
+from reljudge.llm.backends._http import event_hooks, guard_error
 from reljudge.llm.backends.base import (
     Backend,
+    clamp_tokens,
     classify_status,
     clean_logprobs,
     http_transport,
@@ -63,7 +73,8 @@ class OllamaBackend(Backend):
             host=base_url,
             timeout=timeout_s,
             headers=headers,
-            event_hooks={"response": [_remember_retry_after]},
+            follow_redirects=True,  # same origin only: the response hook refuses the others
+            event_hooks=event_hooks([_remember_retry_after]),
             **extra,
         )
 
@@ -90,25 +101,39 @@ class OllamaBackend(Backend):
             raise classify_status(
                 err.status_code, str(err.error), parse_retry_after(_retry_after.get())
             ) from err
-        except httpx.TimeoutException as err:  # also a refused connection, with the aiohttp transport
-            raise transport_error(err, self.timeout_s) from err
-        except (ConnectionError, httpx.TransportError) as err:
-            raise ProviderError("connection", f"connection error: {err}") from err
-        except (ValueError, TypeError) as err:  # malformed response body
-            raise ProviderError("invalid_response", str(err)) from err
         except Exception as err:
-            if is_aiohttp_error(err):  # an aiohttp error the transport does not translate
-                raise ProviderError("connection", f"connection error: {err}") from err
-            raise
+            raise _provider_error(err, self.timeout_s) from err
         message = resp.message
+        text = message.content if message is not None else None
+        if text is not None and not isinstance(text, str):  # the library's model says str
+            raise ProviderError("invalid_response", f"the answer's content is {type(text).__name__}")
         return Completion(
-            text=(message.content if message is not None else None) or "",
-            finish_reason=resp.done_reason,
-            prompt_tokens=resp.prompt_eval_count or 0,
-            completion_tokens=resp.eval_count or 0,
+            text=text or "",
+            finish_reason=resp.done_reason if isinstance(resp.done_reason, str) else None,
+            prompt_tokens=clamp_tokens(resp.prompt_eval_count),
+            completion_tokens=clamp_tokens(resp.eval_count),
             logprobs=clean_logprobs(getattr(resp, "logprobs", None)),
             model=resp.model,
         )
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _provider_error(err: Exception, timeout_s: float) -> ProviderError:
+    guarded = guard_error(err)  # the body cap and the redirect guard
+    if guarded is not None:
+        return guarded.as_provider_error()
+    if isinstance(err, httpx.TimeoutException):  # also a refused connection, with the aiohttp transport
+        return transport_error(err, timeout_s)
+    if isinstance(err, (ConnectionError, httpx.TransportError)):
+        return ProviderError("connection", f"connection error: {err}")
+    if isinstance(err, (ValueError, TypeError, RecursionError)):  # a malformed response body
+        return ProviderError("invalid_response", _first_line(str(err)))
+    if is_aiohttp_error(err):  # an aiohttp error the transport does not translate
+        return ProviderError("connection", f"connection error: {err}")
+    return ProviderError("other", f"unexpected {type(err).__name__}: {_first_line(str(err))}")
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text

@@ -1,10 +1,17 @@
 """OpenAI and every OpenAI-compatible server (vLLM, OpenRouter, Azure-compatible proxies, llama.cpp,
 Ollama's /v1, ...) through the official `openai` package (``AsyncOpenAI``, SDK retries disabled).
 
-Requests go through the SDK's client (``AsyncOpenAI.post`` on ``/chat/completions``, parsed into
-the SDK's ``ChatCompletion``): the same HTTP client, headers, error classes and response model as
-``chat.completions.create``, without its per-call transformation of the typed request arguments
-(about a millisecond of CPU per call), since the body built here is already plain JSON.
+Requests go through the SDK's client (``AsyncOpenAI.post`` on ``/chat/completions``): the same
+HTTP client, headers and error classes as ``chat.completions.create``, without its per-call
+transformation of the typed request arguments (about a millisecond of CPU per call), since the
+body built here is already plain JSON. The answer is read from the response's JSON here
+(`completion_from_json`) rather than by the SDK's model, which takes any shape on trust (a list or
+a number as ``content``) and whose validation of ``usage`` (``1e400``, ``1.5``) would lose an
+answer for a bad token count: here a content that is not text is an ``invalid_response``, and
+token counts are clamped (`clamp_tokens`) while the answer is kept.
+
+HTTP guards (`reljudge.llm.backends._http`): the body is read up to `MAX_RESPONSE_BYTES` (decoded),
+and redirects are followed (explicitly, ``follow_redirects=True``) only within the same origin.
 
 Quirks: reasoning models (o1/o3/o4/gpt-5 families) take ``max_completion_tokens`` instead of
 ``max_tokens`` and accept only the default temperature, so temperature is not sent and is recorded
@@ -13,17 +20,21 @@ as None.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any
 
+import httpx
 import openai
-from openai.types.chat import ChatCompletion
 
+from reljudge.llm.backends._http import event_hooks, guard_error
 from reljudge.llm.backends.base import (
     Backend,
+    clamp_tokens,
     classify_status,
     clean_logprobs,
+    content_text,
     http_transport,
     pool_limits,
     transport_error,
@@ -90,6 +101,8 @@ class OpenAIBackend(Backend):
         http_kwargs: dict[str, Any] = {
             "timeout": timeout_s,
             "transport": http_transport(transport, concurrency),
+            "follow_redirects": True,  # same origin only: the response hook refuses the others
+            "event_hooks": event_hooks(),
         }
         limits = pool_limits(concurrency)
         if limits is not None:
@@ -118,34 +131,13 @@ class OpenAIBackend(Backend):
     async def complete(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> Completion:
         try:
             resp = await self._client.post(
-                "/chat/completions", body=self._body(messages, wire), cast_to=ChatCompletion
+                "/chat/completions", body=self._body(messages, wire), cast_to=httpx.Response
             )
-        except openai.APITimeoutError as err:  # also a refused connection, with the aiohttp transport
-            raise transport_error(err, self.timeout_s) from err
-        except openai.APIConnectionError as err:
-            raise ProviderError("connection", f"connection error: {err}") from err
-        except openai.APIStatusError as err:
-            raise classify_status(
-                err.status_code, _status_message(err), retry_after_from_headers(err.response.headers)
-            ) from err
-        except openai.APIResponseValidationError as err:
-            raise ProviderError("invalid_response", str(err)) from err
+        except openai.APIError as err:
+            raise _provider_error(err, self.timeout_s) from err
         except openai.OpenAIError as err:
             raise ProviderError("other", str(err)) from err
-        if not getattr(resp, "choices", None):
-            raise ProviderError("invalid_response", "the response has no choices")
-        choice = resp.choices[0]
-        message = choice.message
-        usage = resp.usage
-        return Completion(
-            text=(message.content if message is not None else None) or "",
-            finish_reason=choice.finish_reason,
-            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
-            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
-            logprobs=clean_logprobs(choice.logprobs.content) if choice.logprobs is not None else None,
-            refusal=getattr(message, "refusal", None) if message is not None else None,
-            model=resp.model,
-        )
+        return completion_from_json(resp.content)
 
     def _body(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> dict[str, Any]:
         """The JSON body ``chat.completions.create(model=..., messages=..., **wire)`` sends."""
@@ -159,6 +151,60 @@ class OpenAIBackend(Backend):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _provider_error(err: openai.APIError, timeout_s: float) -> ProviderError:
+    guarded = guard_error(err)  # the body cap and the redirect guard, wrapped by the SDK
+    if guarded is not None:
+        return guarded.as_provider_error()
+    if isinstance(err, openai.APITimeoutError):  # also a refused connection, with the aiohttp transport
+        return transport_error(err, timeout_s)
+    if isinstance(err, openai.APIConnectionError):
+        return ProviderError("connection", f"connection error: {err}")
+    if isinstance(err, openai.APIStatusError):
+        return classify_status(
+            err.status_code, _status_message(err), retry_after_from_headers(err.response.headers)
+        )
+    if isinstance(err, openai.APIResponseValidationError):
+        return ProviderError("invalid_response", str(err))
+    return ProviderError("other", str(err))
+
+
+def completion_from_json(body: bytes) -> Completion:
+    """The `Completion` of a chat-completions response body; ``ProviderError("invalid_response")``
+    when it is not one (not JSON, no choices, a content that is not text)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as err:  # RecursionError: a deeply nested body
+        raise ProviderError("invalid_response", f"the response is not JSON: {type(err).__name__}") from None
+    if not isinstance(data, dict):
+        raise ProviderError("invalid_response", "the response is not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ProviderError("invalid_response", "the response has no choices")
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise ProviderError("invalid_response", "the response's choice is not an object")
+    message = choice.get("message")
+    if message is not None and not isinstance(message, dict):
+        raise ProviderError("invalid_response", "the response's message is not an object")
+    message = message or {}
+    text, part_refusal = content_text(message.get("content"))
+    refusal = message.get("refusal")
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    logprobs = choice.get("logprobs")
+    finish = choice.get("finish_reason")
+    model = data.get("model")
+    return Completion(
+        text=text,
+        finish_reason=finish if isinstance(finish, str) else None,
+        prompt_tokens=clamp_tokens(usage.get("prompt_tokens")),
+        completion_tokens=clamp_tokens(usage.get("completion_tokens")),
+        logprobs=clean_logprobs(logprobs.get("content")) if isinstance(logprobs, dict) else None,
+        refusal=refusal if isinstance(refusal, str) and refusal else part_refusal,
+        model=model if isinstance(model, str) else None,
+    )
 
 
 def _status_message(err: openai.APIStatusError) -> str:

@@ -262,3 +262,32 @@ def test_writer_masks_secret_params(tmp_path: Path) -> None:
     assert "abcdefghijklmnop" not in path.read_text()
     assert read_judgments(path)[0].provenance.params == {"temperature": 0, "api_key": MASK}
     assert record.provenance.params["api_key"].startswith("sk-")  # the caller's record is untouched
+
+
+def test_a_complete_last_record_without_its_newline_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    with JudgmentWriter(path) as writer:
+        writer.write(ok("1", "a", 2))
+        writer.write(ok("1", "b", 1))
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-1])  # only the newline is missing
+    assert [j.docid for j in read_judgments(path)] == ["a", "b"]  # readers take it
+    assert repair_torn_tail(path) == 0
+    assert path.read_bytes() == whole  # kept, with the newline added
+    with JudgmentWriter(path) as writer:  # and appending after it gives whole lines
+        writer.write(ok("1", "c", 3))
+    assert [j.docid for j in read_judgments(path)] == ["a", "b", "c"]
+    path.write_bytes(b'{"qid": "1", "docid": "a", "method": "m", "label": 1}')  # the only line
+    assert repair_torn_tail(path) == 0 and path.read_bytes().endswith(b"}\n")
+
+
+def test_a_utf8_bom_at_the_start_of_a_judgments_file_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(
+        b"\xef\xbb\xbf" + (ok("1", "a", 2).to_json() + "\n" + ok("1", "b", 1).to_json()).encode()
+    )
+    assert [j.docid for j in read_judgments(path)] == ["a", "b"]
+    assert [j.docid for j in RunDir(tmp_path).index().existing.values()] == []  # no judgments.jsonl
+    (tmp_path / "judgments.jsonl").write_bytes(path.read_bytes())
+    index = RunDir(tmp_path).index(lazy_methods=("umbrela",))
+    assert sorted(index.existing[k].docid for k in index.existing) == ["a", "b"]

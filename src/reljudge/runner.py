@@ -938,6 +938,9 @@ async def _run_locked(
     config = job.config
     # read the directory again under the lock: another process may have finished meanwhile
     job.manifest = check_identity(job.rundir, job_identity(config, job.judge))
+    # a last record without its newline is kept (and gets it), a torn one is cut: before the
+    # index, so that the index and the file the writer appends to agree
+    job.rundir.repair_tail()
     # the one streamed pass at start-up: the keys already judged (the label records stay on
     # disk, read back on lookup), which records later ones replace, and the manifest's counts
     index = job.rundir.index(

@@ -34,6 +34,8 @@ from reljudge.records import Judgment
 logger = logging.getLogger(__name__)
 
 JUDGMENTS_FILE = "judgments.jsonl"
+#: the UTF-8 byte order mark some editors put at the start of a file; ignored when reading
+BOM = b"\xef\xbb\xbf"
 
 
 def is_judgments_path(path: str | Path) -> bool:
@@ -62,7 +64,13 @@ def resolve_judgments_path(path: str | Path) -> Path:
 
 
 def repair_torn_tail(path: str | Path) -> int:
-    """Cut off a trailing partial line (no final newline) left by a crash; return bytes cut."""
+    """Make the last line of a judgments file whole; return the bytes cut off.
+
+    A last line without its newline is either a complete record that lost only its newline (a
+    crash between the two, or a file edited by hand): it gets the newline and is kept (0 bytes
+    cut); or a partial line left by a crash in the middle of a write: it is cut off, with a
+    warning. Call this before indexing a file that will be appended to, so that the index and
+    the file agree (`RunDir.repair_tail`)."""
     path = Path(path)
     if not path.exists():
         return 0
@@ -86,12 +94,28 @@ def repair_torn_tail(path: str | Path) -> int:
                 keep = start + index + 1
                 break
             end = start
+        handle.seek(keep)
+        if _is_complete_line(handle.read(size - keep)):
+            handle.seek(size)
+            handle.write(b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+            logger.warning("%s: the last record had no final newline; added it (the record is kept)", path)
+            return 0
         handle.truncate(keep)
         handle.flush()
         os.fsync(handle.fileno())
     cut = size - keep
     logger.warning("%s: cut off a torn last line (%d bytes, left by an interrupted write)", path, cut)
     return cut
+
+
+def _is_complete_line(raw: bytes) -> bool:
+    """Whether a line (without its newline) is a whole JSON object, i.e. not cut by a crash."""
+    try:
+        return isinstance(json.loads(raw.removeprefix(BOM)), dict)
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+        return False
 
 
 class JudgmentWriter:
@@ -153,7 +177,10 @@ class JudgmentWriter:
 
 
 def _parse_line(raw: bytes, path: Path, number: int, *, last: bool) -> Judgment | None:
-    """One line as a record; None for a torn last line (skipped with a warning)."""
+    """One line as a record; None for a torn last line (skipped with a warning). A UTF-8 byte
+    order mark (at the start of the file) is ignored."""
+    if raw.startswith(BOM):
+        raw = raw[len(BOM) :]
     try:
         # fast path: pydantic's own JSON parser validates straight from the bytes
         return Judgment.model_validate_json(raw)

@@ -45,6 +45,7 @@ from reljudge.io.judgments import (
     index_judgments,
     load_judgments,
     read_judgments_at,
+    repair_torn_tail,
     scan_judgments,
 )
 from reljudge.io.redact import scrub_argv, scrub_secrets
@@ -246,6 +247,12 @@ class RunDir:
         """An appending writer on ``judgments.jsonl`` (repairs a torn last line first)."""
         self.path.mkdir(parents=True, exist_ok=True)
         return JudgmentWriter(self.judgments_path, fsync=fsync)
+
+    def repair_tail(self) -> int:
+        """Make the last line of ``judgments.jsonl`` whole before it is indexed and appended to:
+        a complete record missing only its newline is kept, a partial line is cut (see
+        `reljudge.io.judgments.repair_torn_tail`). Returns the bytes cut off."""
+        return repair_torn_tail(self.judgments_path)
 
     def lock(self) -> RunDirLock:
         """Take the exclusive lock of this directory (creating it); `InputError` when another

@@ -9,6 +9,9 @@ a few unit tests make the operating system fail where it cannot be made to fail 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +82,58 @@ def test_a_last_record_without_its_newline_is_kept_and_not_paid_again(srv, tmp_p
     assert path.read_bytes().startswith(whole)  # the record was kept, with its newline added
     assert manifest(out)["summary"]["judgments"] == 5
     assert len(qrels_lines(out)) == 5
+
+
+# --- item 15: input files with a BOM, corrupt gzip bodies ---------------------------------------
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "src" / "reljudge" / "data" / "dl19-sample"
+
+
+def cli_subprocess(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OPENAI_API_KEY": SECRET, "RELJUDGE_CACHE": str(cwd / "cache.sqlite")}
+    return subprocess.run(
+        [sys.executable, "-m", "reljudge", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_a_bom_at_the_start_of_the_topics_and_qrels_drops_nothing(srv, tmp_path):
+    bom = b"\xef\xbb\xbf"
+    topics, qrels = tmp_path / "topics.tsv", tmp_path / "qrels.txt"
+    topics.write_bytes(bom + (SAMPLE_DIR / "topics.tsv").read_bytes())
+    qrels.write_bytes(bom + (SAMPLE_DIR / "qrels.txt").read_bytes())
+    first_qid = (SAMPLE_DIR / "topics.tsv").read_text().split("\t", 1)[0]
+    first_judged = (SAMPLE_DIR / "qrels.txt").read_text().split()[0]  # not the same topic
+    out = tmp_path / "run"
+    args = ("--method", "binary", "--topics", str(topics), "--qrels", str(qrels))
+    code, output = run(srv, out, *args, "--corpus", str(SAMPLE_DIR / "passages.tsv"), "--limit", "2")
+    assert code == 0, output
+    assert {r.qid for r in read_judgments(out / "judgments.jsonl")} == {first_qid}  # the pool's first
+    assert manifest(out)["extra"]["pool"]["topics"] == 1
+    from reljudge.datasets import load_dataset
+
+    data = load_dataset(None, topics=topics, qrels=qrels)
+    assert first_qid in data.topics and first_judged in data.qrels
+    assert len(data.topics) == 5 and sum(len(d) for d in data.qrels.values()) == 684
+
+
+def test_a_corrupt_gzip_corpus_is_bad_input_not_a_traceback(tmp_path):
+    import gzip
+
+    packed = gzip.compress((SAMPLE_DIR / "passages.tsv").read_bytes())
+    corpus = tmp_path / "passages.tsv.gz"
+    corpus.write_bytes(packed[:200] + bytes(b ^ 0xFF for b in packed[200:260]) + packed[260:])
+    out = tmp_path / "run"
+    proc = cli_subprocess(
+        "run", "--method", "binary", "--model", MODEL, "--base-url", "http://127.0.0.1:9/v1",
+        "--dataset", "dl19-sample", "--corpus", str(corpus), "--output", str(out),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == EXIT_BAD_INPUT, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"error: {corpus}:" in proc.stderr and "corrupt gzip data" in proc.stderr
+    assert not out.exists()

@@ -291,7 +291,7 @@ def _metadata(directory: Path) -> dict[str, Any]:
     if not meta_path.exists():
         return {}
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = json.loads(meta_path.read_text(encoding="utf-8-sig"))  # a BOM is no error
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise InputError(f"not valid JSON: {err}", meta_path) from None
     if not isinstance(meta, dict):

@@ -291,3 +291,35 @@ def test_a_utf8_bom_at_the_start_of_a_judgments_file_is_ignored(tmp_path: Path) 
     (tmp_path / "judgments.jsonl").write_bytes(path.read_bytes())
     index = RunDir(tmp_path).index(lazy_methods=("umbrela",))
     assert sorted(index.existing[k].docid for k in index.existing) == ["a", "b"]
+
+
+def test_secret_param_values_are_masked_in_the_command_line() -> None:
+    argv = ["judge", "run", "--param", "api_key=sk-plain-1", "--param=token=abc123", "-o", "k=v"]
+    argv += ["--param", "temperature=0.5", "--option", "prompt=umbrela/bing"]
+    assert scrub_argv(argv) == [
+        "judge", "run", "--param", f"api_key={MASK}", f"--param=token={MASK}", "-o", "k=v",
+        "--param", "temperature=0.5", "--option", "prompt=umbrela/bing",
+    ]  # fmt: skip
+
+
+def test_counts_keyed_by_an_error_kind_are_not_masked(tmp_path: Path) -> None:
+    counts = {"auth": 3, "server": 2, "rate_limit": 1}
+    extra = {
+        "last_session": {
+            "failure_causes": counts,
+            "retry_causes": {"auth": 1},
+            "client": {"failures": counts, "statuses": {"api_error": 6}},
+        },
+        # real secrets stay masked, also inside a counter dict and under a secret-named key
+        "auth": "Basic dXNlcjpwYXNz",
+        "token": 12345678,
+        "failures": {"auth": "sk-abcdefghijklmnopqrstuv"},
+    }
+    manifest = RunDir(tmp_path / "run").write_manifest(command=["judge"], extra=extra)
+    written = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    for m in (manifest, written):
+        session = m["extra"]["last_session"]
+        assert session["failure_causes"] == counts and session["client"]["failures"] == counts
+        assert session["retry_causes"] == {"auth": 1}
+        assert m["extra"]["auth"] == MASK and m["extra"]["token"] == MASK
+        assert m["extra"]["failures"] == {"auth": MASK}

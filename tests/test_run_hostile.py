@@ -137,3 +137,24 @@ def test_a_corrupt_gzip_corpus_is_bad_input_not_a_traceback(tmp_path):
     assert "Traceback" not in proc.stderr
     assert f"error: {corpus}:" in proc.stderr and "corrupt gzip data" in proc.stderr
     assert not out.exists()
+
+
+# --- item 16: secrets in --param and counters in the manifest -----------------------------------
+
+
+def test_a_secret_param_is_masked_in_the_manifest_command(srv, tmp_path):
+    out = tmp_path / "run"
+    param_secret, inline_secret = "plain-param-secret-1", "plain-param-secret-2"
+    proc = cli_subprocess(
+        "run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache",
+        *SAMPLE, "--limit", "2", "--param", f"api_key={param_secret}",
+        f"--param=access_token={inline_secret}", "--param", "top_p=1",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    command = manifest(out)["command"]
+    assert "api_key=***" in command and "--param=access_token=***" in command
+    assert "top_p=1" in command
+    for path in out.iterdir():
+        text = path.read_text()
+        assert param_secret not in text and inline_secret not in text, path.name

@@ -323,3 +323,10 @@ def test_counts_keyed_by_an_error_kind_are_not_masked(tmp_path: Path) -> None:
         assert session["retry_causes"] == {"auth": 1}
         assert m["extra"]["auth"] == MASK and m["extra"]["token"] == MASK
         assert m["extra"]["failures"] == {"auth": MASK}
+
+
+def test_retry_failed_statuses_are_the_retryable_ones_and_unparsed() -> None:
+    from reljudge.io.rundir import RETRY_FAILED_STATUSES
+
+    assert RETRY_FAILED_STATUSES == RETRYABLE_STATUSES | {"unparsed"}
+    assert not RETRY_FAILED_STATUSES & {"ok", "refused", "skipped"}

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from reljudge.cli import app
 from reljudge.errors import EXIT_BAD_INPUT, InputError
 from reljudge.io.judgments import read_judgments
-from reljudge.testing import AutoResponder, MockLLMServer
+from reljudge.testing import AutoResponder, MockLLMServer, responders
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 MODEL = "openai/mock-model"
@@ -158,3 +158,25 @@ def test_a_secret_param_is_masked_in_the_manifest_command(srv, tmp_path):
     for path in out.iterdir():
         text = path.read_text()
         assert param_secret not in text and inline_secret not in text, path.name
+
+
+# --- item 12: --retry-failed asks unparsed answers again ----------------------------------------
+
+
+def test_retry_failed_asks_unparsed_answers_again_and_a_plain_resume_keeps_them(srv, tmp_path):
+    srv.responder = responders.fixed("hmm, hard to say")
+    out = tmp_path / "run"
+    args = (*SAMPLE, "--limit", "4", "--max-failure-rate", "1")
+    code, output = run(srv, out, *args)
+    assert code == 0, output
+    assert {r.status for r in read_judgments(out / "judgments.jsonl")} == {"unparsed"}
+    srv.responder = AutoResponder()
+    srv.reset()
+    code, output = run(srv, out, *args)  # a plain resume keeps them
+    assert code == 0 and srv.calls == 0, output
+    code, output = run(srv, out, *args, "--retry-failed")
+    assert code == 0, output
+    assert srv.calls == 4
+    latest = {r.key: r for r in read_judgments(out / "judgments.jsonl")}
+    assert {r.status for r in latest.values()} == {"ok"}
+    assert len(qrels_lines(out)) == 4

@@ -454,7 +454,7 @@ def run_cmd(
     retry_failed: bool = typer.Option(
         False,
         "--retry-failed",
-        help="Judge again the records that failed for a transient reason (api_error, truncated).",
+        help="Judge again the records that failed: api_error, truncated and unparsed (a plain resume keeps them).",
     ),
     skip_missing: bool = typer.Option(
         False, "--skip-missing", help="Record passages without text as 'skipped' instead of stopping."

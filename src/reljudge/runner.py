@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reljudge.errors import EXIT_FAILURE, EXIT_OK, InputError
-from reljudge.io.rundir import RETRYABLE_STATUSES
+from reljudge.io.rundir import RETRY_FAILED_STATUSES, RETRYABLE_STATUSES
 from reljudge.records import FAILURE_STATUSES, STATUSES, Judgment, Usage, utc_now
 
 if TYPE_CHECKING:
@@ -945,7 +945,7 @@ async def _run_locked(
     # disk, read back on lookup), which records later ones replace, and the manifest's counts
     index = job.rundir.index(
         lazy_methods=_label_methods(job.judge),
-        exclude_statuses=RETRYABLE_STATUSES if config.retry_failed else (),
+        exclude_statuses=RETRY_FAILED_STATUSES if config.retry_failed else (),
         stats=True,
     )
     existing = job.existing = index.existing

@@ -10,10 +10,11 @@ Layout::
 
 Resume: a key (`Judgment.key`) with a record in ``judgments.jsonl`` is not asked again
 (`RunDir.index` gives the keys and their latest records). Final statuses (`FINAL_STATUSES`):
-``ok``, ``unparsed``, ``refused``, ``skipped`` -- re-asking would repeat the same prompt and most
-likely the same answer. Retryable (`RETRYABLE_STATUSES`): ``api_error`` and ``truncated`` --
-transient or fixable by a larger ``max_tokens``; a plain resume keeps them too, and only
-``--retry-failed`` asks them again (the runner indexes with ``exclude_statuses=RETRYABLE_STATUSES``).
+``ok``, ``unparsed``, ``refused``, ``skipped`` -- a plain resume keeps them. Retryable
+(`RETRYABLE_STATUSES`): ``api_error`` and ``truncated`` -- transient or fixable by a larger
+``max_tokens``; a plain resume keeps them too. ``--retry-failed`` asks again every record whose
+status is in `RETRY_FAILED_STATUSES`: the retryable ones and ``unparsed`` (the model may answer
+readably when asked again); the runner indexes with ``exclude_statuses=RETRY_FAILED_STATUSES``.
 
 One writer at a time: `RunDir.lock()` takes an exclusive ``flock`` on ``RUN/.lock`` for as long
 as a job writes to the directory; a second process (or a second job in the same process) on the
@@ -53,6 +54,8 @@ from reljudge.records import Judgment, utc_now
 
 FINAL_STATUSES: frozenset[str] = frozenset({"ok", "unparsed", "refused", "skipped"})
 RETRYABLE_STATUSES: frozenset[str] = frozenset({"api_error", "truncated"})
+#: what ``--retry-failed`` asks again: the retryable statuses and unparsed answers
+RETRY_FAILED_STATUSES: frozenset[str] = RETRYABLE_STATUSES | {"unparsed"}
 QRELS_FILE = "qrels.txt"
 MANIFEST_FILE = "manifest.json"
 LOCK_FILE = ".lock"

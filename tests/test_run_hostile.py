@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from reljudge.cli import app
 from reljudge.errors import EXIT_BAD_INPUT, InputError
 from reljudge.io.judgments import read_judgments
-from reljudge.testing import AutoResponder, MockLLMServer, responders
+from reljudge.testing import AutoResponder, MockLLMServer, MockReply, responders
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 MODEL = "openai/mock-model"
@@ -180,3 +180,132 @@ def test_retry_failed_asks_unparsed_answers_again_and_a_plain_resume_keeps_them(
     latest = {r.key: r for r in read_judgments(out / "judgments.jsonl")}
     assert {r.status for r in latest.values()} == {"ok"}
     assert len(qrels_lines(out)) == 4
+
+
+# --- item 11: a provider that cannot serve the job stops it -------------------------------------
+
+
+class AbortingClient:
+    """A stand-in for `LLMClient` that answers through a real client (against the mock server)
+    until ``after`` calls, then raises `ProviderAbort` as the client does on a first 401."""
+
+    def __init__(self, real, after: int):
+        import asyncio
+
+        self.real, self.after, self.calls = real, after, 0
+        self.config = real.config
+        self._turn = asyncio.Lock()  # one call at a time: the first ``after`` calls complete
+
+    async def chat(self, messages, **kwargs):
+        async with self._turn:
+            self.calls += 1
+            if self.calls > self.after:
+                from reljudge.llm import ProviderAbort
+
+                raise ProviderAbort(
+                    "auth", "Incorrect API key provided: sk-***", status_code=401, hint="check --api-key-env"
+                )
+            return await self.real.chat(messages, **kwargs)
+
+
+async def _run_with_abort(config, after: int, run_job_async=None):
+    from reljudge.llm import LLMClient
+    from reljudge.runner import client_config
+    from reljudge.runner import run_job_async as the_runner
+
+    async with LLMClient(client_config(config)) as real:
+        return await (run_job_async or the_runner)(config, AbortingClient(real, after))
+
+
+@pytest.mark.parametrize("method", ["binary", "exam"])
+def test_a_provider_abort_stops_the_job_and_keeps_what_was_done(srv, tmp_path, method):
+    import asyncio
+
+    from reljudge.runner import RunConfig, run_job
+
+    config = RunConfig(
+        method=method, model=MODEL, base_url=srv.openai_url, api_key_env=None, dataset="dl19-sample",
+        output=tmp_path / "run", use_cache=False, progress=False, limit=6, concurrency=1,
+    )  # fmt: skip
+    summary = asyncio.run(_run_with_abort(config, after=3))
+    assert summary.state == "aborted" and summary.exit_code == 1
+    assert summary.abort == {
+        "kind": "auth",
+        "message": "Incorrect API key provided: sk-***",
+        "status_code": 401,
+        "hint": "check --api-key-env",
+    }
+    out = tmp_path / "run"
+    saved = read_judgments(out / "judgments.jsonl")
+    assert summary.new_records == len(saved) >= 1 and srv.calls == 3
+    m = manifest(out)
+    assert m["extra"]["state"] == "aborted" and m["extra"]["abort"]["kind"] == "auth"
+    assert m["extra"]["last_session"]["state"] == "aborted"
+    assert (out / "qrels.txt").exists()
+    text = summary.render()
+    assert text.count("re-run the same command") == 1 and "aborted: the provider cannot serve" in text
+    # the same job, once the provider serves it again, resumes where it stopped
+    srv.reset()
+    done = run_job(config)
+    assert done.state == "finished" and done.exit_code == 0, done.render()
+    assert "abort" not in manifest(out)["extra"]
+    records = read_judgments(out / "judgments.jsonl")
+    assert len({r.key for r in records}) == len(records)  # nothing was judged twice
+
+
+def test_judge_run_prints_the_provider_message_once_and_exits_1(srv, tmp_path, monkeypatch):
+    import reljudge.runner
+
+    real = reljudge.runner.run_job_async
+    monkeypatch.setattr(reljudge.runner, "run_job_async", lambda config: _run_with_abort(config, 2, real))
+    out = tmp_path / "run"
+    argv = ["run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache",
+            *SAMPLE, "--limit", "5", "--concurrency", "1"]  # fmt: skip
+    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET})
+    assert result.exit_code == 1, result.output
+    assert result.stderr.count("error: Incorrect API key provided: sk-*** (check --api-key-env)") == 1
+    assert result.output.count("re-run the same command") == 1
+    assert manifest(out)["extra"]["state"] == "aborted"
+    assert len(read_judgments(out / "judgments.jsonl")) == 2
+
+
+def test_the_summary_says_which_failures_retry_failed_fixes(srv, tmp_path):
+    auto = AutoResponder()
+
+    def mixed(req):
+        if req.index == 1:
+            return MockReply(status=400, error="unsupported parameter: seed")
+        if req.index in (3, 5):
+            return MockReply(status=500, error="mock outage")
+        if req.index == 7:
+            return responders.fixed("hmm, hard to say")(req)
+        return auto(req)
+
+    srv.responder = mixed
+    out = tmp_path / "run"
+    code, output = run(
+        srv, out, *SAMPLE, "--limit", "10", "--max-attempts", "1", "--max-failure-rate", "1",
+        "--concurrency", "1",
+    )  # fmt: skip
+    assert code == 0, output
+    assert "2 api_error record(s) failed for a transient reason (server 2): --retry-failed" in output
+    assert "1 api_error record(s) failed for a reason a retry does not fix (bad_request 1)" in output
+    assert "1 unparsed record(s): --retry-failed asks the model again" in output
+    assert "transient reason (api_error/truncated)" not in output
+    assert manifest(out)["extra"]["api_error_kinds"] == {"bad_request": 1, "server": 2}
+
+
+def test_failure_advice_by_kind():
+    from reljudge.runner import failure_advice
+
+    lines = failure_advice(
+        {"api_error": 6, "truncated": 2, "unparsed": 1},
+        {"timeout": 2, "connection": 1, "auth": 1, "context_length": 1, "invalid_response": 1},
+    )
+    assert lines[0].startswith(
+        "3 api_error record(s) failed for a transient reason (connection 1, timeout 2)"
+    )
+    assert lines[1].startswith("2 api_error record(s) failed for a reason a retry does not fix")
+    assert lines[2].startswith("1 api_error record(s) failed otherwise (invalid_response 1)")
+    assert "larger --max-tokens" in lines[3] and "unparsed" in lines[4]
+    assert failure_advice({"ok": 3}, {}) == []

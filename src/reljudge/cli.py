@@ -494,7 +494,8 @@ def run_cmd(
     """Judge a pool of (topic, passage) items with one method and model, resumably.
 
     Writes RUN/judgments.jsonl (one record per item, appended as they come), RUN/qrels.txt and
-    RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate, 2 bad input,
+    RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate or the provider
+    cannot serve the job (aborted: the records so far are kept), 2 bad input,
     130 interrupted (Ctrl+C; the records so far are kept and the same command resumes).
     """
     import asyncio
@@ -549,6 +550,9 @@ def run_cmd(
         typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
     else:
         typer.echo(summary.render())
+    if summary.abort is not None:  # the provider cannot serve the job: its message, once
+        message, hint = summary.abort.get("message"), summary.abort.get("hint")
+        typer.echo(f"error: {message}" + (f" ({hint})" if hint else ""), err=True)
     raise typer.Exit(summary.exit_code)
 
 

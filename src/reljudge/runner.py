@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reljudge.errors import EXIT_FAILURE, EXIT_OK, InputError
-from reljudge.io.rundir import RETRY_FAILED_STATUSES, RETRYABLE_STATUSES
+from reljudge.io.rundir import RETRY_FAILED_STATUSES
 from reljudge.records import FAILURE_STATUSES, STATUSES, Judgment, Usage, utc_now
 
 if TYPE_CHECKING:
@@ -51,8 +51,11 @@ if TYPE_CHECKING:
     from reljudge.io.rundir import RecordStats, RunDir
     from reljudge.judges.base import Judge, JudgeInputs
     from reljudge.llm import ClientConfig, LLMClient
+    from reljudge.llm.types import ProviderAbort
 
 FloatPolicy = Literal["round", "scale", "keep"]
+#: how a job ended: all items done, Ctrl-C or a signal, an error, or the provider could not serve it
+JobState = Literal["finished", "interrupted", "failed", "aborted"]
 #: the settings a resumed job must share with the run directory's manifest
 IDENTITY_FIELDS: tuple[str, ...] = (
     "method",
@@ -123,11 +126,12 @@ class RunConfig(BaseModel):
 
 
 class RunSummary(BaseModel):
-    """What a job did. ``exit_code``: 0 ok, 1 failure share above ``max_failure_rate``."""
+    """What a job did. ``exit_code``: 0 ok, 1 failure share above ``max_failure_rate`` or the
+    job aborted (the provider cannot serve it, see ``abort``)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    state: Literal["finished", "interrupted", "failed", "dry-run"]
+    state: Literal["finished", "interrupted", "failed", "aborted", "dry-run"]
     method: str
     model: str
     output_dir: Path | None = None
@@ -146,7 +150,11 @@ class RunSummary(BaseModel):
     wall_time_s: float = 0.0
     failure_rate: float = 0.0
     max_failure_rate: float = 0.05
-    retryable_failures: int = 0
+    retryable_failures: int = 0  # records --retry-failed asks again (api_error, truncated, unparsed)
+    api_error_kinds: dict[str, int] = Field(default_factory=dict)  # api_error records by error kind
+    #: why the job stopped early when ``state == "aborted"``: the provider's error
+    #: (``kind``, ``message``, ``status_code``, ``hint``)
+    abort: dict[str, Any] | None = None
     qrels_pairs: int = 0
     estimate: dict[str, Any] | None = None
     exit_code: int = EXIT_OK
@@ -181,13 +189,15 @@ class RunSummary(BaseModel):
             f"failure share: {self.failure_rate:.1%} (limit {self.max_failure_rate:.1%}); "
             f"qrels: {self.qrels_pairs} labelled pairs"
         )
-        if self.retryable_failures:
-            lines.append(
-                f"{self.retryable_failures} record(s) failed for a transient reason (api_error/truncated): "
-                "re-run the same command with --retry-failed to judge them again"
-            )
+        lines += failure_advice(self.statuses, self.api_error_kinds)
         if self.state == "interrupted":
             lines.append("interrupted: re-run the same command to continue where it stopped")
+        elif self.state == "aborted":
+            what = (self.abort or {}).get("kind") or "error"
+            lines.append(
+                f"aborted: the provider cannot serve this job ({what}); the records so far are kept. "
+                "Fix the cause, then re-run the same command to continue"
+            )
         elif self.state == "failed":
             lines.append(
                 "stopped by an error (see below); the records so far are kept and the same command resumes"
@@ -195,6 +205,52 @@ class RunSummary(BaseModel):
         elif self.exit_code != EXIT_OK:
             lines.append(f"failed: the failure share is above --max-failure-rate {self.max_failure_rate}")
         return "\n".join(lines)
+
+
+def failure_advice(statuses: Mapping[str, int], api_error_kinds: Mapping[str, int]) -> list[str]:
+    """What re-running with ``--retry-failed`` does for each kind of failed record: one line per
+    group (transient provider errors, errors a retry alone does not fix, cut-off answers,
+    unparsed answers). ``api_error_kinds``: api_error records by error kind."""
+    from reljudge.llm.types import RETRYABLE_KINDS
+
+    def detail(kinds: Mapping[str, int]) -> str:
+        return ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+
+    transient = {k: n for k, n in api_error_kinds.items() if k in RETRYABLE_KINDS}
+    permanent = {k: n for k, n in api_error_kinds.items() if k in PERMANENT_KINDS}
+    unclear = {k: n for k, n in api_error_kinds.items() if k not in RETRYABLE_KINDS | PERMANENT_KINDS}
+    lines = []
+    if transient:
+        lines.append(
+            f"{sum(transient.values())} api_error record(s) failed for a transient reason "
+            f"({detail(transient)}): --retry-failed judges them again"
+        )
+    if permanent:
+        lines.append(
+            f"{sum(permanent.values())} api_error record(s) failed for a reason a retry does not fix "
+            f"({detail(permanent)}): fix the API key, endpoint, model or request first; "
+            "--retry-failed alone fails the same way"
+        )
+    if unclear:
+        lines.append(
+            f"{sum(unclear.values())} api_error record(s) failed otherwise ({detail(unclear)}): "
+            "--retry-failed asks again, which may or may not help"
+        )
+    if statuses.get("truncated"):
+        lines.append(
+            f"{statuses['truncated']} truncated record(s) hit the answer token limit: a larger "
+            "--max-tokens fixes them (a new job: another --output); --retry-failed keeps the limit"
+        )
+    if statuses.get("unparsed"):
+        lines.append(
+            f"{statuses['unparsed']} unparsed record(s): --retry-failed asks the model again "
+            "(a plain resume keeps them)"
+        )
+    return lines
+
+
+#: api_error kinds a retry with the same settings does not fix (`reljudge.llm.types.ErrorKind`)
+PERMANENT_KINDS: frozenset[str] = frozenset({"auth", "bad_request", "context_length", "content_filter"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -993,7 +1049,9 @@ async def _run_locked(
         if on_record is not None:
             on_record(record)
 
-    state: Literal["finished", "interrupted", "failed"] = "interrupted"
+    state: JobState = "interrupted"
+    abort: ProviderAbort | None = None
+    own: LLMClient | None = None
     client_stats: dict[str, Any] = {}
     try:
         if client is None:
@@ -1002,23 +1060,42 @@ async def _run_locked(
             assert own_config is not None
             async with LLMClient(own_config, on_event=on_event) as own:
                 await job.judge.run(job.inputs, JudgeContext(own, emit, existing, tool_version=__version__))
-                client_stats = own.stats.as_dict()
         else:
             await job.judge.run(job.inputs, JudgeContext(client, emit, existing, tool_version=__version__))
         state = "finished"
-    except Exception:
-        state = "failed"
-        raise
+    except Exception as err:
+        abort = find_provider_abort(err)
+        if abort is None:
+            state = "failed"
+            raise
+        state = "aborted"  # the provider cannot serve the job: stop, keep what was done
     finally:
         progress.close()
         writer.close()
+        if own is not None:
+            client_stats = own.stats.as_dict()
         if state == "failed" and created and not session.new_records:
             shutil.rmtree(job.rundir.path, ignore_errors=True)  # nothing done: leave nothing behind
         else:
-            summary = _finish(job, session, progress, state, client_stats)
-            if state != "finished":
+            summary = _finish(job, session, progress, state, client_stats, abort)
+            if state in ("interrupted", "failed"):  # the exception propagates: say what was kept
                 print(summary.render(), file=sys.stderr)
     return summary
+
+
+def find_provider_abort(err: BaseException) -> ProviderAbort | None:
+    """The `ProviderAbort` that ended a job: ``err`` itself or one inside the exception groups
+    of the judge's task groups; None when the job ended for another reason."""
+    from reljudge.llm.types import ProviderAbort
+
+    if isinstance(err, ProviderAbort):
+        return err
+    if isinstance(err, BaseExceptionGroup):
+        for inner in err.exceptions:
+            found = find_provider_abort(inner)
+            if found is not None:
+                return found
+    return None
 
 
 def _expected_records(judge: Judge, inputs: JudgeInputs, existing: Mapping[Any, Judgment]) -> int | None:
@@ -1069,8 +1146,9 @@ def _finish(
     job: PreparedJob,
     session: _Session,
     progress: Any,
-    state: Literal["finished", "interrupted", "failed"],
+    state: JobState,
     client_stats: Mapping[str, Any],
+    abort: ProviderAbort | None = None,
 ) -> RunSummary:
     """Derive qrels and write the manifest from what the run directory holds now (one streamed
     pass over judgments.jsonl, see `_read_back`)."""
@@ -1112,7 +1190,9 @@ def _finish(
         wall_time_s=wall,
         failure_rate=rate,
         max_failure_rate=config.max_failure_rate,
-        retryable_failures=sum(statuses[s] for s in RETRYABLE_STATUSES),
+        retryable_failures=sum(statuses[s] for s in RETRY_FAILED_STATUSES),
+        api_error_kinds=dict(sorted(back.latest.api_error_kinds.items())),
+        abort=_abort_info(abort) if abort is not None else None,
         qrels_pairs=qrels_pairs,
         exit_code=EXIT_OK if state == "finished" and rate <= config.max_failure_rate else EXIT_FAILURE,
     )
@@ -1129,6 +1209,8 @@ def _finish(
         "price_known": summary.price_known,
         "wall_time_s": round(earlier_wall + wall, 3),
         "qrels": qrels_info,
+        "api_error_kinds": summary.api_error_kinds,
+        **({"abort": summary.abort} if summary.abort is not None else {}),
         "last_session": {
             "state": state,
             "new_records": summary.new_records,
@@ -1143,6 +1225,15 @@ def _finish(
     }
     _write_manifest(job, session, state, results, stats=(back.latest, back.every))
     return summary
+
+
+def _abort_info(abort: ProviderAbort) -> dict[str, Any]:
+    return {
+        "kind": abort.kind,
+        "message": abort.message,
+        "status_code": abort.status_code,
+        "hint": abort.hint,
+    }
 
 
 @dataclass

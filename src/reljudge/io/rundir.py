@@ -29,6 +29,7 @@ import functools
 import json
 import os
 import platform
+import re
 import socket
 import sys
 from collections import Counter
@@ -103,13 +104,26 @@ def _environment() -> dict[str, Any]:  # looking versions up costs ~50 ms: once 
     }
 
 
+def error_kind(error: str | None) -> str:
+    """The error kind an ``api_error`` record's ``error`` starts with (the client writes
+    ``"<kind> (HTTP <code>): <message>"``, e.g. ``"auth (HTTP 401): ..."``); ``"other"`` when
+    it names none."""
+    match = _ERROR_KIND.match(error or "")
+    return match.group(1) if match else "other"
+
+
+_ERROR_KIND = re.compile(r"([a-z_]+)(?: \(HTTP \d+\))?:")
+
+
 class RecordStats:
     """Counts by status (and by method), cached records, tokens, calls and cost, fed one record
-    at a time (`add`), so that a whole judgments file can be summarised in one streamed pass."""
+    at a time (`add`), so that a whole judgments file can be summarised in one streamed pass.
+    ``api_error_kinds`` counts the ``api_error`` records by `error_kind`."""
 
     def __init__(self) -> None:
         self.judgments = 0
         self.cached = 0
+        self.api_error_kinds: Counter[str] = Counter()
         self.statuses: Counter[str] = Counter()
         self.by_method: dict[str, Counter[str]] = {}
         self.prompt_tokens = 0
@@ -125,6 +139,8 @@ class RecordStats:
         if counter is None:
             counter = self.by_method[judgment.method] = Counter()
         counter[status] += 1
+        if status == "api_error":
+            self.api_error_kinds[error_kind(judgment.error)] += 1
         provenance = judgment.provenance
         if provenance.cached:
             self.cached += 1
@@ -142,6 +158,11 @@ class RecordStats:
             counter[status] -= 1
             if counter[status] <= 0:
                 del counter[status]
+        if status == "api_error":
+            kind = error_kind(judgment.error)
+            self.api_error_kinds[kind] -= 1
+            if self.api_error_kinds[kind] <= 0:
+                del self.api_error_kinds[kind]
         provenance = judgment.provenance
         if provenance.cached:
             self.cached -= 1
@@ -155,6 +176,7 @@ class RecordStats:
         other = RecordStats()
         other.__dict__.update(self.__dict__)
         other.statuses = Counter(self.statuses)
+        other.api_error_kinds = Counter(self.api_error_kinds)
         other.by_method = {m: Counter(c) for m, c in self.by_method.items()}
         return other
 

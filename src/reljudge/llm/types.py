@@ -240,6 +240,26 @@ class ProviderError(Exception):
         return f"{self.kind}{code}: {self.message}"
 
 
+class ProviderAbort(Exception):
+    """The provider cannot serve this job (an authentication or model-not-found error, a dead
+    endpoint, failure after failure): raised by `LLMClient.chat` so that the job stops instead
+    of sending every item. ``message`` is the provider's (redacted); ``hint`` says what to fix."""
+
+    def __init__(
+        self, kind: str, message: str, *, status_code: int | None = None, hint: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status_code = status_code
+        self.hint = hint
+
+    def __str__(self) -> str:
+        code = f" (HTTP {self.status_code})" if self.status_code else ""
+        hint = f" ({self.hint})" if self.hint else ""
+        return f"{self.kind}{code}: {self.message}{hint}"
+
+
 @dataclass
 class Completion:
     """What a backend returns for one successful request (before status/caching logic)."""

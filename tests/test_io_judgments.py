@@ -330,3 +330,16 @@ def test_retry_failed_statuses_are_the_retryable_ones_and_unparsed() -> None:
 
     assert RETRY_FAILED_STATUSES == RETRYABLE_STATUSES | {"unparsed"}
     assert not RETRY_FAILED_STATUSES & {"ok", "refused", "skipped"}
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_write_to_a_full_disk_raises_once_and_close_does_not_raise_again() -> None:
+    import errno
+
+    writer = JudgmentWriter("/dev/full")  # every write to /dev/full fails with ENOSPC
+    with pytest.raises(OSError) as err:
+        writer.write(ok("1", "a", 2))
+    assert err.value.errno == errno.ENOSPC
+    assert writer.count == 0
+    writer.close()  # the failure was reported once; closing does not raise it again
+    assert writer.closed

@@ -309,3 +309,93 @@ def test_failure_advice_by_kind():
     assert lines[2].startswith("1 api_error record(s) failed otherwise (invalid_response 1)")
     assert "larger --max-tokens" in lines[3] and "unparsed" in lines[4]
     assert failure_advice({"ok": 3}, {}) == []
+
+
+# --- items 13 and 15: an output that cannot be written -----------------------------------------
+
+
+def test_an_output_path_under_a_file_is_an_error_not_a_traceback(tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file\n")
+    out = blocker / "run"
+    proc = cli_subprocess(
+        "run", "--method", "binary", "--model", MODEL, "--base-url", "http://127.0.0.1:9/v1",
+        "--dataset", "dl19-sample", "--limit", "2", "--output", str(out), cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == EXIT_BAD_INPUT, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"error: {out}: cannot write: Not a directory" in proc.stderr
+
+
+def _enospc(path=None):
+    import errno
+
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), *([str(path)] if path else []))
+
+
+def test_a_full_disk_while_judging_keeps_the_records_and_the_same_command_resumes(srv, tmp_path, monkeypatch):
+    from reljudge.io.judgments import JudgmentWriter
+
+    original = JudgmentWriter.write
+    written = {"n": 0}
+
+    def write(self, judgment):
+        if written["n"] >= 3:
+            raise _enospc()
+        written["n"] += 1
+        return original(self, judgment)
+
+    monkeypatch.setattr(JudgmentWriter, "write", write)
+    out = tmp_path / "run"
+    args = (*SAMPLE, "--limit", "8", "--concurrency", "1")
+    code, output = run(srv, out, *args)
+    assert code == EXIT_BAD_INPUT, output
+    assert f"error: {out / 'judgments.jsonl'}: cannot write: No space left on device" in output
+    assert "re-run the same command to resume" in output
+    saved = read_judgments(out / "judgments.jsonl")
+    assert len(saved) == 3
+    assert manifest(out)["extra"]["state"] == "failed"
+    monkeypatch.setattr(JudgmentWriter, "write", original)  # space was made
+    srv.reset()
+    code, output = run(srv, out, *args)
+    assert code == 0, output
+    assert srv.calls == 5
+    records = read_judgments(out / "judgments.jsonl")
+    assert len(records) == 8 == len({r.key for r in records})
+
+
+def test_a_full_disk_when_writing_qrels_is_an_error_and_the_manifest_says_so(srv, tmp_path, monkeypatch):
+    import reljudge.io.trec
+
+    def write_qrels(qrels, path, **kwargs):
+        raise _enospc()
+
+    monkeypatch.setattr(reljudge.io.trec, "write_qrels", write_qrels)
+    out = tmp_path / "run"
+    code, output = run(srv, out, *SAMPLE, "--limit", "3")
+    assert code == EXIT_BAD_INPUT, output
+    assert f"error: {out / 'qrels.txt'}: cannot write: No space left on device" in output
+    assert len(read_judgments(out / "judgments.jsonl")) == 3
+    m = manifest(out)
+    assert m["extra"]["state"] == "finished"
+    assert m["extra"]["qrels"]["error"] == "cannot write: No space left on device"
+
+
+def test_a_full_disk_when_writing_the_manifest_is_an_error(srv, tmp_path, monkeypatch):
+    from reljudge.io.rundir import RunDir
+
+    original = RunDir.write_manifest
+    calls = {"n": 0}
+
+    def write_manifest(self, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 1:  # the first one ("running") fits, the last one does not
+            raise _enospc(self.manifest_path)
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(RunDir, "write_manifest", write_manifest)
+    out = tmp_path / "run"
+    code, output = run(srv, out, *SAMPLE, "--limit", "3")
+    assert code == EXIT_BAD_INPUT, output
+    assert f"error: {out / 'manifest.json'}: cannot write: No space left on device" in output
+    assert len(read_judgments(out / "judgments.jsonl")) == 3

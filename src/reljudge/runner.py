@@ -28,6 +28,7 @@ later extends the same job: the items already judged are not judged again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
@@ -35,7 +36,7 @@ import sys
 import time
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -971,7 +972,8 @@ async def run_job_async(
     own_config = client_config(config) if client is None else None
 
     created = not job.rundir.path.exists()
-    lock = job.rundir.lock()  # one writer per run directory: a second job is refused here
+    with writing(job.rundir.path):
+        lock = job.rundir.lock()  # one writer per run directory: a second job is refused here
     try:
         return await _run_locked(job, session, client, own_config, created, on_record)
     finally:
@@ -996,7 +998,8 @@ async def _run_locked(
     job.manifest = check_identity(job.rundir, job_identity(config, job.judge))
     # a last record without its newline is kept (and gets it), a torn one is cut: before the
     # index, so that the index and the file the writer appends to agree
-    job.rundir.repair_tail()
+    with writing(job.rundir.judgments_path):
+        job.rundir.repair_tail()
     # the one streamed pass at start-up: the keys already judged (the label records stay on
     # disk, read back on lookup), which records later ones replace, and the manifest's counts
     index = job.rundir.index(
@@ -1010,7 +1013,9 @@ async def _run_locked(
     if index.records == 0:
         session.tally = _ReadBack.tally()
     try:
-        _write_manifest(job, session, "running", {}, stats=index.stats)
+        with writing(job.rundir.manifest_path):
+            _write_manifest(job, session, "running", {}, stats=index.stats)
+            writer = job.rundir.writer()
     except BaseException:
         if created:
             shutil.rmtree(job.rundir.path, ignore_errors=True)
@@ -1023,7 +1028,6 @@ async def _run_locked(
         desc=f"{config.method} {config.model}",
         enabled=config.progress,
     )
-    writer = job.rundir.writer()
 
     def on_event(kind: str, info: dict[str, Any]) -> None:
         progress.on_event(kind, info)
@@ -1035,7 +1039,8 @@ async def _run_locked(
 
     def emit(record: Judgment) -> None:
         tally, session.tally = session.tally, None  # restored once the record is counted in it
-        writer.write(record)
+        with writing(writer.path):  # a full disk ends the job as an input error, records kept
+            writer.write(record)
         if tally is not None:
             tally.count_new(record)
             session.tally = tally
@@ -1051,6 +1056,7 @@ async def _run_locked(
 
     state: JobState = "interrupted"
     abort: ProviderAbort | None = None
+    output_failed = False  # the run directory could not be written (a full disk, ...)
     own: LLMClient | None = None
     client_stats: dict[str, Any] = {}
     try:
@@ -1067,20 +1073,72 @@ async def _run_locked(
         abort = find_provider_abort(err)
         if abort is None:
             state = "failed"
+            problem = _first_input_error(err)
+            output_failed = isinstance(problem, OutputError)
+            if problem is not None and problem is not err:  # raised inside the judge's task group
+                raise problem from None
             raise
         state = "aborted"  # the provider cannot serve the job: stop, keep what was done
     finally:
         progress.close()
-        writer.close()
+        unwritten = _close_writer(writer)
         if own is not None:
             client_stats = own.stats.as_dict()
         if state == "failed" and created and not session.new_records:
             shutil.rmtree(job.rundir.path, ignore_errors=True)  # nothing done: leave nothing behind
+        elif state == "failed" and (unwritten is not None or output_failed):
+            # the disk is full (or read-only): writing qrels and manifest would fail the same way;
+            # the error that propagates says what happened and that the records so far are kept
+            with contextlib.suppress(OSError):
+                _finish(job, session, progress, state, client_stats, abort)
         else:
-            summary = _finish(job, session, progress, state, client_stats, abort)
+            with writing(job.rundir.path):
+                if unwritten is not None:
+                    raise unwritten
+                summary = _finish(job, session, progress, state, client_stats, abort)
             if state in ("interrupted", "failed"):  # the exception propagates: say what was kept
                 print(summary.render(), file=sys.stderr)
     return summary
+
+
+class OutputError(InputError):
+    """The run directory cannot be written (a full disk, a read-only file system, a path under
+    a file): ``error: PATH: cannot write: ...``, exit code 2; the records written so far stay."""
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Turn an `OSError` while writing the run directory into an `OutputError` naming the file."""
+    try:
+        yield
+    except OSError as err:
+        where = err.filename if isinstance(err.filename, str) else path
+        what = err.strerror or str(err)
+        raise OutputError(
+            f"cannot write: {what}; the records written so far are kept: make room (or give a "
+            "writable --output) and re-run the same command to resume",
+            where,
+        ) from None
+
+
+def _close_writer(writer: Any) -> OSError | None:
+    try:
+        writer.close()
+    except OSError as err:
+        return err
+    return None
+
+
+def _first_input_error(err: BaseException) -> InputError | None:
+    """``err`` when it is an `InputError`, or the first one inside its exception groups."""
+    if isinstance(err, InputError):
+        return err
+    if isinstance(err, BaseExceptionGroup):
+        for inner in err.exceptions:
+            found = _first_input_error(inner)
+            if found is not None:
+                return found
+    return None
 
 
 def find_provider_abort(err: BaseException) -> ProviderAbort | None:
@@ -1161,6 +1219,7 @@ def _finish(
     rate = failure_rate(statuses)
     qrels_info: dict[str, Any] = {"file": job.rundir.qrels_path.name, "float_policy": config.float_policy}
     qrels_pairs = 0
+    unwritable: OSError | None = None
     try:
         qrels, exclusions = derive_qrels(job.judge, back.records, config.float_policy)  # type: ignore[arg-type]
         del back.records[:]  # the label views are not needed any more
@@ -1169,6 +1228,9 @@ def _finish(
         qrels_info.update(pairs=qrels_pairs, exclusions=exclusions)
     except InputError as err:  # e.g. contradicting labels: keep the records, report the problem
         qrels_info["error"] = str(err)
+    except OSError as err:  # e.g. a full disk: the manifest says so (if it can be written)
+        qrels_info["error"] = f"cannot write: {err.strerror or err}"
+        unwritable = err
     wall = round(time.monotonic() - session.started, 3)
     summary = RunSummary(
         state=state,
@@ -1224,6 +1286,9 @@ def _finish(
         },
     }
     _write_manifest(job, session, state, results, stats=(back.latest, back.every))
+    if unwritable is not None:
+        with writing(job.rundir.qrels_path):
+            raise unwritable
     return summary
 
 

@@ -130,6 +130,7 @@ class JudgmentWriter:
         self.path = Path(path)
         self.fsync = fsync
         self.count = 0
+        self._failed: OSError | None = None  # the error of a write that failed
         self._lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repair_torn_tail(self.path)
@@ -146,10 +147,14 @@ class JudgmentWriter:
         with self._lock:
             if self._handle.closed:
                 raise ValueError(f"JudgmentWriter for {self.path} is closed")
-            self._handle.write(line)
-            self._handle.flush()
-            if self.fsync:
-                os.fsync(self._handle.fileno())
+            try:
+                self._handle.write(line)
+                self._handle.flush()
+                if self.fsync:
+                    os.fsync(self._handle.fileno())
+            except OSError as err:  # a full disk: the caller decides; `close` will not raise again
+                self._failed = err
+                raise
             self.count += 1
 
     def write_many(self, judgments: Iterable[Judgment]) -> None:
@@ -157,11 +162,24 @@ class JudgmentWriter:
             self.write(judgment)
 
     def close(self) -> None:
+        """Flush, sync and close. After a write failed (`OSError`, e.g. a full disk) the file is
+        closed without raising the same error again; a partial last line it may have left is
+        cut when the file is next opened for appending (`repair_torn_tail`)."""
         with self._lock:
-            if not self._handle.closed:
+            if self._handle.closed:
+                return
+            error: OSError | None = None
+            try:
                 self._handle.flush()
                 os.fsync(self._handle.fileno())
-                self._handle.close()
+            except OSError as err:
+                error = err
+            try:
+                self._handle.close()  # closes the file even when its last flush fails
+            except OSError as err:
+                error = error or err
+            if error is not None and self._failed is None:
+                raise error
 
     @property
     def closed(self) -> bool:

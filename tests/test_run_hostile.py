@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -399,3 +401,97 @@ def test_a_full_disk_when_writing_the_manifest_is_an_error(srv, tmp_path, monkey
     assert code == EXIT_BAD_INPUT, output
     assert f"error: {out / 'manifest.json'}: cannot write: No space left on device" in output
     assert len(read_judgments(out / "judgments.jsonl")) == 3
+
+
+# --- item 15: SIGTERM and SIGHUP are treated like Ctrl-C; Ctrl-C ends cleanly --------------------
+
+
+def _stop_mid_run(tmp_path: Path, signals: list[signal.Signals]) -> tuple:
+    """Start `judge run` in a subprocess against a slow mock server, wait until records are on
+    disk (no fixed sleep), send ``signals`` and wait for the process to end."""
+    out = tmp_path / "run"
+    with MockLLMServer(latency_s=0.3) as slow:
+        args = ["run", "--method", "binary", "--model", MODEL, "--base-url", slow.openai_url,
+                "--dataset", "dl19-sample", "--limit", "60", "--concurrency", "2", "--no-cache",
+                "--output", str(out)]  # fmt: skip
+        env = {**os.environ, "OPENAI_API_KEY": SECRET}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reljudge", *args],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        )  # fmt: skip
+        path = out / "judgments.jsonl"
+        deadline = time.monotonic() + 180
+        while not (path.exists() and path.read_bytes().count(b"\n") >= 3):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no record was written"
+            time.sleep(0.05)
+        for sig in signals:
+            proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=180)
+        done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+        saved = read_judgments(path)
+        stopped = {
+            "state": manifest(out)["extra"]["state"] if (out / "manifest.json").exists() else None,
+            "qrels": len(qrels_lines(out)) if (out / "qrels.txt").exists() else None,
+        }
+        # the same command resumes: only the items not saved are asked
+        slow.reset()
+        slow.latency_s = 0.0
+        resumed = subprocess.run(
+            [sys.executable, "-m", "reljudge", *args], env=env, capture_output=True, text=True, timeout=180
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        assert slow.calls == 60 - len(saved)
+    return done, out, saved, stopped
+
+
+@pytest.mark.parametrize(
+    ("signals", "code"),
+    [
+        ([signal.SIGINT], 130),
+        ([signal.SIGTERM], 143),
+        ([signal.SIGHUP], 129),
+        ([signal.SIGINT, signal.SIGINT], 130),  # an impatient second Ctrl-C
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGHUP", "SIGINT-twice"],
+)
+def test_a_signal_stops_the_run_like_ctrl_c_and_the_same_command_resumes(tmp_path, signals, code):
+    done, out, saved, stopped = _stop_mid_run(tmp_path, signals)
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.count("re-run the same command") == 1, done.stderr
+    assert f"stopped by {signals[0].name}" in done.stderr
+    assert 3 <= len(saved) < 60
+    # what the stopped run wrote: the manifest says interrupted, qrels hold the saved labels
+    assert stopped == {"state": "interrupted", "qrels": len(saved)}
+    records = read_judgments(out / "judgments.jsonl")
+    assert len(records) == 60 == len({r.key for r in records})
+    history = manifest(out)["history"]
+    assert len(history) == 1 and history[0]["finished_at"] is not None
+
+
+def test_run_stoppable_cancels_the_job_once_and_raises_stopped():
+    import asyncio
+
+    from reljudge.interrupts import Stopped, run_stoppable
+
+    cleaned = []
+
+    async def job():
+        asyncio.get_running_loop().call_soon(os.kill, os.getpid(), signal.SIGTERM)
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            os.kill(os.getpid(), signal.SIGTERM)  # a second signal during the clean-up
+            await asyncio.sleep(0.01)  # the clean-up may await: it is not cancelled again
+            cleaned.append(True)
+
+    with pytest.raises(Stopped) as stop:
+        run_stoppable(job)
+    assert (stop.value.name, stop.value.exit_code, cleaned) == ("SIGTERM", 143, [True])
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the handlers are removed again
+
+    async def quick():
+        return 42
+
+    assert run_stoppable(quick) == 42

@@ -495,12 +495,14 @@ def run_cmd(
 
     Writes RUN/judgments.jsonl (one record per item, appended as they come), RUN/qrels.txt and
     RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate or the provider
-    cannot serve the job (aborted: the records so far are kept), 2 bad input,
-    130 interrupted (Ctrl+C; the records so far are kept and the same command resumes).
+    cannot serve the job (aborted: the records so far are kept), 2 bad input, 130 interrupted
+    (Ctrl+C), and likewise 128 + the signal number for the other stop signals: 143 SIGTERM (Slurm,
+    docker stop, timeout), 129 SIGHUP. A stopped job keeps its records, writes qrels.txt and its
+    manifest (state "interrupted"), and the same command resumes it.
     """
-    import asyncio
     import json
 
+    from reljudge.interrupts import Stopped, run_stoppable
     from reljudge.runner import run_job_async
 
     config = _run_config(
@@ -542,9 +544,12 @@ def run_cmd(
         command=["judge", *sys.argv[1:]],
     )
     try:
-        summary = asyncio.run(run_job_async(config))
-    except KeyboardInterrupt:
-        typer.echo("interrupted: the records so far are saved; re-run the same command to resume", err=True)
+        summary = run_stoppable(lambda: run_job_async(config))
+    except Stopped as stop:  # the job saved what it had and said how to resume
+        typer.echo(f"stopped by {stop.name}", err=True)
+        raise typer.Exit(stop.exit_code) from None
+    except KeyboardInterrupt:  # Ctrl-C where no signal handler could be installed
+        typer.echo("interrupted", err=True)
         raise typer.Exit(130) from None
     if json_output:
         typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
@@ -1234,6 +1239,9 @@ def main() -> None:
     except ReljudgeError as err:  # bad input, a missing optional extra: one line, exit code 2
         typer.echo(f"error: {err}", err=True)
         sys.exit(EXIT_BAD_INPUT)
+    except KeyboardInterrupt:  # Ctrl-C outside a judging job (loading, a report): no traceback
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

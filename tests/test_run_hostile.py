@@ -495,3 +495,57 @@ def test_run_stoppable_cancels_the_job_once_and_raises_stopped():
         return 42
 
     assert run_stoppable(quick) == 42
+
+
+# --- item 17: the base URL is part of the job's identity ----------------------------------------
+
+
+def test_resuming_against_another_server_is_refused(srv, tmp_path):
+    out = tmp_path / "run"
+    code, output = run(srv, out, *SAMPLE, "--limit", "2")
+    assert code == 0, output
+    assert manifest(out)["extra"]["identity"]["base_url"] == srv.openai_url.rstrip("/")
+    with MockLLMServer() as other:
+        code, output = run(other, out, *SAMPLE, "--limit", "4", base_url=other.openai_url)
+        assert code == EXIT_BAD_INPUT, output
+        assert "holds a run made with other settings (base_url was" in output
+        assert other.calls == 0
+    # the same server, written differently (scheme case, trailing slash), is the same job
+    srv.reset()
+    code, output = run(
+        srv, out, *SAMPLE, "--limit", "4", base_url=srv.openai_url.replace("http:", "HTTP:") + "/"
+    )
+    assert code == 0, output
+    assert srv.calls == 2
+
+
+def test_a_run_directory_written_before_the_base_url_was_recorded_still_resumes(srv, tmp_path):
+    out = tmp_path / "run"
+    code, output = run(srv, out, *SAMPLE, "--limit", "2")
+    assert code == 0, output
+    old = manifest(out)
+    del old["extra"]["identity"]["base_url"]  # as written before this change
+    (out / "manifest.json").write_text(json.dumps(old, indent=2))
+    srv.reset()
+    code, output = run(srv, out, *SAMPLE, "--limit", "3")
+    assert code == 0, output
+    assert srv.calls == 1
+    assert manifest(out)["extra"]["identity"]["base_url"] == srv.openai_url.rstrip("/")  # recorded now
+
+
+def test_the_identity_holds_the_base_url_normalised_and_without_credentials():
+    from reljudge.runner import RunConfig
+
+    config = RunConfig(method="binary", model=MODEL, base_url="HTTP://user:s3cret@Example.org:8000/v1/")
+    assert config.identity()["base_url"] == "http://example.org:8000/v1"
+    assert RunConfig(method="binary", model="gpt-4o").identity()["base_url"] == ""
+
+
+def test_a_secret_param_does_not_stop_a_resume(srv, tmp_path):
+    out = tmp_path / "run"
+    code, output = run(srv, out, *SAMPLE, "--limit", "2", "--param", "api_key=plain-secret-3")
+    assert code == 0, output
+    assert manifest(out)["extra"]["identity"]["params"] == {"api_key": "***"}
+    code, output = run(srv, out, *SAMPLE, "--limit", "3", "--param", "api_key=plain-secret-3")
+    assert code == 0, output
+    assert "plain-secret-3" not in output

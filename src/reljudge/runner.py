@@ -69,7 +69,14 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "logprobs",
     "params",
     "question_bank",
+    "base_url",
 )
+#: identity fields added after run directories were first written, with what a manifest that
+#: lacks one (written before the field existed) is taken to have meant: ``base_url`` is unknown
+#: (accepted, and recorded from then on); anything else was the default (None)
+_ADDED_IDENTITY_FIELDS: dict[str, Callable[[Any], bool]] = {
+    "base_url": lambda now: True,
+}
 
 
 class RunConfig(BaseModel):
@@ -122,8 +129,13 @@ class RunConfig(BaseModel):
         return value
 
     def identity(self) -> dict[str, Any]:
-        """The settings that make two runs' records comparable (checked on resume)."""
-        return {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
+        """The settings that make two runs' records comparable (checked on resume). The base
+        URL is normalised and without credentials (``""`` for the provider's default)."""
+        from reljudge.llm.backends.base import normalise_base_url
+
+        identity = {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
+        identity["base_url"] = normalise_base_url(self.base_url)
+        return identity
 
 
 class RunSummary(BaseModel):
@@ -707,6 +719,10 @@ def default_output_dir(config: RunConfig, dataset_name: str) -> Path:
     return config.runs_root / f"{sanitise(dataset_name)}-{sanitise(config.method)}-{sanitise(config.model)}"
 
 
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
 def check_identity(rundir: RunDir, identity: Mapping[str, Any]) -> dict[str, Any]:
     """Refuse to add records made with other settings to an existing run directory.
     Returns the earlier manifest (empty for a new directory)."""
@@ -724,8 +740,18 @@ def check_identity(rundir: RunDir, identity: Mapping[str, Any]) -> dict[str, Any
         raise InputError(
             "not written by 'judge run' (no identity); use another --output", rundir.manifest_path
         )
-    now = dict(identity)
-    diffs = [name for name in now if earlier.get(name) != now.get(name)]
+    from reljudge.io.redact import scrub_secrets
+
+    now = scrub_secrets(dict(identity))  # as the manifest has it (a secret --param is masked there)
+    diffs = [
+        name
+        for name in now
+        if (
+            earlier[name] != now[name]
+            if name in earlier
+            else not _ADDED_IDENTITY_FIELDS.get(name, _is_none)(now[name])
+        )
+    ]
     if diffs:
         shown = "; ".join(f"{n} was {earlier.get(n)!r}, now {now.get(n)!r}" for n in diffs)
         raise InputError(

@@ -549,3 +549,37 @@ def test_a_secret_param_does_not_stop_a_resume(srv, tmp_path):
     code, output = run(srv, out, *SAMPLE, "--limit", "3", "--param", "api_key=plain-secret-3")
     assert code == 0, output
     assert "plain-secret-3" not in output
+
+
+@pytest.mark.parametrize(
+    ("method", "options", "after"),
+    [
+        ("exam", {}, 1 + 4),  # the questions, then 4 of the passage's 8 grades
+        ("exam", {"question_bank": "dataset"}, 4),  # a given bank: 4 of its questions graded
+        ("nuggets", {}, 11),  # nuggets made and scored, then 1 of the 2 assignment batches
+    ],
+    ids=["exam", "exam-bank", "nuggets"],
+)
+def test_an_interrupted_multi_stage_run_leaves_incomplete_documents_out_of_qrels(
+    srv, tmp_path, method, options, after
+):
+    import asyncio
+
+    from reljudge.runner import RunConfig, run_job
+
+    config = RunConfig(
+        method=method, model=MODEL, base_url=srv.openai_url, dataset="dl19-sample",
+        output=tmp_path / "run", use_cache=False, progress=False, limit=1, concurrency=1, **options,
+    )  # fmt: skip
+    summary = asyncio.run(_run_with_abort(config, after=after))
+    assert summary.state == "aborted"
+    out = tmp_path / "run"
+    labels = [r for r in read_judgments(out / "judgments.jsonl") if r.method in ("exam", "nugget-assignment")]
+    assert labels, "the job stopped before any grade: the test would prove nothing"
+    assert qrels_lines(out) == []  # the one passage has grades, but not all of them
+    assert summary.incomplete == 1 and summary.qrels_pairs == 0
+    assert manifest(out)["extra"]["qrels"]["incomplete"] == 1
+    assert "1 document(s) left out of qrels.txt" in summary.render()
+    done = run_job(config)  # completed: the passage is scored
+    assert done.state == "finished" and done.incomplete == 0, done.render()
+    assert len(qrels_lines(out)) == 1 and manifest(out)["extra"]["qrels"]["incomplete"] == 0

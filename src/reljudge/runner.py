@@ -169,6 +169,9 @@ class RunSummary(BaseModel):
     #: (``kind``, ``message``, ``status_code``, ``hint``)
     abort: dict[str, Any] | None = None
     qrels_pairs: int = 0
+    #: documents left out of qrels.txt until all their stage records exist (EXAM questions,
+    #: nuggets; an interrupted multi-stage run)
+    incomplete: int = 0
     estimate: dict[str, Any] | None = None
     exit_code: int = EXIT_OK
 
@@ -202,6 +205,11 @@ class RunSummary(BaseModel):
             f"failure share: {self.failure_rate:.1%} (limit {self.max_failure_rate:.1%}); "
             f"qrels: {self.qrels_pairs} labelled pairs"
         )
+        if self.incomplete:
+            lines.append(
+                f"{self.incomplete} document(s) left out of qrels.txt: not yet judged on every "
+                "question/nugget of their topic (resume the job to complete them)"
+            )
         lines += failure_advice(self.statuses, self.api_error_kinds)
         if self.state == "interrupted":
             lines.append("interrupted: re-run the same command to continue where it stopped")
@@ -767,7 +775,11 @@ def check_identity(rundir: RunDir, identity: Mapping[str, Any]) -> dict[str, Any
 
 
 def derive_qrels(
-    judge: Judge, records: Iterable[Judgment], policy: FloatPolicy
+    judge: Judge,
+    records: Iterable[Judgment],
+    policy: FloatPolicy,
+    *,
+    question_bank: QuestionBank | None = None,
 ) -> tuple[dict, dict[str, Any]]:
     """Document labels of a job as qrels (float policy applied), and what aggregation left out.
 
@@ -777,9 +789,15 @@ def derive_qrels(
     score (``exam-binary`` for ``mode=binary``, ``exam-graded-max`` for ``mode=graded``), the
     nugget score ``nuggets-all`` (against the run's scored, selected nuggets). A failed record is
     never a label; it is counted in the exclusions.
+
+    A document whose score would rest on an incomplete set of records -- an EXAM passage not yet
+    graded on every question of its topic (the generated questions, or ``question_bank`` when
+    the job was given one), a passage not yet assessed against every selected nugget, as an
+    interrupted run leaves them -- is left out until the job completes it; ``incomplete`` in the
+    returned info counts them (documents).
     """
     from reljudge.aggregation.exclusions import Exclusions
-    from reljudge.aggregation.sets import EXAM_QUESTION, NUGGET, score_sets
+    from reljudge.aggregation.sets import EXAM_GRADE, EXAM_QUESTION, NUGGET, score_sets
     from reljudge.io.export import to_qrels
 
     methods = tuple(judge.label_methods) or (judge.name,)
@@ -793,18 +811,39 @@ def derive_qrels(
     elif judge.name == "nuggets":
         options["top_k"] = getattr(judge, "top_k", None)
         primary = "nuggets-all"
+    records = [r for r in records if r.method in wanted]
     try:
-        sets = score_sets((r for r in records if r.method in wanted), **options)
+        sets = score_sets(records, **options)
     except ValueError as err:
         raise InputError(f"cannot derive qrels: {err}") from None
     result = sets.get(primary)
     if result is None:  # no label record yet
-        return {}, Exclusions().as_dict()
+        return {}, {**Exclusions().as_dict(), "incomplete": 0}
     info: dict[str, Any] = {}
     if "assignments_without_scored_nugget" in result.details:
         info["assignments_without_scored_nugget"] = result.details["assignments_without_scored_nugget"]
     info.update(result.exclusions.as_dict())
-    return to_qrels(result.scores, float_policy=policy), info
+    # documents with an expected item never judged (questions, nuggets): not final yet
+    incomplete = {(missing[0], missing[1]) for missing in result.exclusions.missing}
+    if judge.name == "exam" and question_bank is not None:
+        incomplete |= _ungraded(records, EXAM_GRADE, question_bank)
+    scores = result.scores
+    if incomplete:
+        scores = {
+            q: {d: v for d, v in docs.items() if (q, d) not in incomplete} for q, docs in scores.items()
+        }
+        scores = {q: docs for q, docs in scores.items() if docs}
+    info["incomplete"] = len(incomplete)
+    return to_qrels(scores, float_policy=policy), info
+
+
+def _ungraded(records: Iterable[Any], method: str, bank: QuestionBank) -> set[tuple[str, str]]:
+    """The (qid, docid) of EXAM grade records that lack a record for some question of ``bank``."""
+    graded: dict[tuple[str, str], set[str]] = {}
+    for r in records:
+        if r.method == method and r.docid is not None and r.item_id:
+            graded.setdefault((r.qid, r.docid), set()).add(r.item_id)
+    return {doc for doc, items in graded.items() if any(q.id not in items for q in bank[doc[0]])}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1244,14 +1283,16 @@ def _finish(
     usage = session.usage.total()
     rate = failure_rate(statuses)
     qrels_info: dict[str, Any] = {"file": job.rundir.qrels_path.name, "float_policy": config.float_policy}
-    qrels_pairs = 0
+    qrels_pairs = incomplete = 0
     unwritable: OSError | None = None
     try:
-        qrels, exclusions = derive_qrels(job.judge, back.records, config.float_policy)  # type: ignore[arg-type]
+        bank = job.inputs.resources.get("question_bank")
+        qrels, exclusions = derive_qrels(job.judge, back.records, config.float_policy, question_bank=bank)  # type: ignore[arg-type]
         del back.records[:]  # the label views are not needed any more
         write_qrels(qrels, job.rundir.qrels_path)
         qrels_pairs = sum(len(d) for d in qrels.values())
-        qrels_info.update(pairs=qrels_pairs, exclusions=exclusions)
+        incomplete = exclusions.pop("incomplete", 0)
+        qrels_info.update(pairs=qrels_pairs, incomplete=incomplete, exclusions=exclusions)
     except InputError as err:  # e.g. contradicting labels: keep the records, report the problem
         qrels_info["error"] = str(err)
     except OSError as err:  # e.g. a full disk: the manifest says so (if it can be written)
@@ -1282,6 +1323,7 @@ def _finish(
         api_error_kinds=dict(sorted(back.latest.api_error_kinds.items())),
         abort=_abort_info(abort) if abort is not None else None,
         qrels_pairs=qrels_pairs,
+        incomplete=incomplete,
         exit_code=EXIT_OK if state == "finished" and rate <= config.max_failure_rate else EXIT_FAILURE,
     )
     earlier_wall = (job.manifest.get("extra") or {}).get("wall_time_s", 0.0)

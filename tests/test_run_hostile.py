@@ -583,3 +583,63 @@ def test_an_interrupted_multi_stage_run_leaves_incomplete_documents_out_of_qrels
     done = run_job(config)  # completed: the passage is scored
     assert done.state == "finished" and done.incomplete == 0, done.render()
     assert len(qrels_lines(out)) == 1 and manifest(out)["extra"]["qrels"]["incomplete"] == 0
+
+
+# --- item 19: read only the passages a job uses; oversized passages -----------------------------
+
+
+def _big_dataset(root: Path, *, n_docs: int = 2000, long_chars: int = 30_000) -> Path:
+    """5 topics with 3 judged passages each, in a corpus of ``n_docs`` passages; the second
+    judged passage of topic q1 is ``long_chars`` characters long."""
+    root.mkdir(parents=True)
+    (root / "topics.tsv").write_text("".join(f"q{t}\tquery number {t}\n" for t in range(1, 6)))
+    (root / "qrels.txt").write_text(
+        "".join(f"q{t} 0 d{t}-{i} {i % 4}\n" for t in range(1, 6) for i in range(3))
+    )
+    with (root / "passages.tsv").open("w") as handle:
+        for t in range(1, 6):
+            for i in range(3):
+                text = ("x" * long_chars) if (t, i) == (1, 1) else f"passage {i} of topic {t}"
+                handle.write(f"d{t}-{i}\t{text}\n")
+        for n in range(n_docs):
+            handle.write(f"x{n}\tan unjudged passage number {n} that no job here reads\n")
+    return root
+
+
+def test_a_job_reads_only_the_passages_it_uses(tmp_path):
+    from reljudge.runner import RunConfig, prepare
+
+    data = _big_dataset(tmp_path / "data")
+    config = RunConfig(method="binary", model=MODEL, dataset=str(data), output=tmp_path / "run", limit=4)
+    job = prepare(config)
+    # the 4 pooled passages and the other judged passages of their topic: not the 2,000 others
+    assert sorted(job.inputs.corpus) == ["d1-0", "d1-1", "d1-2", "d2-0", "d2-1", "d2-2"]
+    assert job.passages.read == 4
+
+
+def test_long_passages_are_reported_and_can_be_cut(srv, tmp_path, caplog):
+    import logging
+
+    data = _big_dataset(tmp_path / "data")
+    out = tmp_path / "run"
+    args = ("--method", "binary", "--dataset", str(data), "--limit", "3")
+    code, output = run(srv, out, *args, "--dry-run")
+    assert code == 0, output
+    assert "passages: 1 of 3 longer than 20,000 characters (the longest, d1-1, has 30,000)" in output
+    with caplog.at_level(logging.WARNING, logger="reljudge.runner"):
+        code, output = run(srv, out, *args)
+    assert code == 0, output
+    assert "1 pooled passage(s) are longer than 20,000 characters" in caplog.text
+    assert max(len(r.prompt) for r in srv.requests) > 30_000
+    assert manifest(out)["extra"]["pool"]["passages"]["longer"] == 1
+    # cutting passages is another job: the run directory refuses it, another one takes it
+    code, output = run(srv, out, *args, "--max-passage-chars", "2000")
+    assert code == EXIT_BAD_INPUT and "max_passage_chars was None, now 2000" in output
+    srv.reset()
+    cut = tmp_path / "cut"
+    code, output = run(srv, cut, *args, "--max-passage-chars", "2000", "--warn-passage-chars", "1000")
+    assert code == 0, output
+    assert max(len(r.prompt) for r in srv.requests) < 3_000
+    passages = manifest(cut)["extra"]["pool"]["passages"]
+    assert (passages["truncated"], passages["longer"], passages["longest"]) == (1, 1, ["d1-1", 2000])
+    assert manifest(cut)["extra"]["identity"]["max_passage_chars"] == 2000

@@ -359,6 +359,8 @@ _RUN_FLAGS: dict[str, str] = {
     "prices": "--prices",
     "float_policy": "--float",
     "progress": "--no-progress",
+    "max_passage_chars": "--max-passage-chars",
+    "warn_passage_chars": "--warn-passage-chars",
 }
 
 
@@ -481,6 +483,18 @@ def run_cmd(
     ),
     param: ParamOpt = None,
     prices: PricesOpt = None,
+    max_passage_chars: int | None = typer.Option(
+        None,
+        "--max-passage-chars",
+        min=1,
+        help="Cut passages longer than N characters to N before judging (part of the job's settings: a resume needs the same N).",
+    ),
+    warn_passage_chars: int = typer.Option(
+        20_000,
+        "--warn-passage-chars",
+        min=0,
+        help="Warn about pooled passages longer than N characters (0: never); --dry-run counts them.",
+    ),
     float_policy: str = typer.Option(
         "round",
         "--float",
@@ -501,6 +515,7 @@ def run_cmd(
     manifest (state "interrupted"), and the same command resumes it.
     """
     import json
+    import logging
 
     from reljudge.interrupts import Stopped, run_stoppable
     from reljudge.runner import run_job_async
@@ -539,10 +554,13 @@ def run_cmd(
         param=param,
         question_bank=question_bank,
         prices=prices,
+        max_passage_chars=max_passage_chars,
+        warn_passage_chars=warn_passage_chars,
         float_policy=float_policy,
         no_progress=no_progress,
         command=["judge", *sys.argv[1:]],
     )
+    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
     try:
         summary = run_stoppable(lambda: run_job_async(config))
     except Stopped as stop:  # the job saved what it had and said how to resume

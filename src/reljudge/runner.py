@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -46,6 +47,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from reljudge.errors import EXIT_FAILURE, EXIT_OK, InputError
 from reljudge.io.rundir import RETRY_FAILED_STATUSES
 from reljudge.records import FAILURE_STATUSES, STATUSES, Judgment, Usage, utc_now
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from reljudge.aggregation.exam import QuestionBank
@@ -70,7 +73,11 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "params",
     "question_bank",
     "base_url",
+    "max_passage_chars",
 )
+#: passages longer than this many characters are reported (a warning, and in ``--dry-run``):
+#: MS MARCO passages are under 1,000; a 20,000-character one is usually an extraction accident
+DEFAULT_WARN_PASSAGE_CHARS = 20_000
 #: identity fields added after run directories were first written, with what a manifest that
 #: lacks one (written before the field existed) is taken to have meant: ``base_url`` is unknown
 #: (accepted, and recorded from then on); anything else was the default (None)
@@ -117,6 +124,8 @@ class RunConfig(BaseModel):
     logprobs: bool = False
     params: dict[str, Any] = Field(default_factory=dict)  # extra request fields (--param)
     question_bank: str | None = None  # EXAM: a question file, or "dataset" for the dataset's own bank
+    max_passage_chars: int | None = Field(None, ge=1)  # cut longer passages to this many characters
+    warn_passage_chars: int = Field(DEFAULT_WARN_PASSAGE_CHARS, ge=0)  # warn about longer ones (0: never)
     prices: Path | None = None
     float_policy: FloatPolicy = "round"
     progress: bool | None = None  # None: a bar when stderr is a terminal
@@ -354,7 +363,8 @@ def parse_pool_spec(spec: str) -> tuple[PoolKind, Path | None, int | None]:
 
 @dataclass
 class ResolvedInputs:
-    """The data a job reads, before pooling."""
+    """The data a job reads, before pooling. ``corpus`` holds every passage, or, once
+    `read_passages` ran, only the pooled ones (read from ``dataset``)."""
 
     name: str
     topics: Mapping[str, str]
@@ -362,25 +372,102 @@ class ResolvedInputs:
     corpus: Mapping[str, str]
     sources: dict[str, str] = field(default_factory=dict)  # what was read from where
     nonrelevant_grade: int = 0  # the lowest grade of the human scale (1 on ANTIQUE)
+    dataset: Any = None  # the `reljudge.datasets.Dataset` the inputs come from
 
 
-def resolve_inputs(config: RunConfig) -> ResolvedInputs:
-    """Load the dataset named by ``config.dataset`` and/or the explicit files (which override)."""
+def resolve_inputs(config: RunConfig, *, passages: bool = True) -> ResolvedInputs:
+    """Load the dataset named by ``config.dataset`` and/or the explicit files (which override).
+
+    ``passages=False`` leaves the passage texts unread (``corpus`` is empty): a job builds its
+    pool first and then reads only the pooled passages (`read_passages`)."""
     from reljudge.datasets import load_dataset
 
     if config.dataset is None and config.topics is None:
         raise InputError("no input: give --dataset NAME|DIR, or --topics FILE with --qrels and --corpus")
-    data = load_dataset(config.dataset, topics=config.topics, qrels=config.qrels, corpus=config.corpus)
+    data = load_dataset(
+        config.dataset, topics=config.topics, qrels=config.qrels, corpus=config.corpus, passages=passages
+    )
     if not data.has_corpus:
         raise InputError(f"dataset {data.name!r} has no passage texts: give --corpus FILE")
     return ResolvedInputs(
         name=data.name if config.dataset is not None else _dataset_name(config),
         topics=data.topics,
         qrels=data.qrels if data.has_qrels else None,
-        corpus=data.corpus,
+        corpus=data.corpus if passages else {},
         sources={k: str(v) for k, v in data.paths.items()},
         nonrelevant_grade=data.min_grade,
+        dataset=data,
     )
+
+
+@dataclass
+class PassageStats:
+    """What reading the pooled passages found: how many were read, how many are longer than
+    ``warn_chars`` as they will be sent (and the longest), how many were cut to ``max_chars``."""
+
+    read: int = 0
+    warn_chars: int = DEFAULT_WARN_PASSAGE_CHARS
+    long: int = 0
+    longest: tuple[str, int] | None = None  # (docid, characters) as sent
+    max_chars: int | None = None
+    truncated: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "read": self.read,
+            "warn_chars": self.warn_chars,
+            "longer": self.long,
+            "longest": list(self.longest) if self.longest else None,
+            "max_chars": self.max_chars,
+            "truncated": self.truncated,
+        }
+
+    def warning(self) -> str | None:
+        """One line about the passages longer than ``warn_chars`` (None when there are none)."""
+        if not self.long or self.longest is None:
+            return None
+        docid, chars = self.longest
+        advice = "" if self.max_chars is not None else "; --max-passage-chars N cuts them to N characters"
+        return (
+            f"{self.long} pooled passage(s) are longer than {self.warn_chars:,} characters (the longest, "
+            f"{docid}, has {chars:,}): they cost many tokens and may not fit the model's context{advice}"
+        )
+
+
+def read_passages(config: RunConfig, inputs: ResolvedInputs, pool: Pool) -> PassageStats:
+    """Read only the passages a job can use into ``inputs.corpus`` -- the pooled ones and the
+    judged ones of the pooled topics (nuggets are made from those) -- streaming the corpus file,
+    so that memory holds these passages, not the collection; cut those longer than
+    ``max_passage_chars``; count the pooled ones longer than ``warn_passage_chars``."""
+    from reljudge.io.corpus import Corpus
+
+    pooled = {d for docs in pool.docs.values() for d in docs}
+    wanted = set(pooled)
+    if inputs.qrels is not None:
+        for qid in pool.docs:
+            wanted.update(inputs.qrels.get(qid, ()))
+    source = inputs.dataset.passages(wanted) if inputs.dataset is not None else inputs.corpus
+    texts = {d: source[d] for d in wanted if d in source}
+    stats = PassageStats(
+        read=sum(1 for d in pooled if d in texts),
+        warn_chars=config.warn_passage_chars,
+        max_chars=config.max_passage_chars,
+    )
+    limit = config.max_passage_chars
+    if limit is not None:
+        for docid, text in texts.items():
+            if len(text) > limit:
+                texts[docid] = text[:limit]
+                stats.truncated += docid in pooled
+    if config.warn_passage_chars:
+        for docid in sorted(pooled):
+            chars = len(texts.get(docid, ""))
+            if chars > config.warn_passage_chars:
+                stats.long += 1
+                if stats.longest is None or chars > stats.longest[1]:
+                    stats.longest = (docid, chars)
+    inputs.corpus = Corpus(texts, getattr(source, "path", None))
+    return stats
 
 
 def _dataset_name(config: RunConfig) -> str:
@@ -706,6 +793,19 @@ def render_estimate(est: Mapping[str, Any]) -> str:
         lines.append(
             f"{est['existing_records']} record(s) already in {est['output_dir']}: a resumed run makes fewer calls"
         )
+    passages = est.get("passages") or {}
+    if passages.get("truncated"):
+        lines.append(
+            f"passages: {passages['truncated']} of {passages['read']} cut to {passages['max_chars']:,} "
+            "characters (--max-passage-chars)"
+        )
+    if passages.get("longer"):
+        docid, chars = passages["longest"]
+        advice = "" if passages.get("max_chars") else "; --max-passage-chars N cuts them"
+        lines.append(
+            f"passages: {passages['longer']} of {passages['read']} longer than {passages['warn_chars']:,} "
+            f"characters (the longest, {docid}, has {chars:,}){advice}"
+        )
     if est.get("note"):
         lines.append(f"note: {est['note']}")
     growth = est.get("growth") or []
@@ -967,6 +1067,8 @@ class PreparedJob:
     manifest: dict[str, Any]
     #: the latest record of each key already in the run directory (a compact, lazy mapping)
     existing: Mapping[tuple[str, str, str, str, str], Judgment]
+    #: what reading the pooled passages found (long passages, truncation)
+    passages: PassageStats = field(default_factory=lambda: PassageStats())
 
 
 def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
@@ -977,9 +1079,10 @@ def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
     from reljudge.io.rundir import RunDir
 
     judge = build_judge(config)
-    resolved = resolve_inputs(config)
+    resolved = resolve_inputs(config, passages=False)
     bank = load_question_bank(config)
     pool = build_pool(config, resolved)
+    passages = read_passages(config, resolved, pool)  # only the pooled ones
     check_passages(pool, resolved, skip_missing=config.skip_missing)
     rundir = RunDir(config.output or default_output_dir(config, resolved.name))
     manifest = check_identity(rundir, job_identity(config, judge))
@@ -995,6 +1098,7 @@ def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
         rundir=rundir,
         manifest=manifest,
         existing=existing,
+        passages=passages,
     )
 
 
@@ -1004,6 +1108,7 @@ def _label_methods(judge: Judge) -> tuple[str, ...]:
 
 def dry_run(job: PreparedJob) -> RunSummary:
     est = estimate_job(job.config, job.judge, job.inputs, job.pool)
+    est["passages"] = job.passages.as_dict()
     if job.existing:
         est.update(existing_records=len(job.existing), output_dir=str(job.rundir.path))
     return RunSummary(
@@ -1034,6 +1139,9 @@ async def run_job_async(
     job = prepare(config, read_existing=config.dry_run)  # a run reads them under its lock
     if config.dry_run:
         return dry_run(job)
+    long_passages = job.passages.warning()
+    if long_passages is not None:
+        logger.warning("%s", long_passages)
     own_config = client_config(config) if client is None else None
 
     created = not job.rundir.path.exists()
@@ -1250,6 +1358,7 @@ def _write_manifest(
             "description": job.pool.description,
             "topics": len(job.pool.docs),
             "items": job.pool.n_items,
+            "passages": job.passages.as_dict(),
         },
         "wall_time_s": earlier.get("wall_time_s", 0.0),
         **results,

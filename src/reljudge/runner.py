@@ -11,11 +11,17 @@ across many jobs, such as sweeps) performs one job:
    (interrupted) run so that nothing is judged twice;
 6. run the judge, appending each record to ``judgments.jsonl`` as it is produced;
 7. write ``qrels.txt`` (derived labels) and ``manifest.json`` atomically — at the end, and also
-   when the job is interrupted (Ctrl-C), so that nothing is lost and the same command resumes.
+   when the job is interrupted (Ctrl-C, or SIGTERM/SIGHUP through `reljudge.interrupts`) or
+   aborted, so that nothing is lost and the same command resumes.
+
+Only the passages the job uses are read (the pool, and the judged passages of its topics),
+streaming the corpus file (`read_passages`).
 
 The job's outcome is a `RunSummary`; its ``exit_code`` is 1 when the share of failed records
 (unparsed, api_error, refused, truncated among all non-skipped records) exceeds
-``max_failure_rate``.
+``max_failure_rate``, or when the provider cannot serve the job at all (a `ProviderAbort` from
+the client: ``state="aborted"``, the records so far are kept). A run directory that cannot be
+written (a full disk, a read-only file system) is an `OutputError` (an `InputError`).
 
 The pool and ``limit``: items are taken in a fixed order — topics in the order of the topics
 file, and inside a topic the documents in the order of the qrels file (``qrels`` pool) or by rank

@@ -104,7 +104,9 @@ def test_fault_soak_finishes_counts_every_kind_and_retry_failed_redoes_only_fail
         failed = {r.docid for r in records if r.status == "api_error"}
         unparsed = {r.docid for r in records if r.status == "unparsed"}
 
-        # a plain resume calls nothing; --retry-failed re-judges exactly the api_error items
+        # a plain resume calls nothing; --retry-failed re-judges the api_error and the unparsed
+        # items, and asks the server for exactly the api_error ones (the answers of the unparsed
+        # ones are still in the response cache)
         srv.reset()
         srv.responder = AutoResponder()
         again = cli(args, tmp_path)
@@ -118,4 +120,5 @@ def test_fault_soak_finishes_counts_every_kind_and_retry_failed_redoes_only_fail
     assert all(latest[d].status == "ok" for d in failed)
     assert {d for d, r in latest.items() if r.status != "ok"} == unparsed
     lines = (out / "judgments.jsonl").read_text().splitlines()
-    assert len(lines) == data.n_items + len(failed)  # one appended record per re-judged item
+    # one appended record per re-judged item
+    assert len(lines) == data.n_items + len(failed) + len(unparsed)

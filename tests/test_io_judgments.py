@@ -310,6 +310,7 @@ def test_counts_keyed_by_an_error_kind_are_not_masked(tmp_path: Path) -> None:
             "retry_causes": {"auth": 1},
             "client": {"failures": counts, "statuses": {"api_error": 6}},
         },
+        "api_error_kinds": counts,
         # real secrets stay masked, also inside a counter dict and under a secret-named key
         "auth": "Basic dXNlcjpwYXNz",
         "token": 12345678,
@@ -320,7 +321,7 @@ def test_counts_keyed_by_an_error_kind_are_not_masked(tmp_path: Path) -> None:
     for m in (manifest, written):
         session = m["extra"]["last_session"]
         assert session["failure_causes"] == counts and session["client"]["failures"] == counts
-        assert session["retry_causes"] == {"auth": 1}
+        assert session["retry_causes"] == {"auth": 1} and m["extra"]["api_error_kinds"] == counts
         assert m["extra"]["auth"] == MASK and m["extra"]["token"] == MASK
         assert m["extra"]["failures"] == {"auth": MASK}
 

@@ -58,7 +58,7 @@ COUNTER_FIELDS: frozenset[str] = frozenset(
         "failure_causes",
         "retry_causes",
         "failures",
-        "failure_kinds",
+        "api_error_kinds",
         "statuses",
         "status",
         "failed",

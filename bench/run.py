@@ -41,6 +41,7 @@ def main() -> int:
     quick = "--quick" in sys.argv
     import bench_cache
     import bench_client
+    import bench_corpus_memory
     import bench_memory
     import bench_startup
 
@@ -54,6 +55,8 @@ def main() -> int:
     rows += bench_cache.main(2000 if quick else 10_000)
     print("\n== memory")
     rows += bench_memory.main([2000, 6000] if quick else [10_000, 50_000, 100_000])
+    print("\n== a few passages of a large collection")
+    rows += bench_corpus_memory.main(50 if quick else 300)
     print("\n== metrics (bench/bench_metrics.py)")
     metrics = subprocess.run([sys.executable, str(HERE / "bench_metrics.py")], text=True)
     print("\n== summary")

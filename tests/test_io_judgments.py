@@ -262,3 +262,85 @@ def test_writer_masks_secret_params(tmp_path: Path) -> None:
     assert "abcdefghijklmnop" not in path.read_text()
     assert read_judgments(path)[0].provenance.params == {"temperature": 0, "api_key": MASK}
     assert record.provenance.params["api_key"].startswith("sk-")  # the caller's record is untouched
+
+
+def test_a_complete_last_record_without_its_newline_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    with JudgmentWriter(path) as writer:
+        writer.write(ok("1", "a", 2))
+        writer.write(ok("1", "b", 1))
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-1])  # only the newline is missing
+    assert [j.docid for j in read_judgments(path)] == ["a", "b"]  # readers take it
+    assert repair_torn_tail(path) == 0
+    assert path.read_bytes() == whole  # kept, with the newline added
+    with JudgmentWriter(path) as writer:  # and appending after it gives whole lines
+        writer.write(ok("1", "c", 3))
+    assert [j.docid for j in read_judgments(path)] == ["a", "b", "c"]
+    path.write_bytes(b'{"qid": "1", "docid": "a", "method": "m", "label": 1}')  # the only line
+    assert repair_torn_tail(path) == 0 and path.read_bytes().endswith(b"}\n")
+
+
+def test_a_utf8_bom_at_the_start_of_a_judgments_file_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(
+        b"\xef\xbb\xbf" + (ok("1", "a", 2).to_json() + "\n" + ok("1", "b", 1).to_json()).encode()
+    )
+    assert [j.docid for j in read_judgments(path)] == ["a", "b"]
+    assert [j.docid for j in RunDir(tmp_path).index().existing.values()] == []  # no judgments.jsonl
+    (tmp_path / "judgments.jsonl").write_bytes(path.read_bytes())
+    index = RunDir(tmp_path).index(lazy_methods=("umbrela",))
+    assert sorted(index.existing[k].docid for k in index.existing) == ["a", "b"]
+
+
+def test_secret_param_values_are_masked_in_the_command_line() -> None:
+    argv = ["judge", "run", "--param", "api_key=sk-plain-1", "--param=token=abc123", "-o", "k=v"]
+    argv += ["--param", "temperature=0.5", "--option", "prompt=umbrela/bing"]
+    assert scrub_argv(argv) == [
+        "judge", "run", "--param", f"api_key={MASK}", f"--param=token={MASK}", "-o", "k=v",
+        "--param", "temperature=0.5", "--option", "prompt=umbrela/bing",
+    ]  # fmt: skip
+
+
+def test_counts_keyed_by_an_error_kind_are_not_masked(tmp_path: Path) -> None:
+    counts = {"auth": 3, "server": 2, "rate_limit": 1}
+    extra = {
+        "last_session": {
+            "failure_causes": counts,
+            "retry_causes": {"auth": 1},
+            "client": {"failures": counts, "statuses": {"api_error": 6}},
+        },
+        "api_error_kinds": counts,
+        # real secrets stay masked, also inside a counter dict and under a secret-named key
+        "auth": "Basic dXNlcjpwYXNz",
+        "token": 12345678,
+        "failures": {"auth": "sk-abcdefghijklmnopqrstuv"},
+    }
+    manifest = RunDir(tmp_path / "run").write_manifest(command=["judge"], extra=extra)
+    written = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    for m in (manifest, written):
+        session = m["extra"]["last_session"]
+        assert session["failure_causes"] == counts and session["client"]["failures"] == counts
+        assert session["retry_causes"] == {"auth": 1} and m["extra"]["api_error_kinds"] == counts
+        assert m["extra"]["auth"] == MASK and m["extra"]["token"] == MASK
+        assert m["extra"]["failures"] == {"auth": MASK}
+
+
+def test_retry_failed_statuses_are_the_retryable_ones_and_unparsed() -> None:
+    from reljudge.io.rundir import RETRY_FAILED_STATUSES
+
+    assert RETRY_FAILED_STATUSES == RETRYABLE_STATUSES | {"unparsed"}
+    assert not RETRY_FAILED_STATUSES & {"ok", "refused", "skipped"}
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_write_to_a_full_disk_raises_once_and_close_does_not_raise_again() -> None:
+    import errno
+
+    writer = JudgmentWriter("/dev/full")  # every write to /dev/full fails with ENOSPC
+    with pytest.raises(OSError) as err:
+        writer.write(ok("1", "a", 2))
+    assert err.value.errno == errno.ENOSPC
+    assert writer.count == 0
+    writer.close()  # the failure was reported once; closing does not raise it again
+    assert writer.closed

@@ -75,3 +75,57 @@ def test_read_runs_dir_names_and_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="topic '9' is not among the topics") as err:
         read_runs_dir(strict, topics=["1"])
     assert err.value.line == 1
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_utf8_bom_is_not_part_of_the_first_line(tmp_path: Path, stream: bool, gz: bool) -> None:
+    path = tmp_path / ("a.txt.gz" if gz else "a.txt")
+    data = BOM + b"19335\tanthropological definition of environment\n47923\taxon\n"
+    path.write_bytes(gzip.compress(data) if gz else data)
+    assert list(read_lines(path, stream=stream))[:2] == [
+        (1, "19335\tanthropological definition of environment"),
+        (2, "47923\taxon"),
+    ]
+
+
+def test_every_input_reader_ignores_a_bom(tmp_path: Path) -> None:
+    from reljudge.io.corpus import load_corpus
+    from reljudge.io.trec import read_qrels, read_run, read_topics
+    from reljudge.runner import read_pairs
+
+    def write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.write_bytes(BOM + text.encode())
+        return path
+
+    assert list(read_topics(write("topics.tsv", "1\tq one\n2\tq two\n"))) == ["1", "2"]
+    assert read_qrels(write("qrels.txt", "1 0 d1 2\n1 0 d2 0\n")) == {"1": {"d1": 2, "d2": 0}}
+    assert list(read_run(write("run.txt", "1 Q0 d1 1 9.0 r\n1 Q0 d2 2 8.0 r\n"))["1"]) == ["d1", "d2"]
+    assert dict(load_corpus(write("p.tsv", "d1\tone\nd2\ttwo\n"))) == {"d1": "one", "d2": "two"}
+    jsonl = write("c.jsonl", '{"docid": "d1", "text": "one"}\n{"docid": "d2", "text": "two"}\n')
+    assert dict(load_corpus(jsonl, docids={"d1"})) == {"d1": "one"}
+    pairs, _ = read_pairs(write("pairs.txt", "1 d1 d2\n1 d2 d3\n"))
+    assert pairs == {"1": [("d1", "d2"), ("d2", "d3")]}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("damage", ["crc", "truncated", "body"])
+def test_a_corrupt_gzip_body_is_an_input_error(tmp_path: Path, stream: bool, damage: str) -> None:
+    packed = gzip.compress(
+        "".join(f"d{i}\tpassage number {i} with some words\n" for i in range(3000)).encode()
+    )
+    if damage == "crc":  # the CRC-32 in the trailer does not match the data
+        raw = packed[:-8] + bytes([packed[-8] ^ 1]) + packed[-7:]
+    elif damage == "truncated":  # the stream ends before its end marker
+        raw = packed[: len(packed) // 2]
+    else:  # bytes flipped inside the deflate stream
+        raw = packed[:200] + bytes(b ^ 0xFF for b in packed[200:260]) + packed[260:]
+    path = tmp_path / "p.tsv.gz"
+    path.write_bytes(raw)
+    with pytest.raises(InputError, match="cannot read") as err:
+        list(read_lines(path, stream=stream))
+    assert err.value.path == str(path)

@@ -106,18 +106,20 @@ def test_fault_soak_finishes_counts_every_kind_and_retry_failed_redoes_only_fail
         failed = {r.docid for r in records if r.status == "api_error"}
         unparsed = {r.docid for r in records if r.status == "unparsed"}
 
-        # a plain resume calls nothing; --retry-failed re-judges exactly the api_error items
+        # a plain resume calls nothing; --retry-failed re-judges the api_error and the unparsed
+        # items, and asks the server for exactly those (an unreadable answer is never kept in
+        # the response cache, so it is asked again)
         srv.reset()
         srv.responder = AutoResponder()
         again = cli(args, tmp_path)
         assert again.returncode == 0 and srv.calls == 0, again.stderr
         retried = cli([*args, "--retry-failed"], tmp_path)
         assert retried.returncode == 0, retried.stderr
-        assert Counter(item_of(r) for r in srv.requests) == Counter(failed)
+        assert Counter(item_of(r) for r in srv.requests) == Counter(failed | unparsed)
 
     latest = {r.docid: r for r in read_judgments(out / "judgments.jsonl")}
     assert len(latest) == data.n_items
-    assert all(latest[d].status == "ok" for d in failed)
-    assert {d for d, r in latest.items() if r.status != "ok"} == unparsed
+    assert all(latest[d].status == "ok" for d in failed | unparsed)
     lines = (out / "judgments.jsonl").read_text().splitlines()
-    assert len(lines) == data.n_items + len(failed)  # one appended record per re-judged item
+    # one appended record per re-judged item
+    assert len(lines) == data.n_items + len(failed) + len(unparsed)

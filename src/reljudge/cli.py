@@ -359,6 +359,8 @@ _RUN_FLAGS: dict[str, str] = {
     "prices": "--prices",
     "float_policy": "--float",
     "progress": "--no-progress",
+    "max_passage_chars": "--max-passage-chars",
+    "warn_passage_chars": "--warn-passage-chars",
 }
 
 
@@ -454,7 +456,7 @@ def run_cmd(
     retry_failed: bool = typer.Option(
         False,
         "--retry-failed",
-        help="Judge again the records that failed for a transient reason (api_error, truncated).",
+        help="Judge again the records that failed: api_error, truncated and unparsed (a plain resume keeps them).",
     ),
     skip_missing: bool = typer.Option(
         False, "--skip-missing", help="Record passages without text as 'skipped' instead of stopping."
@@ -481,6 +483,18 @@ def run_cmd(
     ),
     param: ParamOpt = None,
     prices: PricesOpt = None,
+    max_passage_chars: int | None = typer.Option(
+        None,
+        "--max-passage-chars",
+        min=1,
+        help="Cut passages longer than N characters to N before judging (part of the job's settings: a resume needs the same N).",
+    ),
+    warn_passage_chars: int = typer.Option(
+        20_000,
+        "--warn-passage-chars",
+        min=0,
+        help="Warn about pooled passages longer than N characters (0: never); --dry-run counts them.",
+    ),
     float_policy: str = typer.Option(
         "round",
         "--float",
@@ -494,12 +508,16 @@ def run_cmd(
     """Judge a pool of (topic, passage) items with one method and model, resumably.
 
     Writes RUN/judgments.jsonl (one record per item, appended as they come), RUN/qrels.txt and
-    RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate, 2 bad input,
-    130 interrupted (Ctrl+C; the records so far are kept and the same command resumes).
+    RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate or the provider
+    cannot serve the job (aborted: the records so far are kept), 2 bad input, 130 interrupted
+    (Ctrl+C), and likewise 128 + the signal number for the other stop signals: 143 SIGTERM (Slurm,
+    docker stop, timeout), 129 SIGHUP. A stopped job keeps its records, writes qrels.txt and its
+    manifest (state "interrupted"), and the same command resumes it.
     """
-    import asyncio
     import json
+    import logging
 
+    from reljudge.interrupts import Stopped, run_stoppable
     from reljudge.runner import run_job_async
 
     config = _run_config(
@@ -536,19 +554,28 @@ def run_cmd(
         param=param,
         question_bank=question_bank,
         prices=prices,
+        max_passage_chars=max_passage_chars,
+        warn_passage_chars=warn_passage_chars,
         float_policy=float_policy,
         no_progress=no_progress,
         command=["judge", *sys.argv[1:]],
     )
+    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
     try:
-        summary = asyncio.run(run_job_async(config))
-    except KeyboardInterrupt:
-        typer.echo("interrupted: the records so far are saved; re-run the same command to resume", err=True)
+        summary = run_stoppable(lambda: run_job_async(config))
+    except Stopped as stop:  # the job saved what it had and said how to resume
+        typer.echo(f"stopped by {stop.name}", err=True)
+        raise typer.Exit(stop.exit_code) from None
+    except KeyboardInterrupt:  # Ctrl-C where no signal handler could be installed
+        typer.echo("interrupted", err=True)
         raise typer.Exit(130) from None
     if json_output:
         typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
     else:
         typer.echo(summary.render())
+    if summary.abort is not None:  # the provider cannot serve the job: its message, once
+        message, hint = summary.abort.get("message"), summary.abort.get("hint")
+        typer.echo(f"error: {message}" + (f" ({hint})" if hint else ""), err=True)
     raise typer.Exit(summary.exit_code)
 
 
@@ -1256,6 +1283,9 @@ def main() -> None:
     except ReljudgeError as err:  # bad input, a missing optional extra: one line, exit code 2
         typer.echo(f"error: {err}", err=True)
         sys.exit(EXIT_BAD_INPUT)
+    except KeyboardInterrupt:  # Ctrl-C outside a judging job (loading, a report): no traceback
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -189,7 +190,7 @@ class Dataset:
 
     @property
     def has_corpus(self) -> bool:
-        return self._corpus is not None
+        return self._corpus is not None or "corpus" in self.paths
 
     @property
     def qrels(self) -> Qrels:
@@ -199,9 +200,21 @@ class Dataset:
 
     @property
     def corpus(self) -> Corpus:
+        """Every passage (read on first use when the dataset was loaded with ``passages=False``)."""
         if self._corpus is None:
-            raise InputError(f"dataset {self.name!r} has no passage texts (pass --corpus FILE)")
+            if "corpus" not in self.paths:
+                raise InputError(f"dataset {self.name!r} has no passage texts (pass --corpus FILE)")
+            self._corpus = load_corpus(self.paths["corpus"])
         return self._corpus
+
+    def passages(self, docids: Collection[str]) -> Corpus:
+        """Only the passages of ``docids`` (those the corpus has): the corpus file is streamed,
+        so memory holds these passages, not the collection (see `load_corpus`)."""
+        if self._corpus is not None:
+            return Corpus({d: self._corpus[d] for d in docids if d in self._corpus}, self._corpus.path)
+        if "corpus" not in self.paths:
+            raise InputError(f"dataset {self.name!r} has no passage texts (pass --corpus FILE)")
+        return load_corpus(self.paths["corpus"], docids=docids)
 
     def pairs(self) -> list[tuple[str, str]]:
         """The judged (qid, docid) pairs of the qrels, for topics in ``topics``, in file order."""
@@ -252,7 +265,7 @@ class Dataset:
             "name": self.name,
             "topics": len(self.topics),
             "qrels": sum(len(d) for d in self._qrels.values()) if self._qrels is not None else None,
-            "passages": len(self._corpus) if self._corpus is not None else None,
+            "passages": len(self.corpus) if self.has_corpus else None,
             "runs": len(self.run_files()),
             "grades": f"{self.min_grade}-{self.max_grade}"
             if self.max_grade is not None
@@ -291,7 +304,7 @@ def _metadata(directory: Path) -> dict[str, Any]:
     if not meta_path.exists():
         return {}
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = json.loads(meta_path.read_text(encoding="utf-8-sig"))  # a BOM is no error
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise InputError(f"not valid JSON: {err}", meta_path) from None
     if not isinstance(meta, dict):
@@ -306,8 +319,12 @@ def load_dataset(
     qrels: str | Path | None = None,
     corpus: str | Path | None = None,
     runs: str | Path | None = None,
+    passages: bool = True,
 ) -> Dataset:
-    """Load a named dataset, a dataset directory, or explicit files (which override)."""
+    """Load a named dataset, a dataset directory, or explicit files (which override).
+
+    ``passages=False`` leaves the corpus unread: `Dataset.passages` then reads only the passages
+    a job needs (`Dataset.corpus` would read them all on first use)."""
     spec: DatasetSpec | None = None
     directory: Path | None = None
     if name_or_dir is not None:
@@ -356,7 +373,7 @@ def load_dataset(
 
     topic_map = read_topics(paths["topics"])
     qrels_map = read_qrels(paths["qrels"]) if "qrels" in paths else None
-    corpus_obj = load_corpus(paths["corpus"]) if "corpus" in paths else None
+    corpus_obj = load_corpus(paths["corpus"]) if "corpus" in paths and passages else None
 
     if spec is not None:
         name = spec.name

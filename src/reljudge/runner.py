@@ -11,11 +11,17 @@ across many jobs, such as sweeps) performs one job:
    (interrupted) run so that nothing is judged twice;
 6. run the judge, appending each record to ``judgments.jsonl`` as it is produced;
 7. write ``qrels.txt`` (derived labels) and ``manifest.json`` atomically — at the end, and also
-   when the job is interrupted (Ctrl-C), so that nothing is lost and the same command resumes.
+   when the job is interrupted (Ctrl-C, or SIGTERM/SIGHUP through `reljudge.interrupts`) or
+   aborted, so that nothing is lost and the same command resumes.
+
+Only the passages the job uses are read (the pool, and the judged passages of its topics),
+streaming the corpus file (`read_passages`).
 
 The job's outcome is a `RunSummary`; its ``exit_code`` is 1 when the share of failed records
 (unparsed, api_error, refused, truncated among all non-skipped records) exceeds
-``max_failure_rate``.
+``max_failure_rate``, or when the provider cannot serve the job at all (a `ProviderAbort` from
+the client: ``state="aborted"``, the records so far are kept). A run directory that cannot be
+written (a full disk, a read-only file system) is an `OutputError` (an `InputError`).
 
 The pool and ``limit``: items are taken in a fixed order — topics in the order of the topics
 file, and inside a topic the documents in the order of the qrels file (``qrels`` pool) or by rank
@@ -28,6 +34,8 @@ later extends the same job: the items already judged are not judged again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
 import re
 import shutil
@@ -35,7 +43,7 @@ import sys
 import time
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -43,16 +51,21 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from reljudge.errors import EXIT_FAILURE, EXIT_OK, InputError
-from reljudge.io.rundir import RETRYABLE_STATUSES
+from reljudge.io.rundir import RETRY_FAILED_STATUSES
 from reljudge.records import FAILURE_STATUSES, STATUSES, Judgment, Usage, utc_now
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from reljudge.aggregation.exam import QuestionBank
     from reljudge.io.rundir import RecordStats, RunDir
     from reljudge.judges.base import Judge, JudgeInputs
     from reljudge.llm import ClientConfig, LLMClient
+    from reljudge.llm.types import ProviderAbort
 
 FloatPolicy = Literal["round", "scale", "keep"]
+#: how a job ended: all items done, Ctrl-C or a signal, an error, or the provider could not serve it
+JobState = Literal["finished", "interrupted", "failed", "aborted"]
 #: the settings a resumed job must share with the run directory's manifest
 IDENTITY_FIELDS: tuple[str, ...] = (
     "method",
@@ -65,7 +78,18 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "logprobs",
     "params",
     "question_bank",
+    "base_url",
+    "max_passage_chars",
 )
+#: passages longer than this many characters are reported (a warning, and in ``--dry-run``):
+#: MS MARCO passages are under 1,000; a 20,000-character one is usually an extraction accident
+DEFAULT_WARN_PASSAGE_CHARS = 20_000
+#: identity fields added after run directories were first written, with what a manifest that
+#: lacks one (written before the field existed) is taken to have meant: ``base_url`` is unknown
+#: (accepted, and recorded from then on); anything else was the default (None)
+_ADDED_IDENTITY_FIELDS: dict[str, Callable[[Any], bool]] = {
+    "base_url": lambda now: True,
+}
 
 
 class RunConfig(BaseModel):
@@ -106,6 +130,8 @@ class RunConfig(BaseModel):
     logprobs: bool = False
     params: dict[str, Any] = Field(default_factory=dict)  # extra request fields (--param)
     question_bank: str | None = None  # EXAM: a question file, or "dataset" for the dataset's own bank
+    max_passage_chars: int | None = Field(None, ge=1)  # cut longer passages to this many characters
+    warn_passage_chars: int = Field(DEFAULT_WARN_PASSAGE_CHARS, ge=0)  # warn about longer ones (0: never)
     prices: Path | None = None
     float_policy: FloatPolicy = "round"
     progress: bool | None = None  # None: a bar when stderr is a terminal
@@ -118,16 +144,22 @@ class RunConfig(BaseModel):
         return value
 
     def identity(self) -> dict[str, Any]:
-        """The settings that make two runs' records comparable (checked on resume)."""
-        return {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
+        """The settings that make two runs' records comparable (checked on resume). The base
+        URL is normalised and without credentials (``""`` for the provider's default)."""
+        from reljudge.llm.backends.base import normalise_base_url
+
+        identity = {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
+        identity["base_url"] = normalise_base_url(self.base_url)
+        return identity
 
 
 class RunSummary(BaseModel):
-    """What a job did. ``exit_code``: 0 ok, 1 failure share above ``max_failure_rate``."""
+    """What a job did. ``exit_code``: 0 ok, 1 failure share above ``max_failure_rate`` or the
+    job aborted (the provider cannot serve it, see ``abort``)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    state: Literal["finished", "interrupted", "failed", "dry-run"]
+    state: Literal["finished", "interrupted", "failed", "aborted", "dry-run"]
     method: str
     model: str
     output_dir: Path | None = None
@@ -146,8 +178,15 @@ class RunSummary(BaseModel):
     wall_time_s: float = 0.0
     failure_rate: float = 0.0
     max_failure_rate: float = 0.05
-    retryable_failures: int = 0
+    retryable_failures: int = 0  # records --retry-failed asks again (api_error, truncated, unparsed)
+    api_error_kinds: dict[str, int] = Field(default_factory=dict)  # api_error records by error kind
+    #: why the job stopped early when ``state == "aborted"``: the provider's error
+    #: (``kind``, ``message``, ``status_code``, ``hint``)
+    abort: dict[str, Any] | None = None
     qrels_pairs: int = 0
+    #: documents left out of qrels.txt until all their stage records exist (EXAM questions,
+    #: nuggets; an interrupted multi-stage run)
+    incomplete: int = 0
     estimate: dict[str, Any] | None = None
     exit_code: int = EXIT_OK
 
@@ -181,13 +220,20 @@ class RunSummary(BaseModel):
             f"failure share: {self.failure_rate:.1%} (limit {self.max_failure_rate:.1%}); "
             f"qrels: {self.qrels_pairs} labelled pairs"
         )
-        if self.retryable_failures:
+        if self.incomplete:
             lines.append(
-                f"{self.retryable_failures} record(s) failed for a transient reason (api_error/truncated): "
-                "re-run the same command with --retry-failed to judge them again"
+                f"{self.incomplete} document(s) left out of qrels.txt: not yet judged on every "
+                "question/nugget of their topic (resume the job to complete them)"
             )
+        lines += failure_advice(self.statuses, self.api_error_kinds)
         if self.state == "interrupted":
             lines.append("interrupted: re-run the same command to continue where it stopped")
+        elif self.state == "aborted":
+            what = (self.abort or {}).get("kind") or "error"
+            lines.append(
+                f"aborted: the provider cannot serve this job ({what}); the records so far are kept. "
+                "Fix the cause, then re-run the same command to continue"
+            )
         elif self.state == "failed":
             lines.append(
                 "stopped by an error (see below); the records so far are kept and the same command resumes"
@@ -195,6 +241,52 @@ class RunSummary(BaseModel):
         elif self.exit_code != EXIT_OK:
             lines.append(f"failed: the failure share is above --max-failure-rate {self.max_failure_rate}")
         return "\n".join(lines)
+
+
+def failure_advice(statuses: Mapping[str, int], api_error_kinds: Mapping[str, int]) -> list[str]:
+    """What re-running with ``--retry-failed`` does for each kind of failed record: one line per
+    group (transient provider errors, errors a retry alone does not fix, cut-off answers,
+    unparsed answers). ``api_error_kinds``: api_error records by error kind."""
+    from reljudge.llm.types import RETRYABLE_KINDS
+
+    def detail(kinds: Mapping[str, int]) -> str:
+        return ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+
+    transient = {k: n for k, n in api_error_kinds.items() if k in RETRYABLE_KINDS}
+    permanent = {k: n for k, n in api_error_kinds.items() if k in PERMANENT_KINDS}
+    unclear = {k: n for k, n in api_error_kinds.items() if k not in RETRYABLE_KINDS | PERMANENT_KINDS}
+    lines = []
+    if transient:
+        lines.append(
+            f"{sum(transient.values())} api_error record(s) failed for a transient reason "
+            f"({detail(transient)}): --retry-failed judges them again"
+        )
+    if permanent:
+        lines.append(
+            f"{sum(permanent.values())} api_error record(s) failed for a reason a retry does not fix "
+            f"({detail(permanent)}): fix the API key, endpoint, model or request first; "
+            "--retry-failed alone fails the same way"
+        )
+    if unclear:
+        lines.append(
+            f"{sum(unclear.values())} api_error record(s) failed otherwise ({detail(unclear)}): "
+            "--retry-failed asks again, which may or may not help"
+        )
+    if statuses.get("truncated"):
+        lines.append(
+            f"{statuses['truncated']} truncated record(s) hit the answer token limit: a larger "
+            "--max-tokens fixes them (a new job: another --output); --retry-failed keeps the limit"
+        )
+    if statuses.get("unparsed"):
+        lines.append(
+            f"{statuses['unparsed']} unparsed record(s): --retry-failed asks the model again "
+            "(a plain resume keeps them)"
+        )
+    return lines
+
+
+#: api_error kinds a retry with the same settings does not fix (`reljudge.llm.types.ErrorKind`)
+PERMANENT_KINDS: frozenset[str] = frozenset({"auth", "bad_request", "context_length", "content_filter"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,7 +369,8 @@ def parse_pool_spec(spec: str) -> tuple[PoolKind, Path | None, int | None]:
 
 @dataclass
 class ResolvedInputs:
-    """The data a job reads, before pooling."""
+    """The data a job reads, before pooling. ``corpus`` holds every passage, or, once
+    `read_passages` ran, only the pooled ones (read from ``dataset``)."""
 
     name: str
     topics: Mapping[str, str]
@@ -285,25 +378,102 @@ class ResolvedInputs:
     corpus: Mapping[str, str]
     sources: dict[str, str] = field(default_factory=dict)  # what was read from where
     nonrelevant_grade: int = 0  # the lowest grade of the human scale (1 on ANTIQUE)
+    dataset: Any = None  # the `reljudge.datasets.Dataset` the inputs come from
 
 
-def resolve_inputs(config: RunConfig) -> ResolvedInputs:
-    """Load the dataset named by ``config.dataset`` and/or the explicit files (which override)."""
+def resolve_inputs(config: RunConfig, *, passages: bool = True) -> ResolvedInputs:
+    """Load the dataset named by ``config.dataset`` and/or the explicit files (which override).
+
+    ``passages=False`` leaves the passage texts unread (``corpus`` is empty): a job builds its
+    pool first and then reads only the pooled passages (`read_passages`)."""
     from reljudge.datasets import load_dataset
 
     if config.dataset is None and config.topics is None:
         raise InputError("no input: give --dataset NAME|DIR, or --topics FILE with --qrels and --corpus")
-    data = load_dataset(config.dataset, topics=config.topics, qrels=config.qrels, corpus=config.corpus)
+    data = load_dataset(
+        config.dataset, topics=config.topics, qrels=config.qrels, corpus=config.corpus, passages=passages
+    )
     if not data.has_corpus:
         raise InputError(f"dataset {data.name!r} has no passage texts: give --corpus FILE")
     return ResolvedInputs(
         name=data.name if config.dataset is not None else _dataset_name(config),
         topics=data.topics,
         qrels=data.qrels if data.has_qrels else None,
-        corpus=data.corpus,
+        corpus=data.corpus if passages else {},
         sources={k: str(v) for k, v in data.paths.items()},
         nonrelevant_grade=data.min_grade,
+        dataset=data,
     )
+
+
+@dataclass
+class PassageStats:
+    """What reading the pooled passages found: how many were read, how many are longer than
+    ``warn_chars`` as they will be sent (and the longest), how many were cut to ``max_chars``."""
+
+    read: int = 0
+    warn_chars: int = DEFAULT_WARN_PASSAGE_CHARS
+    long: int = 0
+    longest: tuple[str, int] | None = None  # (docid, characters) as sent
+    max_chars: int | None = None
+    truncated: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "read": self.read,
+            "warn_chars": self.warn_chars,
+            "longer": self.long,
+            "longest": list(self.longest) if self.longest else None,
+            "max_chars": self.max_chars,
+            "truncated": self.truncated,
+        }
+
+    def warning(self) -> str | None:
+        """One line about the passages longer than ``warn_chars`` (None when there are none)."""
+        if not self.long or self.longest is None:
+            return None
+        docid, chars = self.longest
+        advice = "" if self.max_chars is not None else "; --max-passage-chars N cuts them to N characters"
+        return (
+            f"{self.long} pooled passage(s) are longer than {self.warn_chars:,} characters (the longest, "
+            f"{docid}, has {chars:,}): they cost many tokens and may not fit the model's context{advice}"
+        )
+
+
+def read_passages(config: RunConfig, inputs: ResolvedInputs, pool: Pool) -> PassageStats:
+    """Read only the passages a job can use into ``inputs.corpus`` -- the pooled ones and the
+    judged ones of the pooled topics (nuggets are made from those) -- streaming the corpus file,
+    so that memory holds these passages, not the collection; cut those longer than
+    ``max_passage_chars``; count the pooled ones longer than ``warn_passage_chars``."""
+    from reljudge.io.corpus import Corpus
+
+    pooled = {d for docs in pool.docs.values() for d in docs}
+    wanted = set(pooled)
+    if inputs.qrels is not None:
+        for qid in pool.docs:
+            wanted.update(inputs.qrels.get(qid, ()))
+    source = inputs.dataset.passages(wanted) if inputs.dataset is not None else inputs.corpus
+    texts = {d: source[d] for d in wanted if d in source}
+    stats = PassageStats(
+        read=sum(1 for d in pooled if d in texts),
+        warn_chars=config.warn_passage_chars,
+        max_chars=config.max_passage_chars,
+    )
+    limit = config.max_passage_chars
+    if limit is not None:
+        for docid, text in texts.items():
+            if len(text) > limit:
+                texts[docid] = text[:limit]
+                stats.truncated += docid in pooled
+    if config.warn_passage_chars:
+        for docid in sorted(pooled):
+            chars = len(texts.get(docid, ""))
+            if chars > config.warn_passage_chars:
+                stats.long += 1
+                if stats.longest is None or chars > stats.longest[1]:
+                    stats.longest = (docid, chars)
+    inputs.corpus = Corpus(texts, getattr(source, "path", None))
+    return stats
 
 
 def _dataset_name(config: RunConfig) -> str:
@@ -629,6 +799,19 @@ def render_estimate(est: Mapping[str, Any]) -> str:
         lines.append(
             f"{est['existing_records']} record(s) already in {est['output_dir']}: a resumed run makes fewer calls"
         )
+    passages = est.get("passages") or {}
+    if passages.get("truncated"):
+        lines.append(
+            f"passages: {passages['truncated']} of {passages['read']} cut to {passages['max_chars']:,} "
+            "characters (--max-passage-chars)"
+        )
+    if passages.get("longer"):
+        docid, chars = passages["longest"]
+        advice = "" if passages.get("max_chars") else "; --max-passage-chars N cuts them"
+        lines.append(
+            f"passages: {passages['longer']} of {passages['read']} longer than {passages['warn_chars']:,} "
+            f"characters (the longest, {docid}, has {chars:,}){advice}"
+        )
     if est.get("note"):
         lines.append(f"note: {est['note']}")
     growth = est.get("growth") or []
@@ -650,6 +833,10 @@ def default_output_dir(config: RunConfig, dataset_name: str) -> Path:
     return config.runs_root / f"{sanitise(dataset_name)}-{sanitise(config.method)}-{sanitise(config.model)}"
 
 
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
 def check_identity(rundir: RunDir, identity: Mapping[str, Any]) -> dict[str, Any]:
     """Refuse to add records made with other settings to an existing run directory.
     Returns the earlier manifest (empty for a new directory)."""
@@ -667,8 +854,18 @@ def check_identity(rundir: RunDir, identity: Mapping[str, Any]) -> dict[str, Any
         raise InputError(
             "not written by 'judge run' (no identity); use another --output", rundir.manifest_path
         )
-    now = dict(identity)
-    diffs = [name for name in now if earlier.get(name) != now.get(name)]
+    from reljudge.io.redact import scrub_secrets
+
+    now = scrub_secrets(dict(identity))  # as the manifest has it (a secret --param is masked there)
+    diffs = [
+        name
+        for name in now
+        if (
+            earlier[name] != now[name]
+            if name in earlier
+            else not _ADDED_IDENTITY_FIELDS.get(name, _is_none)(now[name])
+        )
+    ]
     if diffs:
         shown = "; ".join(f"{n} was {earlier.get(n)!r}, now {now.get(n)!r}" for n in diffs)
         raise InputError(
@@ -684,7 +881,11 @@ def check_identity(rundir: RunDir, identity: Mapping[str, Any]) -> dict[str, Any
 
 
 def derive_qrels(
-    judge: Judge, records: Iterable[Judgment], policy: FloatPolicy
+    judge: Judge,
+    records: Iterable[Judgment],
+    policy: FloatPolicy,
+    *,
+    question_bank: QuestionBank | None = None,
 ) -> tuple[dict, dict[str, Any]]:
     """Document labels of a job as qrels (float policy applied), and what aggregation left out.
 
@@ -694,9 +895,15 @@ def derive_qrels(
     score (``exam-binary`` for ``mode=binary``, ``exam-graded-max`` for ``mode=graded``), the
     nugget score ``nuggets-all`` (against the run's scored, selected nuggets). A failed record is
     never a label; it is counted in the exclusions.
+
+    A document whose score would rest on an incomplete set of records -- an EXAM passage not yet
+    graded on every question of its topic (the generated questions, or ``question_bank`` when
+    the job was given one), a passage not yet assessed against every selected nugget, as an
+    interrupted run leaves them -- is left out until the job completes it; ``incomplete`` in the
+    returned info counts them (documents).
     """
     from reljudge.aggregation.exclusions import Exclusions
-    from reljudge.aggregation.sets import EXAM_QUESTION, NUGGET, score_sets
+    from reljudge.aggregation.sets import EXAM_GRADE, EXAM_QUESTION, NUGGET, score_sets
     from reljudge.io.export import to_qrels
 
     methods = tuple(judge.label_methods) or (judge.name,)
@@ -710,18 +917,39 @@ def derive_qrels(
     elif judge.name == "nuggets":
         options["top_k"] = getattr(judge, "top_k", None)
         primary = "nuggets-all"
+    records = [r for r in records if r.method in wanted]
     try:
-        sets = score_sets((r for r in records if r.method in wanted), **options)
+        sets = score_sets(records, **options)
     except ValueError as err:
         raise InputError(f"cannot derive qrels: {err}") from None
     result = sets.get(primary)
     if result is None:  # no label record yet
-        return {}, Exclusions().as_dict()
+        return {}, {**Exclusions().as_dict(), "incomplete": 0}
     info: dict[str, Any] = {}
     if "assignments_without_scored_nugget" in result.details:
         info["assignments_without_scored_nugget"] = result.details["assignments_without_scored_nugget"]
     info.update(result.exclusions.as_dict())
-    return to_qrels(result.scores, float_policy=policy), info
+    # documents with an expected item never judged (questions, nuggets): not final yet
+    incomplete = {(missing[0], missing[1]) for missing in result.exclusions.missing}
+    if judge.name == "exam" and question_bank is not None:
+        incomplete |= _ungraded(records, EXAM_GRADE, question_bank)
+    scores = result.scores
+    if incomplete:
+        scores = {
+            q: {d: v for d, v in docs.items() if (q, d) not in incomplete} for q, docs in scores.items()
+        }
+        scores = {q: docs for q, docs in scores.items() if docs}
+    info["incomplete"] = len(incomplete)
+    return to_qrels(scores, float_policy=policy), info
+
+
+def _ungraded(records: Iterable[Any], method: str, bank: QuestionBank) -> set[tuple[str, str]]:
+    """The (qid, docid) of EXAM grade records that lack a record for some question of ``bank``."""
+    graded: dict[tuple[str, str], set[str]] = {}
+    for r in records:
+        if r.method == method and r.docid is not None and r.item_id:
+            graded.setdefault((r.qid, r.docid), set()).add(r.item_id)
+    return {doc for doc, items in graded.items() if any(q.id not in items for q in bank[doc[0]])}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -845,6 +1073,8 @@ class PreparedJob:
     manifest: dict[str, Any]
     #: the latest record of each key already in the run directory (a compact, lazy mapping)
     existing: Mapping[tuple[str, str, str, str, str], Judgment]
+    #: what reading the pooled passages found (long passages, truncation)
+    passages: PassageStats = field(default_factory=lambda: PassageStats())
 
 
 def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
@@ -855,9 +1085,10 @@ def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
     from reljudge.io.rundir import RunDir
 
     judge = build_judge(config)
-    resolved = resolve_inputs(config)
+    resolved = resolve_inputs(config, passages=False)
     bank = load_question_bank(config)
     pool = build_pool(config, resolved)
+    passages = read_passages(config, resolved, pool)  # only the pooled ones
     check_passages(pool, resolved, skip_missing=config.skip_missing)
     rundir = RunDir(config.output or default_output_dir(config, resolved.name))
     manifest = check_identity(rundir, job_identity(config, judge))
@@ -873,6 +1104,7 @@ def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
         rundir=rundir,
         manifest=manifest,
         existing=existing,
+        passages=passages,
     )
 
 
@@ -882,6 +1114,7 @@ def _label_methods(judge: Judge) -> tuple[str, ...]:
 
 def dry_run(job: PreparedJob) -> RunSummary:
     est = estimate_job(job.config, job.judge, job.inputs, job.pool)
+    est["passages"] = job.passages.as_dict()
     if job.existing:
         est.update(existing_records=len(job.existing), output_dir=str(job.rundir.path))
     return RunSummary(
@@ -912,10 +1145,14 @@ async def run_job_async(
     job = prepare(config, read_existing=config.dry_run)  # a run reads them under its lock
     if config.dry_run:
         return dry_run(job)
+    long_passages = job.passages.warning()
+    if long_passages is not None:
+        logger.warning("%s", long_passages)
     own_config = client_config(config) if client is None else None
 
     created = not job.rundir.path.exists()
-    lock = job.rundir.lock()  # one writer per run directory: a second job is refused here
+    with writing(job.rundir.path):
+        lock = job.rundir.lock()  # one writer per run directory: a second job is refused here
     try:
         return await _run_locked(job, session, client, own_config, created, on_record)
     finally:
@@ -938,11 +1175,15 @@ async def _run_locked(
     config = job.config
     # read the directory again under the lock: another process may have finished meanwhile
     job.manifest = check_identity(job.rundir, job_identity(config, job.judge))
+    # a last record without its newline is kept (and gets it), a torn one is cut: before the
+    # index, so that the index and the file the writer appends to agree
+    with writing(job.rundir.judgments_path):
+        job.rundir.repair_tail()
     # the one streamed pass at start-up: the keys already judged (the label records stay on
     # disk, read back on lookup), which records later ones replace, and the manifest's counts
     index = job.rundir.index(
         lazy_methods=_label_methods(job.judge),
-        exclude_statuses=RETRYABLE_STATUSES if config.retry_failed else (),
+        exclude_statuses=RETRY_FAILED_STATUSES if config.retry_failed else (),
         stats=True,
     )
     existing = job.existing = index.existing
@@ -951,7 +1192,9 @@ async def _run_locked(
     if index.records == 0:
         session.tally = _ReadBack.tally()
     try:
-        _write_manifest(job, session, "running", {}, stats=index.stats)
+        with writing(job.rundir.manifest_path):
+            _write_manifest(job, session, "running", {}, stats=index.stats)
+            writer = job.rundir.writer()
     except BaseException:
         if created:
             shutil.rmtree(job.rundir.path, ignore_errors=True)
@@ -964,7 +1207,6 @@ async def _run_locked(
         desc=f"{config.method} {config.model}",
         enabled=config.progress,
     )
-    writer = job.rundir.writer()
 
     def on_event(kind: str, info: dict[str, Any]) -> None:
         progress.on_event(kind, info)
@@ -976,7 +1218,8 @@ async def _run_locked(
 
     def emit(record: Judgment) -> None:
         tally, session.tally = session.tally, None  # restored once the record is counted in it
-        writer.write(record)
+        with writing(writer.path):  # a full disk ends the job as an input error, records kept
+            writer.write(record)
         if tally is not None:
             tally.count_new(record)
             session.tally = tally
@@ -990,7 +1233,10 @@ async def _run_locked(
         if on_record is not None:
             on_record(record)
 
-    state: Literal["finished", "interrupted", "failed"] = "interrupted"
+    state: JobState = "interrupted"
+    abort: ProviderAbort | None = None
+    output_failed = False  # the run directory could not be written (a full disk, ...)
+    own: LLMClient | None = None
     client_stats: dict[str, Any] = {}
     try:
         if client is None:
@@ -999,23 +1245,94 @@ async def _run_locked(
             assert own_config is not None
             async with LLMClient(own_config, on_event=on_event) as own:
                 await job.judge.run(job.inputs, JudgeContext(own, emit, existing, tool_version=__version__))
-                client_stats = own.stats.as_dict()
         else:
             await job.judge.run(job.inputs, JudgeContext(client, emit, existing, tool_version=__version__))
         state = "finished"
-    except Exception:
-        state = "failed"
-        raise
+    except Exception as err:
+        abort = find_provider_abort(err)
+        if abort is None:
+            state = "failed"
+            problem = _first_input_error(err)
+            output_failed = isinstance(problem, OutputError)
+            if problem is not None and problem is not err:  # raised inside the judge's task group
+                raise problem from None
+            raise
+        state = "aborted"  # the provider cannot serve the job: stop, keep what was done
     finally:
         progress.close()
-        writer.close()
+        unwritten = _close_writer(writer)
+        if own is not None:
+            client_stats = own.stats.as_dict()
         if state == "failed" and created and not session.new_records:
             shutil.rmtree(job.rundir.path, ignore_errors=True)  # nothing done: leave nothing behind
+        elif state == "failed" and (unwritten is not None or output_failed):
+            # the disk is full (or read-only): writing qrels and manifest would fail the same way;
+            # the error that propagates says what happened and that the records so far are kept
+            with contextlib.suppress(OSError):
+                _finish(job, session, progress, state, client_stats, abort)
         else:
-            summary = _finish(job, session, progress, state, client_stats)
-            if state != "finished":
+            with writing(job.rundir.path):
+                if unwritten is not None:
+                    raise unwritten
+                summary = _finish(job, session, progress, state, client_stats, abort)
+            if state in ("interrupted", "failed"):  # the exception propagates: say what was kept
                 print(summary.render(), file=sys.stderr)
     return summary
+
+
+class OutputError(InputError):
+    """The run directory cannot be written (a full disk, a read-only file system, a path under
+    a file): ``error: PATH: cannot write: ...``, exit code 2; the records written so far stay."""
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Turn an `OSError` while writing the run directory into an `OutputError` naming the file."""
+    try:
+        yield
+    except OSError as err:
+        where = err.filename if isinstance(err.filename, str) else path
+        what = err.strerror or str(err)
+        raise OutputError(
+            f"cannot write: {what}; the records written so far are kept: make room (or give a "
+            "writable --output) and re-run the same command to resume",
+            where,
+        ) from None
+
+
+def _close_writer(writer: Any) -> OSError | None:
+    try:
+        writer.close()
+    except OSError as err:
+        return err
+    return None
+
+
+def _first_input_error(err: BaseException) -> InputError | None:
+    """``err`` when it is an `InputError`, or the first one inside its exception groups."""
+    if isinstance(err, InputError):
+        return err
+    if isinstance(err, BaseExceptionGroup):
+        for inner in err.exceptions:
+            found = _first_input_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def find_provider_abort(err: BaseException) -> ProviderAbort | None:
+    """The `ProviderAbort` that ended a job: ``err`` itself or one inside the exception groups
+    of the judge's task groups; None when the job ended for another reason."""
+    from reljudge.llm.types import ProviderAbort
+
+    if isinstance(err, ProviderAbort):
+        return err
+    if isinstance(err, BaseExceptionGroup):
+        for inner in err.exceptions:
+            found = find_provider_abort(inner)
+            if found is not None:
+                return found
+    return None
 
 
 def _expected_records(judge: Judge, inputs: JudgeInputs, existing: Mapping[Any, Judgment]) -> int | None:
@@ -1047,6 +1364,7 @@ def _write_manifest(
             "description": job.pool.description,
             "topics": len(job.pool.docs),
             "items": job.pool.n_items,
+            "passages": job.passages.as_dict(),
         },
         "wall_time_s": earlier.get("wall_time_s", 0.0),
         **results,
@@ -1066,8 +1384,9 @@ def _finish(
     job: PreparedJob,
     session: _Session,
     progress: Any,
-    state: Literal["finished", "interrupted", "failed"],
+    state: JobState,
     client_stats: Mapping[str, Any],
+    abort: ProviderAbort | None = None,
 ) -> RunSummary:
     """Derive qrels and write the manifest from what the run directory holds now (one streamed
     pass over judgments.jsonl, see `_read_back`)."""
@@ -1079,15 +1398,21 @@ def _finish(
     usage = session.usage.total()
     rate = failure_rate(statuses)
     qrels_info: dict[str, Any] = {"file": job.rundir.qrels_path.name, "float_policy": config.float_policy}
-    qrels_pairs = 0
+    qrels_pairs = incomplete = 0
+    unwritable: OSError | None = None
     try:
-        qrels, exclusions = derive_qrels(job.judge, back.records, config.float_policy)  # type: ignore[arg-type]
+        bank = job.inputs.resources.get("question_bank")
+        qrels, exclusions = derive_qrels(job.judge, back.records, config.float_policy, question_bank=bank)  # type: ignore[arg-type]
         del back.records[:]  # the label views are not needed any more
         write_qrels(qrels, job.rundir.qrels_path)
         qrels_pairs = sum(len(d) for d in qrels.values())
-        qrels_info.update(pairs=qrels_pairs, exclusions=exclusions)
+        incomplete = exclusions.pop("incomplete", 0)
+        qrels_info.update(pairs=qrels_pairs, incomplete=incomplete, exclusions=exclusions)
     except InputError as err:  # e.g. contradicting labels: keep the records, report the problem
         qrels_info["error"] = str(err)
+    except OSError as err:  # e.g. a full disk: the manifest says so (if it can be written)
+        qrels_info["error"] = f"cannot write: {err.strerror or err}"
+        unwritable = err
     wall = round(time.monotonic() - session.started, 3)
     summary = RunSummary(
         state=state,
@@ -1109,8 +1434,11 @@ def _finish(
         wall_time_s=wall,
         failure_rate=rate,
         max_failure_rate=config.max_failure_rate,
-        retryable_failures=sum(statuses[s] for s in RETRYABLE_STATUSES),
+        retryable_failures=sum(statuses[s] for s in RETRY_FAILED_STATUSES),
+        api_error_kinds=dict(sorted(back.latest.api_error_kinds.items())),
+        abort=_abort_info(abort) if abort is not None else None,
         qrels_pairs=qrels_pairs,
+        incomplete=incomplete,
         exit_code=EXIT_OK if state == "finished" and rate <= config.max_failure_rate else EXIT_FAILURE,
     )
     earlier_wall = (job.manifest.get("extra") or {}).get("wall_time_s", 0.0)
@@ -1126,6 +1454,8 @@ def _finish(
         "price_known": summary.price_known,
         "wall_time_s": round(earlier_wall + wall, 3),
         "qrels": qrels_info,
+        "api_error_kinds": summary.api_error_kinds,
+        **({"abort": summary.abort} if summary.abort is not None else {}),
         "last_session": {
             "state": state,
             "new_records": summary.new_records,
@@ -1139,7 +1469,19 @@ def _finish(
         },
     }
     _write_manifest(job, session, state, results, stats=(back.latest, back.every))
+    if unwritable is not None:
+        with writing(job.rundir.qrels_path):
+            raise unwritable
     return summary
+
+
+def _abort_info(abort: ProviderAbort) -> dict[str, Any]:
+    return {
+        "kind": abort.kind,
+        "message": abort.message,
+        "status_code": abort.status_code,
+        "hint": abort.hint,
+    }
 
 
 @dataclass

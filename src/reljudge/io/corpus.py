@@ -8,7 +8,8 @@ Formats, chosen by the file name (``.gz`` is decompressed on the fly):
 - anything else: TSV, ``docid<TAB>text`` (the first tab splits; the text may hold more tabs).
 
 The reader streams the file line by line, so a large collection can be filtered to the
-passages a job needs with ``load_corpus(path, docids=...)`` without holding all of it.
+passages a job needs with ``load_corpus(path, docids=...)`` without holding all of it (memory
+grows with the passages kept, not with the file).
 A malformed line, a docid repeated with a *different* text, bytes that are not UTF-8 or an
 empty file raise `InputError` naming ``file:line``. A docid repeated with the same text (files
 written one line per judged pair, like the TREC DL ``passages.tsv``) is kept once.
@@ -17,7 +18,6 @@ written one line per judged pair, like the TREC DL ``passages.tsv``) is kept onc
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -148,30 +148,31 @@ def iter_passages(path: str | Path) -> Iterator[tuple[str, str]]:
 def load_corpus(path: str | Path, *, docids: Collection[str] | None = None) -> Corpus:
     """Read a passage collection (TSV ``docid<TAB>text`` or JSONL, optionally gzipped).
 
-    With ``docids``, only those passages are kept (the whole file is still validated), which
-    keeps memory small for large collections. A docid that appears again with another text is
-    an error; an exact repeat is ignored.
+    With ``docids``, only those passages are kept: the file is streamed and every line is
+    still checked, but memory holds only the wanted passages, however large the collection
+    (a docid repeated with another text is then an error only for the wanted docids: the
+    others are never read by the caller). A docid that appears again with another text is an
+    error; an exact repeat is ignored.
     """
     path = Path(path)
     wanted = set(docids) if docids is not None else None
     parse = _parse_jsonl if is_jsonl_name(path) else _parse_tsv
     passages: dict[str, str] = {}
-    first_seen: dict[str, tuple[int, int]] = {}  # docid -> (line, CRC-32 of the text)
+    first_line: dict[str, int] = {}
     for number, line in read_lines(path, stream=True):
         if not line.strip():
             continue
         docid, text = parse(line, path, number)
-        checksum = zlib.crc32(text.encode("utf-8"))
-        if docid in first_seen:
-            first, first_checksum = first_seen[docid]
-            if first_checksum != checksum or (docid in passages and passages[docid] != text):
+        if wanted is not None and docid not in wanted:
+            continue
+        if docid in passages:
+            if passages[docid] != text:
                 raise InputError(
-                    f"duplicate document id {docid!r} with a different text (first on line {first})",
+                    f"duplicate document id {docid!r} with a different text (first on line {first_line[docid]})",
                     path,
                     number,
                 )
             continue
-        first_seen[docid] = (number, checksum)
-        if wanted is None or docid in wanted:
-            passages[docid] = text
+        first_line[docid] = number
+        passages[docid] = text
     return Corpus(passages, path)

@@ -34,6 +34,8 @@ from reljudge.records import Judgment
 logger = logging.getLogger(__name__)
 
 JUDGMENTS_FILE = "judgments.jsonl"
+#: the UTF-8 byte order mark some editors put at the start of a file; ignored when reading
+BOM = b"\xef\xbb\xbf"
 
 
 def is_judgments_path(path: str | Path) -> bool:
@@ -62,7 +64,13 @@ def resolve_judgments_path(path: str | Path) -> Path:
 
 
 def repair_torn_tail(path: str | Path) -> int:
-    """Cut off a trailing partial line (no final newline) left by a crash; return bytes cut."""
+    """Make the last line of a judgments file whole; return the bytes cut off.
+
+    A last line without its newline is either a complete record that lost only its newline (a
+    crash between the two, or a file edited by hand): it gets the newline and is kept (0 bytes
+    cut); or a partial line left by a crash in the middle of a write: it is cut off, with a
+    warning. Call this before indexing a file that will be appended to, so that the index and
+    the file agree (`RunDir.repair_tail`)."""
     path = Path(path)
     if not path.exists():
         return 0
@@ -86,12 +94,28 @@ def repair_torn_tail(path: str | Path) -> int:
                 keep = start + index + 1
                 break
             end = start
+        handle.seek(keep)
+        if _is_complete_line(handle.read(size - keep)):
+            handle.seek(size)
+            handle.write(b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+            logger.warning("%s: the last record had no final newline; added it (the record is kept)", path)
+            return 0
         handle.truncate(keep)
         handle.flush()
         os.fsync(handle.fileno())
     cut = size - keep
     logger.warning("%s: cut off a torn last line (%d bytes, left by an interrupted write)", path, cut)
     return cut
+
+
+def _is_complete_line(raw: bytes) -> bool:
+    """Whether a line (without its newline) is a whole JSON object, i.e. not cut by a crash."""
+    try:
+        return isinstance(json.loads(raw.removeprefix(BOM)), dict)
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+        return False
 
 
 class JudgmentWriter:
@@ -106,6 +130,7 @@ class JudgmentWriter:
         self.path = Path(path)
         self.fsync = fsync
         self.count = 0
+        self._failed: OSError | None = None  # the error of a write that failed
         self._lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repair_torn_tail(self.path)
@@ -122,10 +147,14 @@ class JudgmentWriter:
         with self._lock:
             if self._handle.closed:
                 raise ValueError(f"JudgmentWriter for {self.path} is closed")
-            self._handle.write(line)
-            self._handle.flush()
-            if self.fsync:
-                os.fsync(self._handle.fileno())
+            try:
+                self._handle.write(line)
+                self._handle.flush()
+                if self.fsync:
+                    os.fsync(self._handle.fileno())
+            except OSError as err:  # a full disk: the caller decides; `close` will not raise again
+                self._failed = err
+                raise
             self.count += 1
 
     def write_many(self, judgments: Iterable[Judgment]) -> None:
@@ -133,11 +162,24 @@ class JudgmentWriter:
             self.write(judgment)
 
     def close(self) -> None:
+        """Flush, sync and close. After a write failed (`OSError`, e.g. a full disk) the file is
+        closed without raising the same error again; a partial last line it may have left is
+        cut when the file is next opened for appending (`repair_torn_tail`)."""
         with self._lock:
-            if not self._handle.closed:
+            if self._handle.closed:
+                return
+            error: OSError | None = None
+            try:
                 self._handle.flush()
                 os.fsync(self._handle.fileno())
-                self._handle.close()
+            except OSError as err:
+                error = err
+            try:
+                self._handle.close()  # closes the file even when its last flush fails
+            except OSError as err:
+                error = error or err
+            if error is not None and self._failed is None:
+                raise error
 
     @property
     def closed(self) -> bool:
@@ -153,7 +195,10 @@ class JudgmentWriter:
 
 
 def _parse_line(raw: bytes, path: Path, number: int, *, last: bool) -> Judgment | None:
-    """One line as a record; None for a torn last line (skipped with a warning)."""
+    """One line as a record; None for a torn last line (skipped with a warning). A UTF-8 byte
+    order mark (at the start of the file) is ignored."""
+    if raw.startswith(BOM):
+        raw = raw[len(BOM) :]
     try:
         # fast path: pydantic's own JSON parser validates straight from the bytes
         return Judgment.model_validate_json(raw)

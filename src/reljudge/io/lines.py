@@ -1,9 +1,11 @@
 """Reading text input files line by line: the checks every reader of reljudge shares.
 
 `read_lines` yields ``(line number, text)`` of a UTF-8 text file, gunzipped when its name ends
-in ``.gz``, without the line end (``\\n`` or ``\\r\\n``). A missing file, a directory, a file
-that cannot be read or decompressed, bytes that are not UTF-8 and a file with nothing but
-whitespace raise `InputError` (naming ``file:line`` where there is a line).
+in ``.gz``, without the line end (``\\n`` or ``\\r\\n``) and without a UTF-8 byte order mark at
+the start of the file (some editors write one; it is not part of the first line's text). A
+missing file, a directory, a file that cannot be read or decompressed (including a corrupt or
+truncated gzip body), bytes that are not UTF-8 and a file with nothing but whitespace raise
+`InputError` (naming ``file:line`` where there is a line).
 
 Two ways to read, the same lines and errors: the whole file at once (the default, fastest for
 files that fit in memory, e.g. TREC runs and qrels), or ``stream=True``, one line at a time
@@ -15,6 +17,7 @@ files that fit in memory, e.g. TREC runs and qrels), or ``stream=True``, one lin
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +25,11 @@ from reljudge.errors import InputError
 
 #: suffixes of JSON Lines files (one JSON object per line), after an optional ``.gz``
 JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".ndjson")
+#: the UTF-8 byte order mark, dropped from the start of a file
+BOM = b"\xef\xbb\xbf"
+#: what reading a file can raise besides `UnicodeDecodeError`: I/O errors (a bad gzip header or
+#: CRC is an OSError), a truncated gzip stream (EOFError), a corrupt deflate body (zlib.error)
+_READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
 def is_jsonl_name(path: str | Path) -> bool:
@@ -54,8 +62,10 @@ def read_lines(path: str | Path, *, stream: bool = False) -> Iterator[tuple[int,
 def _whole(path: Path) -> Iterator[tuple[int, str]]:
     try:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    except (OSError, EOFError) as err:
-        raise InputError(f"cannot read: {err}", path) from None
+    except _READ_ERRORS as err:
+        raise InputError(f"cannot read: {_describe(err)}", path) from None
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
     if not data.strip():
         raise InputError("file is empty", path)
     try:
@@ -72,13 +82,23 @@ def _stream(path: Path) -> Iterator[tuple[int, str]]:
     try:
         with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):  # noqa: B007
+                if number == 1 and raw.startswith(BOM):
+                    raw = raw[len(BOM) :]
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as err:
                     raise _not_utf8(raw, err, path, number) from None
                 content = content or bool(text.strip())
                 yield number, text.rstrip("\r\n")
-    except (OSError, EOFError) as err:
-        raise InputError(f"cannot read: {err}", path, number or None) from None
+    except _READ_ERRORS as err:
+        raise InputError(f"cannot read: {_describe(err)}", path, number or None) from None
     if not content:
         raise InputError("file is empty", path)
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, zlib.error):
+        return f"corrupt gzip data ({err})"
+    if isinstance(err, EOFError):
+        return f"truncated gzip data ({err})"
+    return str(err)

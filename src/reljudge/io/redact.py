@@ -13,7 +13,13 @@ Three rules, applied recursively to dicts, lists and strings:
 3. the current value of any environment variable whose name contains KEY, TOKEN, SECRET or
    PASSWORD (values of 8+ characters) is masked wherever it occurs.
 
-Command lines get rule 1 for ``--api-key X`` / ``--api-key=X`` style options.
+Command lines get rule 1 for ``--api-key X`` / ``--api-key=X`` style options, and for
+``NAME=VALUE`` option values (``--param api_key=X``, ``--param=api_key=X``).
+
+Counters are not secrets: in a dict named like a counter (`COUNTER_FIELDS`: ``failure_causes``,
+``retry_causes``, ``failures``, ``statuses``, ...) a number stays a number even under a
+secret-looking key (``{"auth": 3}``: three authentication failures). Any other value there is
+scrubbed as usual.
 """
 
 from __future__ import annotations
@@ -45,6 +51,21 @@ _URL_PARAM = re.compile(r"(?i)([?&](?:api[_\-]?key|key|token|access_token|secret
 # scheme://user:password@host -> scheme://user:***@host (the user name stays: it says which account)
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/?#@:]*):[^\s/?#@]+@")
 _ENV_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
+#: dicts of counts keyed by an error kind, a status or a method (a kind such as ``auth`` looks
+#: like a secret name; its count is not a secret)
+COUNTER_FIELDS: frozenset[str] = frozenset(
+    {
+        "failure_causes",
+        "retry_causes",
+        "failures",
+        "api_error_kinds",
+        "statuses",
+        "status",
+        "failed",
+        "fallbacks",
+        "parse_fallbacks",
+    }
+)
 
 
 def is_secret_name(name: str) -> bool:
@@ -70,14 +91,18 @@ def redact_text(text: str, *, env_secrets: Sequence[str] | None = None) -> str:
     return _URL_PARAM.sub(lambda m: m.group(1) + MASK, text)
 
 
-def scrub_secrets(value: Any, *, _env: Sequence[str] | None = None) -> Any:
+def scrub_secrets(value: Any, *, _env: Sequence[str] | None = None, _counts: bool = False) -> Any:
     """A copy of ``value`` (dicts, lists, tuples, strings, scalars) with secrets masked."""
     env = _env_secrets() if _env is None else _env
     if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
         for key, item in value.items():
+            if _counts and _is_count(item):
+                out[key] = item  # a count keyed by an error kind (``auth``): not a secret
+                continue
             secret = isinstance(key, str) and is_secret_name(key) and item not in (None, "", [], {})
-            out[key] = MASK if secret else scrub_secrets(item, _env=env)
+            counts = isinstance(key, str) and key in COUNTER_FIELDS
+            out[key] = MASK if secret else scrub_secrets(item, _env=env, _counts=counts)
         return out
     if isinstance(value, (list, tuple)):
         return type(value)(scrub_secrets(item, _env=env) for item in value)
@@ -86,8 +111,21 @@ def scrub_secrets(value: Any, *, _env: Sequence[str] | None = None) -> Any:
     return value
 
 
+def _is_count(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _scrub_assignment(text: str) -> str | None:
+    """``NAME=VALUE`` with a secret NAME, masked (``api_key=***``); None for anything else."""
+    name, sep, value = text.partition("=")
+    if sep and value and name.strip() and is_secret_name(name.strip()):
+        return f"{name}={MASK}"
+    return None
+
+
 def scrub_argv(argv: Sequence[str]) -> list[str]:
-    """A command line with the values of secret options (``--api-key X``, ``--token=X``) masked."""
+    """A command line with the values of secret options (``--api-key X``, ``--token=X``) and of
+    secret ``NAME=VALUE`` option values (``--param api_key=X``, ``--param=api_key=X``) masked."""
     env = _env_secrets()
     out: list[str] = []
     mask_next = False
@@ -97,14 +135,23 @@ def scrub_argv(argv: Sequence[str]) -> list[str]:
             mask_next = False
             continue
         if arg.startswith("-") and "=" in arg:
-            name, _, _ = arg.partition("=")
+            name, _, value = arg.partition("=")
             if is_secret_name(name):
                 out.append(f"{name}={MASK}")
+                continue
+            inner = _scrub_assignment(value)  # --param=api_key=X
+            if inner is not None:
+                out.append(f"{name}={inner}")
                 continue
         elif arg.startswith("-") and is_secret_name(arg):
             out.append(arg)
             mask_next = True
             continue
+        elif not arg.startswith("-"):
+            masked = _scrub_assignment(arg)  # the value of --param / --option: api_key=X
+            if masked is not None:
+                out.append(masked)
+                continue
         out.append(redact_text(arg, env_secrets=env))
     return out
 

@@ -10,10 +10,11 @@ Layout::
 
 Resume: a key (`Judgment.key`) with a record in ``judgments.jsonl`` is not asked again
 (`RunDir.index` gives the keys and their latest records). Final statuses (`FINAL_STATUSES`):
-``ok``, ``unparsed``, ``refused``, ``skipped`` -- re-asking would repeat the same prompt and most
-likely the same answer. Retryable (`RETRYABLE_STATUSES`): ``api_error`` and ``truncated`` --
-transient or fixable by a larger ``max_tokens``; a plain resume keeps them too, and only
-``--retry-failed`` asks them again (the runner indexes with ``exclude_statuses=RETRYABLE_STATUSES``).
+``ok``, ``unparsed``, ``refused``, ``skipped`` -- a plain resume keeps them. Retryable
+(`RETRYABLE_STATUSES`): ``api_error`` and ``truncated`` -- transient or fixable by a larger
+``max_tokens``; a plain resume keeps them too. ``--retry-failed`` asks again every record whose
+status is in `RETRY_FAILED_STATUSES`: the retryable ones and ``unparsed`` (the model may answer
+readably when asked again); the runner indexes with ``exclude_statuses=RETRY_FAILED_STATUSES``.
 
 One writer at a time: `RunDir.lock()` takes an exclusive ``flock`` on ``RUN/.lock`` for as long
 as a job writes to the directory; a second process (or a second job in the same process) on the
@@ -28,6 +29,7 @@ import functools
 import json
 import os
 import platform
+import re
 import socket
 import sys
 from collections import Counter
@@ -45,6 +47,7 @@ from reljudge.io.judgments import (
     index_judgments,
     load_judgments,
     read_judgments_at,
+    repair_torn_tail,
     scan_judgments,
 )
 from reljudge.io.redact import scrub_argv, scrub_secrets
@@ -52,6 +55,8 @@ from reljudge.records import Judgment, utc_now
 
 FINAL_STATUSES: frozenset[str] = frozenset({"ok", "unparsed", "refused", "skipped"})
 RETRYABLE_STATUSES: frozenset[str] = frozenset({"api_error", "truncated"})
+#: what ``--retry-failed`` asks again: the retryable statuses and unparsed answers
+RETRY_FAILED_STATUSES: frozenset[str] = RETRYABLE_STATUSES | {"unparsed"}
 QRELS_FILE = "qrels.txt"
 MANIFEST_FILE = "manifest.json"
 LOCK_FILE = ".lock"
@@ -99,13 +104,26 @@ def _environment() -> dict[str, Any]:  # looking versions up costs ~50 ms: once 
     }
 
 
+def error_kind(error: str | None) -> str:
+    """The error kind an ``api_error`` record's ``error`` starts with (the client writes
+    ``"<kind> (HTTP <code>): <message>"``, e.g. ``"auth (HTTP 401): ..."``); ``"other"`` when
+    it names none."""
+    match = _ERROR_KIND.match(error or "")
+    return match.group(1) if match else "other"
+
+
+_ERROR_KIND = re.compile(r"([a-z_]+)(?: \(HTTP \d+\))?:")
+
+
 class RecordStats:
     """Counts by status (and by method), cached records, tokens, calls and cost, fed one record
-    at a time (`add`), so that a whole judgments file can be summarised in one streamed pass."""
+    at a time (`add`), so that a whole judgments file can be summarised in one streamed pass.
+    ``api_error_kinds`` counts the ``api_error`` records by `error_kind`."""
 
     def __init__(self) -> None:
         self.judgments = 0
         self.cached = 0
+        self.api_error_kinds: Counter[str] = Counter()
         self.statuses: Counter[str] = Counter()
         self.by_method: dict[str, Counter[str]] = {}
         self.prompt_tokens = 0
@@ -121,6 +139,8 @@ class RecordStats:
         if counter is None:
             counter = self.by_method[judgment.method] = Counter()
         counter[status] += 1
+        if status == "api_error":
+            self.api_error_kinds[error_kind(judgment.error)] += 1
         provenance = judgment.provenance
         if provenance.cached:
             self.cached += 1
@@ -138,6 +158,11 @@ class RecordStats:
             counter[status] -= 1
             if counter[status] <= 0:
                 del counter[status]
+        if status == "api_error":
+            kind = error_kind(judgment.error)
+            self.api_error_kinds[kind] -= 1
+            if self.api_error_kinds[kind] <= 0:
+                del self.api_error_kinds[kind]
         provenance = judgment.provenance
         if provenance.cached:
             self.cached -= 1
@@ -151,6 +176,7 @@ class RecordStats:
         other = RecordStats()
         other.__dict__.update(self.__dict__)
         other.statuses = Counter(self.statuses)
+        other.api_error_kinds = Counter(self.api_error_kinds)
         other.by_method = {m: Counter(c) for m, c in self.by_method.items()}
         return other
 
@@ -246,6 +272,12 @@ class RunDir:
         """An appending writer on ``judgments.jsonl`` (repairs a torn last line first)."""
         self.path.mkdir(parents=True, exist_ok=True)
         return JudgmentWriter(self.judgments_path, fsync=fsync)
+
+    def repair_tail(self) -> int:
+        """Make the last line of ``judgments.jsonl`` whole before it is indexed and appended to:
+        a complete record missing only its newline is kept, a partial line is cut (see
+        `reljudge.io.judgments.repair_torn_tail`). Returns the bytes cut off."""
+        return repair_torn_tail(self.judgments_path)
 
     def lock(self) -> RunDirLock:
         """Take the exclusive lock of this directory (creating it); `InputError` when another

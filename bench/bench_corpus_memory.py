@@ -1,0 +1,100 @@
+"""Peak memory of `judge run` on a few passages of a large collection (default 300 MB).
+
+A synthetic collection is written to a temporary directory (never kept): ``MB`` megabytes of
+``docid<TAB>text`` lines, 3 topics with 3 judged passages each spread over the file (start,
+middle, end), one of them 40,000 characters long. `judge run` judges the 9 passages against the
+mock server (in its own process); the peak resident set size of the `judge run` process comes
+from ``wait4``. Reading only the pooled passages keeps the peak independent of the collection:
+the target is a peak under 200 MB (the interpreter with its libraries takes about 100 MB).
+
+``OLD_SRC=/path/to/an/older/src`` also measures that source tree (``PYTHONPATH``), for a
+before/after comparison.
+
+Usage: python bench/bench_corpus_memory.py [MB]
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import env, mock_server, verdict
+
+TARGET_PEAK_MB = 200.0
+LINE = "an unjudged passage of the synthetic collection, with enough words to look like a real one; " * 3
+
+
+def make_collection(root: Path, megabytes: int) -> list[str]:
+    root.mkdir(parents=True, exist_ok=True)
+    topics = [f"q{t}" for t in range(3)]
+    (root / "topics.tsv").write_text("".join(f"{q}\tquestion number {q} of the benchmark\n" for q in topics))
+    judged = [(q, f"{q}-d{i}") for q in topics for i in range(3)]
+    (root / "qrels.txt").write_text("".join(f"{q} 0 {d} {i % 4}\n" for i, (q, d) in enumerate(judged)))
+    lines = megabytes * 1024 * 1024 // (len(LINE) + 12)
+    places = {0: judged[:3], lines // 2: judged[3:6], lines - 1: judged[6:]}  # start, middle, end
+    with (root / "passages.tsv").open("w", encoding="utf-8") as handle:
+        for n in range(lines):
+            for q, d in places.get(n, ()):
+                text = "long " * 8000 if d == "q0-d1" else f"the judged passage {d} of topic {q}"
+                handle.write(f"{d}\t{text}\n")
+            handle.write(f"x{n}\t{LINE}\n")
+    return ["--topics", str(root / "topics.tsv"), "--qrels", str(root / "qrels.txt"),
+            "--corpus", str(root / "passages.tsv")]  # fmt: skip
+
+
+def measure(args: list[str], url: str, out: Path, pythonpath: str | None = None) -> tuple[float, float, str]:
+    """(peak RSS MB, wall seconds, stderr) of one `judge run`."""
+    cmd = [sys.executable, "-m", "reljudge", "run", "--method", "binary", "--model", "openai/mock",
+           "--base-url", url, *args, "--output", str(out), "--no-cache", "--no-progress"]  # fmt: skip
+    environment = env()
+    if pythonpath:
+        environment["PYTHONPATH"] = pythonpath
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stderr is not None
+    stderr = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"judge run failed ({proc.returncode}):\n{stderr}")
+    return usage.ru_maxrss / 1024, wall, stderr  # ru_maxrss is in kB on Linux
+
+
+def main(megabytes: int = 300) -> list[tuple[str, float, float, str]]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, mock_server(0.0) as urls:
+        root = Path(tmp)
+        args = make_collection(root / "data", megabytes)
+        size = (root / "data" / "passages.tsv").stat().st_size / 1024 / 1024
+        trees = [("this tree", None)]
+        if os.environ.get("OLD_SRC"):
+            trees.append((f"OLD_SRC={os.environ['OLD_SRC']}", os.environ["OLD_SRC"]))
+        for i, (name, path) in enumerate(trees):
+            peak, wall, stderr = measure(args, urls["openai"], root / f"run{i}", path)
+            print(
+                f"judge run, 9 passages of a {size:.0f} MB collection ({name}): peak RSS {peak:.0f} MB, {wall:.1f}s"
+            )
+            warned = [line for line in stderr.splitlines() if "longer than" in line]
+            if warned:
+                print(f"  {warned[0]}")
+            if path is None:
+                rows.append(
+                    (
+                        f"peak RSS MB, 9 passages of {size:.0f} MB",
+                        peak,
+                        TARGET_PEAK_MB,
+                        verdict(peak, TARGET_PEAK_MB),
+                    )
+                )
+    return rows
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300)

@@ -108,3 +108,16 @@ def test_a_plain_password_in_the_base_url_reaches_no_file(tmp_path):
     assert _files_containing(tmp_path, password.encode()) == []
     manifest = (out / "manifest.json").read_text()
     assert "http://bob:***@127.0.0.1" in manifest  # the URL itself is kept, with the password masked
+
+
+def test_redaction_is_linear_in_the_length_of_the_text():
+    # an unbounded URL scheme made every word boundary of a long dotted text scan to its end:
+    # 100 KB of "a." took ~30 s; 1 MB would take about an hour. A subprocess with a generous
+    # limit fails a regression instead of hanging the suite.
+    import subprocess
+    import sys
+
+    code = (
+        "from reljudge.io.redact import redact_text; redact_text('a.' * 500_000); redact_text('a:' * 500_000)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)

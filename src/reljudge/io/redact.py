@@ -49,7 +49,9 @@ _SECRET_VALUE = re.compile(
 )
 _URL_PARAM = re.compile(r"(?i)([?&](?:api[_\-]?key|key|token|access_token|secret)=)[^&#\s]+")
 # scheme://user:password@host -> scheme://user:***@host (the user name stays: it says which account)
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/?#@:]*):[^\s/?#@]+@")
+# (the scheme is at most 32 characters long: an unbounded one made every word boundary of a long
+# dotted text scan to its end, quadratic in the length of the text)
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://[^\s/?#@:]*):[^\s/?#@]+@")
 _ENV_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
 #: dicts of counts keyed by an error kind, a status or a method (a kind such as ``auth`` looks
 #: like a secret name; its count is not a secret)

@@ -163,6 +163,15 @@ def test_binary_answer_on_another_scale_is_unparsed():
     assert parse_binary("Answer: 1").label == 1
 
 
+def test_a_marker_is_a_word_of_its_own():
+    from reljudge.prompts import OutputSpec
+
+    # found by hypothesis: the marker "8" inside the number "380" read the label 0
+    assert OutputSpec(type="graded", range=(0, 1), marker="8").parse("380").status == "unparsed"
+    assert OutputSpec(type="graded", range=(0, 3), marker="Q8:").parse("Q8: 2").label == 2
+    assert parse_graded("x##final score: 2").label == 2
+
+
 def test_the_last_marker_decides_even_without_a_value():
     assert parse_graded("##final score: 3\n... as the ##final score: score") == Parsed(
         None, "unparsed", "marker:no-value"

@@ -273,13 +273,15 @@ def test_judge_run_prints_the_provider_message_once_and_exits_1(srv, tmp_path, m
 
 def test_the_summary_says_which_failures_retry_failed_fixes(srv, tmp_path):
     auto = AutoResponder()
+    unreadable: set[str] = set()  # the prompt answered unreadably, again when it is asked again
 
     def mixed(req):
         if req.index == 1:
             return MockReply(status=400, error="unsupported parameter: seed")
         if req.index in (3, 5):
             return MockReply(status=500, error="mock outage")
-        if req.index == 7:
+        if req.index == 7 or req.content_key in unreadable:
+            unreadable.add(req.content_key)
             return responders.fixed("hmm, hard to say")(req)
         return auto(req)
 

@@ -365,8 +365,10 @@ def _marker_regex(marker: str) -> re.Pattern[str]:
     key = marker.strip().lstrip("#").strip().rstrip(":=").strip()
     words = [re.escape(w) for w in re.split(r"[\s_]+", key) if w]
     core = r"[\s_]*".join(words) if words else re.escape(marker)
+    # the marker is a word of its own: not inside another word or number ("8" in "380")
+    after = r"(?![A-Za-z0-9])" if key[-1:].isdigit() else r"(?![A-Za-z])"
     return re.compile(
-        r"(?<![A-Za-z])#*\s*[\"']?\s*" + core + r"(?![A-Za-z])\s*[\"']?"
+        r"(?<![A-Za-z0-9])#*\s*[\"']?\s*" + core + after + r"\s*[\"']?"
         r"(?P<sep>(?:\s*(?:[:=>]|-(?!\d)|is|of|was|would\s+be|will\s+be|should\s+be|equals)\s*)+)?"
         r"[\"'(\[]?\s*(?P<num>" + _NUMBER + r"(?![\d.]\d))?",
         re.I,

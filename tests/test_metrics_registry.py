@@ -147,6 +147,10 @@ def test_ranking_measures_orient_a_lower_is_better_ranking():
         -1.0
     )  # a correlation keeps the sign
     assert tau_ap(human, distance, lower_is_better=True) == pytest.approx(1.0)  # top-weighted: oriented
+    reps_h = np.array([[0.9, 0.8], [0.5, 0.6], [0.1, 0.2]])  # systems × replicates
+    reps_d = np.array([[1.0, 1.5], [2.0, 1.0], [3.0, 3.0]])
+    assert tau_ap.replicates(reps_h, reps_d, lower_is_better=True) == pytest.approx([1.0, 0.0])
+    assert kendall.replicates(reps_h, reps_d, lower_is_better=True) == pytest.approx([-1.0, -1 / 3])
     x = np.array([1.0, np.nan, 3.0, 2.0])
     assert kendall.paired(x, np.array([1.0, 5.0, 2.0, 3.0])) == pytest.approx(1 / 3)
     assert np.isnan(kendall.paired(x, np.array([np.nan, 1.0, np.nan, 2.0])))

@@ -288,7 +288,7 @@ def fd_runs(
             fm = np.array([results[n].replicates for n in valid])
             for m in measures:
                 if m.interval:
-                    low, high = percentile_interval(m.replicates(hm, fm), level)
+                    low, high = percentile_interval(m.replicates(hm, fm, lower_is_better=True), level)
                     if low == low:
                         agreement.update(zip(m.interval_columns, (low, high), strict=True))
     settings = {

@@ -118,8 +118,11 @@ class RankingMeasure:
         b = np.array([y[s] for s in systems], float)
         return self.compute(a, -b if lower_is_better and self.top_weighted else b)
 
-    def replicates(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """The measure of every column of two systems × replicates arrays."""
+    def replicates(self, x: np.ndarray, y: np.ndarray, *, lower_is_better: bool = False) -> np.ndarray:
+        """The measure of every column of two systems × replicates arrays (``lower_is_better``: as
+        for `__call__`)."""
+        if lower_is_better and self.top_weighted:
+            y = -y
         if self.batch is not None:
             return self.batch(x, y)
         return np.array([self.compute(x[:, b], y[:, b]) for b in range(x.shape[1])], float)

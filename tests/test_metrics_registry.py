@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from reljudge.cli import app
 from reljudge.metrics import registry
 from reljudge.metrics.agreement import paired_labels
-from reljudge.metrics.measure import JudgeLabels, JudgmentMeasure, Outcome, RankingMeasure
+from reljudge.metrics.base import JudgeLabels, JudgmentMeasure, Outcome, RankingMeasure
 from reljudge.records import Judgment
 
 QRELS = "q1 0 a 3\nq1 0 b 2\nq1 0 c 0\nq1 0 d 1\nq2 0 e 2\nq2 0 f 0\nq2 0 g 0\n"

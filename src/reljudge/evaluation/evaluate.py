@@ -23,8 +23,8 @@ import numpy as np
 
 from reljudge.evaluation.sources import JudgmentSet, Scores
 from reljudge.metrics.alignment import AlignmentResult
+from reljudge.metrics.base import JudgeLabels, Outcome
 from reljudge.metrics.compatibility import DEFAULT_DEPTH, DEFAULT_P, Compatibility
-from reljudge.metrics.measure import JudgeLabels, Outcome
 from reljudge.metrics.ranking import bootstrap_ranking_agreement
 from reljudge.metrics.registry import judgment_measures, ranking_measures
 

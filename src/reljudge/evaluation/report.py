@@ -18,7 +18,7 @@ import numpy as np
 
 from reljudge.evaluation.evaluate import Report, SetReport
 from reljudge.metrics.alignment import COMPARISONS
-from reljudge.metrics.measure import JudgmentMeasure
+from reljudge.metrics.base import JudgmentMeasure
 from reljudge.metrics.registry import judgment_measures, ranking_measures
 
 

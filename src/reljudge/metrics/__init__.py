@@ -29,6 +29,7 @@ from reljudge.metrics.agreement import (
     paired_labels,
 )
 from reljudge.metrics.alignment import AlignmentResult, Counts, human_alignment, preference_alignment
+from reljudge.metrics.base import JudgeLabels, JudgmentMeasure, Outcome, RankingMeasure
 from reljudge.metrics.compatibility import (
     Compatibility,
     CompatibilityResult,
@@ -42,7 +43,6 @@ from reljudge.metrics.embeddings import EmbeddingSource, PrecomputedEmbeddings, 
 from reljudge.metrics.fd import FDReport, FDResult, fd_at_k, fd_docids, fd_runs, relevant_set, retrieved_set
 from reljudge.metrics.frechet import frechet_distance, frechet_distance_stats, gaussian_stats
 from reljudge.metrics.kappa import kappa_block
-from reljudge.metrics.measure import JudgeLabels, JudgmentMeasure, Outcome, RankingMeasure
 from reljudge.metrics.measures import mean_measure, per_topic_measure, system_measures
 from reljudge.metrics.ranking import (
     Interval,

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from reljudge.metrics.measure import JudgeLabels, JudgmentMeasure, Outcome
+from reljudge.metrics.base import JudgeLabels, JudgmentMeasure, Outcome
 
 COMPARISONS: tuple[str, ...] = ("BvU", "AvU", "BvA")
 COMPARISON_NAMES = {

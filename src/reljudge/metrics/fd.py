@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from reljudge.metrics.base import percentile_interval
 from reljudge.metrics.embeddings import EmbeddingSource
 from reljudge.metrics.frechet import frechet_distance
-from reljudge.metrics.measure import percentile_interval
 from reljudge.metrics.ranking import Interval
 
 Scores = Mapping[str, Mapping[str, float]]

@@ -26,7 +26,7 @@ from reljudge.metrics.agreement import (
     krippendorff_alpha,
     paired_labels,
 )
-from reljudge.metrics.measure import JudgeLabels, JudgmentMeasure, Outcome
+from reljudge.metrics.base import JudgeLabels, JudgmentMeasure, Outcome
 
 
 def auto_threshold(values: np.ndarray, human_grades: np.ndarray, human_threshold: float) -> tuple[float, str]:

@@ -26,7 +26,7 @@ from typing import Literal
 
 import numpy as np
 
-from reljudge.metrics.measure import RankingMeasure, percentile_interval
+from reljudge.metrics.base import RankingMeasure, percentile_interval
 
 Method = Literal["kendall", "tau_ap", "spearman", "rbo"]
 METHODS: tuple[str, ...] = ("kendall", "tau_ap", "spearman", "rbo")

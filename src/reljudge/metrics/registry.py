@@ -7,15 +7,15 @@ and every `RankingMeasure` tagged ``evaluate`` on the human-measure vs compatibi
 vs FD rankings; the sweep analysis takes its ranking measure by name (`ranking_measure`).
 
 To add a measure: write it (a module, or a function beside its relatives) as a
-`JudgmentMeasure` or `RankingMeasure` (`reljudge.metrics.measure`), and add one `register`
+`JudgmentMeasure` or `RankingMeasure` (`reljudge.metrics.base`), and add one `register`
 line below. Registration order is report order.
 """
 
 from __future__ import annotations
 
 from reljudge.metrics.alignment import ALIGNMENT
+from reljudge.metrics.base import JudgmentMeasure, RankingMeasure
 from reljudge.metrics.kappa import KAPPA
-from reljudge.metrics.measure import JudgmentMeasure, RankingMeasure
 from reljudge.metrics.ranking import KENDALL_TAU_B, RBO_P09, SPEARMAN, TAU_AP
 
 Measure = JudgmentMeasure | RankingMeasure

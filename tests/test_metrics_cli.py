@@ -162,8 +162,9 @@ PUBLISHED_TAUS = {
 
 @pytest.mark.shared
 def test_reproduces_published_dl21_compatibility_and_taus(shared_data: Path):
+    from reljudge.evaluation import evaluate, load_judgment_sets, load_runs
     from reljudge.io.trec import read_qrels
-    from reljudge.metrics import compatibility, evaluate, load_judgment_sets, load_runs
+    from reljudge.metrics import compatibility
 
     qrels = read_qrels(shared_data / "trec-dl21" / "qrels.txt")
     runs = load_runs(shared_data / "trec-dl21" / "runs")

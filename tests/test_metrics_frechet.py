@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reljudge.errors import MissingExtraError
+from reljudge.evaluation import load_embeddings
 from reljudge.metrics import (
-    MissingExtraError,
-    PrecomputedEmbeddings,
     fd_at_k,
     fd_runs,
     frechet_distance,
@@ -106,7 +106,7 @@ def make_embeddings(tmp_path, ids, dim=6, seed=0):
     vectors = rng.normal(size=(len(ids), dim)).astype(np.float32)
     np.save(tmp_path / "emb.npy", vectors)
     (tmp_path / "emb.ids").write_text("\n".join(ids) + "\n")
-    return PrecomputedEmbeddings.load(tmp_path / "emb.npy")
+    return load_embeddings(tmp_path / "emb.npy")
 
 
 def test_fd_at_k_reports_missing_passages(tmp_path):
@@ -127,7 +127,7 @@ def test_fd_runs_ranking(tmp_path):
     vectors[:100] += 3.0  # d0..d99 are "relevant-looking"
     np.save(tmp_path / "e.npy", vectors)
     (tmp_path / "e.ids").write_text("\n".join(ids))
-    source = PrecomputedEmbeddings.load(tmp_path / "e.npy")
+    source = load_embeddings(tmp_path / "e.npy")
     qrels = {f"q{t}": {f"d{t * 10 + i}": 2 for i in range(10)} for t in range(10)}
     runs = {}
     for quality in range(4):  # more relevant-looking passages -> lower FD, higher nDCG
@@ -149,17 +149,17 @@ def test_embeddings_file_errors(tmp_path):
 
     np.save(tmp_path / "v.npy", np.zeros((3, 2)))
     with pytest.raises(InputError, match="ids file not found"):
-        PrecomputedEmbeddings.load(tmp_path / "v.npy")
+        load_embeddings(tmp_path / "v.npy")
     (tmp_path / "v.ids").write_text("a\nb\n")
     with pytest.raises(InputError, match="2 ids for 3 vectors"):
-        PrecomputedEmbeddings.load(tmp_path / "v.npy")
+        load_embeddings(tmp_path / "v.npy")
 
 
 def test_sentence_transformer_missing_extra_names_the_extra():
     try:
         import sentence_transformers  # noqa: F401
     except ImportError:
-        from reljudge.metrics import SentenceTransformerEncoder
+        from reljudge.evaluation import SentenceTransformerEncoder
 
         with pytest.raises(MissingExtraError, match=r"reljudge\[embeddings\]"):
             SentenceTransformerEncoder("sentence-transformers/msmarco-distilbert-base-v3")

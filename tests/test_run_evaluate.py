@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from reljudge.cli import app
+from reljudge.evaluation import load_judgment_sets
 from reljudge.io.judgments import load_judgments
 from reljudge.io.trec import read_qrels
-from reljudge.metrics import load_judgment_sets
 from reljudge.runner import RunConfig, run_job
 from reljudge.testing import MockLLMServer
 

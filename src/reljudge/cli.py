@@ -775,7 +775,7 @@ def mock_server_cmd(
         typer.echo(f"stopped after {server.calls} chat requests", err=True)
 
 
-# --- metrics: evaluate judgments against human labels, Fréchet-distance baseline (owner: metrics helper) ---
+# --- evaluate judgments against human labels, and the Fréchet-distance baseline ---
 
 
 @app.command("evaluate")
@@ -835,51 +835,28 @@ def evaluate_cmd(
     ),
 ) -> None:
     """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
-    from reljudge.io.trec import read_qrels
-    from reljudge.metrics.evaluate import evaluate, load_judgment_sets, load_runs, summary, write_report
+    from reljudge.evaluation import evaluate_paths, summary, write_outputs
 
     if not 0.0 < p < 1.0:
         raise InputError(f"--p must be between 0 and 1, got {p}")
-    if plot:  # a missing matplotlib is an error now, not after the evaluation
-        from reljudge.metrics.plots import pyplot
-
-        pyplot()
-    if (qrels is None) == (dataset is None):
-        raise InputError("give the human labels with exactly one of --qrels FILE or --dataset NAME")
-    if dataset is not None:
-        from reljudge.datasets import load_dataset
-
-        ds = load_dataset(dataset)
-        human = ds.qrels
-        unacceptable = ds.min_grade if unacceptable is None else unacceptable
-        human_threshold = ds.relevant_threshold if human_threshold is None else human_threshold
-    else:
-        human = read_qrels(qrels)
-    unacceptable = 0 if unacceptable is None else unacceptable
-    human_threshold = 2 if human_threshold is None else human_threshold
-    sets = load_judgment_sets(judgments, missing_zero=missing_zero)
-    run_map = load_runs(runs) if runs is not None else None
-    report = evaluate(
-        human,
-        sets,
-        run_map,
+    report = evaluate_paths(
+        judgments,
+        qrels=qrels,
+        dataset=dataset,
+        runs=runs,
+        missing_zero=missing_zero,
+        unacceptable=unacceptable,
+        human_threshold=human_threshold,
+        plot=plot,
         measure=measure,
         p=p,
         depth=depth,
-        unacceptable=unacceptable,
-        human_threshold=human_threshold,
         judge_threshold=judge_threshold,
         n_boot=bootstrap,
         seed=seed,
     )
     typer.echo(summary(report))
-    written = write_report(report, out)
-    if plot:
-        from reljudge.metrics.plots import plot_alignment, plot_compatibility
-
-        written.append(plot_alignment(report, out / "alignment.png"))
-        if run_map:
-            written.append(plot_compatibility(report, out / "compatibility.png"))
+    written = write_outputs(report, out, plot=plot)
     typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
 
 
@@ -938,74 +915,29 @@ def fd_cmd(
     (a progress bar on a terminal); the vectors are cached (default OUT/embeddings.<model>.npy)
     and reused on re-runs, so a second run neither re-encodes nor loads the model.
     """
-    from reljudge.io.trec import read_qrels
-    from reljudge.metrics.evaluate import load_runs
-    from reljudge.metrics.fd import fd_runs, format_fd_report, write_fd_report
+    from reljudge.evaluation import fd_paths, format_fd_report, write_fd_report
 
-    if (encoder is None) == (embeddings is None):
-        raise InputError("give exactly one of --encoder NAME or --embeddings FILE")
-    human = read_qrels(qrels)
-    run_map = load_runs(runs)
-    texts = None
-    text_source = None
-    if embeddings is not None:
-        from reljudge.metrics.encoders import PrecomputedEmbeddings
-
-        source = PrecomputedEmbeddings.load(embeddings, ids)
-    else:
-        from reljudge.metrics.encoders import (
-            MissingExtraError,
-            SentenceTransformerEncoder,
-            TextEmbeddings,
-            default_cache_path,
-        )
-
-        if corpus is None:
-            raise InputError("--encoder needs --corpus with the passage texts")
-        from reljudge.io.corpus import load_corpus
-        from reljudge.metrics.fd import fd_docids
-
-        needed = fd_docids(
-            human, run_map, k=k, max_per_topic=max_rel, min_grade=min_grade, unjudged_only=urr, seed=seed
-        )
-        texts = load_corpus(corpus, docids=needed)
-        try:
-            model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)
-        except MissingExtraError as err:
-            raise InputError(str(err)) from None
-        cache_file = None
-        if not no_cache:
-            cache_file = embedding_cache or (default_cache_path(out, model.name) if out is not None else None)
-        source = text_source = TextEmbeddings(model, cache_path=cache_file, batch_size=batch_size)
-        with_text = sum(1 for d in needed if d in texts)
-        typer.echo(
-            f"encoder {model.name} ({model.location}); {with_text} of {len(needed)} passages FD needs "
-            f"have text in {corpus}; {text_source.cache_status}",
-            err=True,
-        )
-    report = fd_runs(
-        human,
-        run_map,
-        source,
+    report = fd_paths(
+        qrels,
+        runs,
+        embeddings=embeddings,
+        ids=ids,
+        encoder=encoder,
+        corpus=corpus,
+        batch_size=batch_size,
+        device=device,
+        embedding_cache=embedding_cache,
+        cache_dir=out,
+        no_cache=no_cache,
         k=k,
         max_per_topic=max_rel,
         min_grade=min_grade,
         unjudged_only=urr,
-        texts=texts,
         measure=measure,
         n_boot=bootstrap,
         seed=seed,
+        notify=lambda line: typer.echo(line, err=True),
     )
-    if text_source is not None:
-        st = text_source.stats()
-        rate = f" ({st['passages_per_second']:.1f} passages/s)" if st["encoded"] else ""
-        loaded = f"model loaded in {model.load_seconds:.1f} s; " if model.loaded else "model not loaded; "
-        typer.echo(
-            loaded + f"encoded {st['encoded']} passage(s) in {st['encode_seconds']:.1f} s{rate}; "
-            f"{st['reused_from_cache']} reused from the cache"
-            + (f"; cache {st['cache']}" if st["cache"] else " (no cache: give --out or --embedding-cache)"),
-            err=True,
-        )
     typer.echo(format_fd_report(report))
     if out is not None:
         written = write_fd_report(report, out)
@@ -1070,8 +1002,8 @@ def sweep_cmd(
 
     def warn_if_no_matplotlib() -> None:
         # said up front, so nobody waits for a whole sweep to learn it; report.md says it too
-        from reljudge.metrics.encoders import MissingExtraError
-        from reljudge.metrics.plots import pyplot
+        from reljudge.errors import MissingExtraError
+        from reljudge.evaluation.plots import pyplot
 
         try:
             pyplot()

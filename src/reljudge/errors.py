@@ -2,7 +2,8 @@
 
 `InputError` is the one exception for bad input (files, options, configs): it names the file,
 the line when there is one, and what is wrong. The CLI turns it into a one-line message and
-exit code 2. Library callers can catch it like any other exception.
+exit code 2. Library callers can catch it like any other exception. `MissingExtraError` says
+that an optional dependency is missing and names the extra that installs it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ EXIT_BAD_INPUT = 2
 
 class ReljudgeError(Exception):
     """Base class of the errors reljudge raises on purpose."""
+
+
+class MissingExtraError(ReljudgeError):
+    """An optional dependency is not installed; the message names the extra to install."""
 
 
 class InputError(ReljudgeError):

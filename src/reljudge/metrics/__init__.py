@@ -1,20 +1,21 @@
-"""Metrics: how far to trust LLM relevance labels. No LLM is called here.
+"""Metrics: how far to trust LLM relevance labels. Pure computation on in-memory data: nothing
+here reads or writes a file or calls a model (`reljudge.evaluation` does that).
 
 Inputs are plain mappings ``{qid: {docid: score}}`` (human qrels, judgment sets, runs);
 system-level values are ``{system: value}`` or ``{system: {qid: value}}``.
 
 - label level: `human_alignment`, `preference_alignment` (Best/Acceptable/Unacceptable
-  pairs), `cohen_kappa`, `krippendorff_alpha`, `confusion_matrix`, `paired_labels`, `binarize`;
+  pairs), `cohen_kappa`, `krippendorff_alpha`, `confusion_matrix`, `paired_labels`, `binarize`,
+  `kappa_block`;
 - system level: `compatibility` / `Compatibility` (Clarke's RBO-based compatibility),
   `system_measures` / `per_topic_measure` / `mean_measure` (ir_measures), `ranking_agreement`,
   `bootstrap_ranking_agreement`, `tau_ap`;
 - Fréchet distance: `frechet_distance`, `frechet_distance_stats`, `gaussian_stats`, `fd_at_k`,
-  `fd_runs`, `relevant_set`, `retrieved_set`, `PrecomputedEmbeddings`,
-  `SentenceTransformerEncoder`, `TextEmbeddings` (encoded passage texts, cached),
-  `resolve_model` (a local model directory, an installed weights package or a hub id);
-- orchestration for ``judge evaluate``: `evaluate`, `load_judgment_sets`, `load_runs`.
+  `fd_runs`, `relevant_set`, `retrieved_set`, `PrecomputedEmbeddings`;
+- the measure registry (`reljudge.metrics.registry`): `JudgmentMeasure` / `RankingMeasure`
+  objects, `MEASURES`, `judgment_measures`, `ranking_measures`, `ranking_measure`.
 
-Heavy dependencies (scipy, ir_measures, matplotlib, sentence-transformers) are imported on use.
+Heavy dependencies (scipy, ir_measures, rbo) are imported on use.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from reljudge.metrics.agreement import (
     paired_labels,
 )
 from reljudge.metrics.alignment import AlignmentResult, Counts, human_alignment, preference_alignment
+from reljudge.metrics.base import JudgeLabels, JudgmentMeasure, Outcome, RankingMeasure
 from reljudge.metrics.compatibility import (
     Compatibility,
     CompatibilityResult,
@@ -37,16 +39,10 @@ from reljudge.metrics.compatibility import (
     self_rbo,
     topic_compatibility,
 )
-from reljudge.metrics.encoders import (
-    MissingExtraError,
-    PrecomputedEmbeddings,
-    SentenceTransformerEncoder,
-    TextEmbeddings,
-    resolve_model,
-)
-from reljudge.metrics.evaluate import JudgmentSet, Report, evaluate, load_judgment_sets, load_runs
-from reljudge.metrics.fd import FDReport, FDResult, fd_at_k, fd_runs, relevant_set, retrieved_set
+from reljudge.metrics.embeddings import EmbeddingSource, PrecomputedEmbeddings, TextEncoder
+from reljudge.metrics.fd import FDReport, FDResult, fd_at_k, fd_docids, fd_runs, relevant_set, retrieved_set
 from reljudge.metrics.frechet import frechet_distance, frechet_distance_stats, gaussian_stats
+from reljudge.metrics.kappa import kappa_block
 from reljudge.metrics.measures import mean_measure, per_topic_measure, system_measures
 from reljudge.metrics.ranking import (
     Interval,
@@ -55,50 +51,54 @@ from reljudge.metrics.ranking import (
     ranking_agreement,
     tau_ap,
 )
+from reljudge.metrics.registry import MEASURES, judgment_measures, ranking_measure, ranking_measures
 
 __all__ = [
+    "MEASURES",
     "AlignmentResult",
     "Compatibility",
     "CompatibilityResult",
     "Counts",
+    "EmbeddingSource",
     "FDReport",
     "FDResult",
     "Interval",
-    "JudgmentSet",
-    "MissingExtraError",
+    "JudgeLabels",
+    "JudgmentMeasure",
+    "Outcome",
     "PrecomputedEmbeddings",
-    "Report",
-    "SentenceTransformerEncoder",
-    "TextEmbeddings",
+    "RankingMeasure",
+    "TextEncoder",
     "binarize",
     "bootstrap_ranking_agreement",
     "cohen_kappa",
     "compatibility",
     "confusion_matrix",
-    "evaluate",
     "fd_at_k",
+    "fd_docids",
     "fd_runs",
     "frechet_distance",
     "frechet_distance_stats",
     "gaussian_stats",
     "human_alignment",
     "ideal_ranking",
+    "judgment_measures",
+    "kappa_block",
     "kendall_tau_b_batch",
     "krippendorff_alpha",
     "labels_matrix",
-    "load_judgment_sets",
-    "load_runs",
     "mean_measure",
     "paired_labels",
     "per_topic_measure",
-    "system_measures",
     "preference_alignment",
     "ranking_agreement",
+    "ranking_measure",
+    "ranking_measures",
     "rbo_clarke",
     "relevant_set",
-    "resolve_model",
     "retrieved_set",
     "self_rbo",
+    "system_measures",
     "tau_ap",
     "topic_compatibility",
 ]

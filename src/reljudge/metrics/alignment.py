@@ -8,14 +8,19 @@ For each cross-category pair the judge *agrees* when it scores the better docume
 per comparison (BvU, AvU, BvA); the macro average is the mean of the three comparisons'
 fractions. Same-category pairs are ignored. A topic whose highest grade is unacceptable
 has no Best documents and contributes nothing.
+
+`ALIGNMENT` is the registered judge-quality measure (pointwise scores and preference records).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from reljudge.metrics.base import JudgeLabels, JudgmentMeasure, Outcome
 
 COMPARISONS: tuple[str, ...] = ("BvU", "AvU", "BvA")
 COMPARISON_NAMES = {
@@ -59,6 +64,14 @@ class AlignmentResult:
         return self.counts[comparison].fractions()
 
     @property
+    def pooled(self) -> Counts:
+        """The counts of all comparisons together."""
+        total = Counts()
+        for comp in COMPARISONS:
+            total = total + self.counts[comp]
+        return total
+
+    @property
     def macro(self) -> tuple[float, float, float]:
         """Mean of (agree, tie, disagree) over the comparisons that have pairs."""
         rows = [self.counts[c].fractions() for c in COMPARISONS if self.counts[c].total]
@@ -83,6 +96,19 @@ class AlignmentResult:
         a, t, d = self.macro
         out["macro"] = {"agree_frac": a, "tie_frac": t, "disagree_frac": d}
         return out
+
+    def row(self) -> dict[str, Any]:
+        """One flat table row: missing, per comparison the shares and pairs, the macro shares."""
+        row: dict[str, Any] = {"missing": self.missing}
+        for comp in COMPARISONS:
+            c = self.counts[comp]
+            a, t, d = c.fractions()
+            row.update(
+                {f"{comp}_agree": a, f"{comp}_tie": t, f"{comp}_disagree": d, f"{comp}_pairs": c.total}
+            )
+        a, t, d = self.macro
+        row.update({"macro_agree": a, "macro_tie": t, "macro_disagree": d})
+        return row
 
 
 def categories(grades: Mapping[str, float], unacceptable: float = 0) -> dict[str, str]:
@@ -205,3 +231,39 @@ def preference_alignment(
         {q: {c: Counts(*v) for c, v in t.items()} for q, t in topics.items()},
         n_missing,
     )
+
+
+def outcome_alignment(outcomes: Iterable[tuple[str, str]]) -> AlignmentResult:
+    """Alignment from already classified pairs ``(comparison, outcome)`` (e.g. the published
+    prompt-sensitivity files, or `classify_preferences`), pooled; no per-topic counts."""
+    totals = {c: [0, 0, 0] for c in COMPARISONS}
+    slots = {outcome: i for i, outcome in enumerate(OUTCOMES)}
+    for comp, outcome in outcomes:
+        totals[comp][slots[outcome]] += 1
+    return AlignmentResult({c: Counts(*v) for c, v in totals.items()})
+
+
+def _alignment(labels: JudgeLabels) -> Outcome:
+    if labels.preferences is not None:
+        result = preference_alignment(labels.qrels, labels.preferences, unacceptable=labels.unacceptable)
+    else:
+        result = human_alignment(
+            labels.qrels, labels.scores, unacceptable=labels.unacceptable, missing=labels.missing
+        )
+    return Outcome(result, {"alignment": result.as_dict()}, result.row())
+
+
+ALIGNMENT = JudgmentMeasure(
+    name="alignment",
+    description="agree/tie/disagree with the human Best/Acceptable/Unacceptable categories, per comparison and macro",
+    applies_to=frozenset({"pointwise", "preferences"}),
+    columns=(
+        "missing",
+        *(f"{comp}_{part}" for comp in COMPARISONS for part in ("agree", "tie", "disagree", "pairs")),
+        "macro_agree",
+        "macro_tie",
+        "macro_disagree",
+    ),
+    empty={"alignment": {}},
+    compute=_alignment,
+)

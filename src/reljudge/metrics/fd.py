@@ -12,6 +12,10 @@
   **reported** in the result (``missing_reference`` / ``missing_retrieved``).
 - Bootstrap: resample the topics with replacement; both sets are rebuilt from the sampled
   topics; percentile interval.
+- Agreement with the human measure: the ranking measures the registry reports for ``fd``
+  (`reljudge.metrics.registry`), FD taken as lower-is-better.
+
+Loading the vectors, encoding passages and writing the reports is `reljudge.evaluation.fd`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reljudge.metrics.encoders import EmbeddingSource
+from reljudge.metrics.base import percentile_interval
+from reljudge.metrics.embeddings import EmbeddingSource
 from reljudge.metrics.frechet import frechet_distance
 from reljudge.metrics.ranking import Interval
 
@@ -194,11 +199,8 @@ def fd_at_k(
             xs, ys = _stack(ref_blocks, sample), _stack(ret_blocks, sample)
             ok = xs.shape[0] >= 2 and ys.shape[0] >= 2
             replicates.append(frechet_distance(xs, ys) if ok else float("nan"))
-        reps = np.array(replicates)
-        reps = reps[~np.isnan(reps)]
-        alpha = (1.0 - level) / 2.0
-        low, high = np.quantile(reps, [alpha, 1 - alpha]) if reps.size else (float("nan"), float("nan"))
-        interval = Interval(fd, float(low), float(high), len(draws), level)
+        low, high = percentile_interval(np.array(replicates), level)
+        interval = Interval(fd, low, high, len(draws), level)
     return FDResult(fd, int(x.shape[0]), int(y.shape[0]), topics, miss_ref, miss_ret, interval, replicates)
 
 
@@ -232,7 +234,7 @@ def fd_runs(
     bootstrap interval for Kendall τ-b between the measure and FD.
     """
     from reljudge.metrics.measures import system_measures
-    from reljudge.metrics.ranking import kendall_tau_b_batch, ranking_agreement
+    from reljudge.metrics.registry import ranking_measures
 
     reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
     topics = [q for q in reference if all(run.get(q) for run in runs.values())]
@@ -279,21 +281,16 @@ def fd_runs(
     if len(valid) >= 2:
         hx = {n: human[n] for n in valid}
         fx = {n: fds[n] for n in valid}
-        agreement.update(
-            kendall_tau_b=ranking_agreement(hx, fx, "kendall"),
-            spearman=ranking_agreement(hx, fx, "spearman"),
-            tau_ap=ranking_agreement(hx, {n: -v for n, v in fx.items()}, "tau_ap"),
-        )
+        measures = ranking_measures("fd")
+        agreement.update({m.name: m(hx, fx, lower_is_better=True) for m in measures})
         if n_boot > 0 and all(len(results[n].replicates) == n_boot for n in valid):
             hm = np.array([[np.mean([per_topic[n].get(q, 0.0) for q in d]) for d in draws] for n in valid])
             fm = np.array([results[n].replicates for n in valid])
-            reps = kendall_tau_b_batch(hm, fm)
-            reps = reps[~np.isnan(reps)]
-            if reps.size:
-                alpha = (1.0 - level) / 2.0
-                agreement["kendall_ci_low"], agreement["kendall_ci_high"] = (
-                    float(v) for v in np.quantile(reps, [alpha, 1 - alpha])
-                )
+            for m in measures:
+                if m.interval:
+                    low, high = percentile_interval(m.replicates(hm, fm, lower_is_better=True), level)
+                    if low == low:
+                        agreement.update(zip(m.interval_columns, (low, high), strict=True))
     settings = {
         "k": k,
         "max_per_topic": max_per_topic,
@@ -320,105 +317,3 @@ def _check_coverage(results: Mapping[str, FDResult], source: EmbeddingSource) ->
             f"none of the {len(missing)} passages FD needs has a vector in {getattr(source, 'name', 'the embeddings')} "
             f"(e.g. {example}): do the embedding ids (or the corpus) match the docids of the qrels and runs?"
         )
-
-
-def _fd_rows(report: FDReport) -> list[dict]:
-    rows = []
-    for name, r in report.runs.items():
-        row = {"run": name, **r.as_dict(), report.measure: report.human_measure.get(name, float("nan"))}
-        rows.append(row)
-    rows.sort(key=lambda row: (row["fd"] != row["fd"], row["fd"]))
-    return rows
-
-
-def format_fd_report(report: FDReport) -> str:
-    """A table of FD per run (best first) and the agreement with the human measure."""
-    from reljudge.metrics.evaluate import format_table
-
-    rows = _fd_rows(report)
-    boot = any("ci_low" in r for r in rows)
-    headers = [
-        "run",
-        "FD",
-        *(["95% CI"] if boot else []),
-        report.measure,
-        "ref",
-        "retrieved",
-        "missing ref",
-        "missing ret",
-    ]
-    table = []
-    for r in rows:
-        ci = (
-            [f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"]
-            if boot and "ci_low" in r
-            else (["-"] if boot else [])
-        )
-        table.append(
-            [
-                r["run"],
-                r["fd"],
-                *ci,
-                r[report.measure],
-                r["n_reference"],
-                r["n_retrieved"],
-                r["missing_reference"],
-                r["missing_retrieved"],
-            ]
-        )
-    s = report.settings
-    head = (
-        f"FD@{s['k']}{'-URR' if s['unjudged_only'] else ''} (encoder {s['encoder']}, relevant: grade >= {s['min_grade']:g}, "
-        f"at most {s['max_per_topic'] or 'all'} per topic, {s['topics']} topics)"
-    )
-    a = report.agreement
-    tail = f"{a.get('runs', 0)} runs"
-    if "kendall_tau_b" in a:
-        tail += (
-            f": Kendall tau-b({report.measure}, FD) = {a['kendall_tau_b']:.3f}"
-            + (f" [{a['kendall_ci_low']:.3f}, {a['kendall_ci_high']:.3f}]" if "kendall_ci_low" in a else "")
-            + f", Spearman = {a['spearman']:.3f}, tau_AP = {a['tau_ap']:.3f} (negative tau: lower FD goes with higher {report.measure})"
-        )
-    cov = coverage(report.runs)
-    ret_total = cov["retrieved_used"] + cov["retrieved_missing"]
-    ref_total = cov["reference_used"] + cov["reference_missing"]
-    if cov["retrieved_missing"] or cov["reference_missing"]:
-        tail += (
-            f"\ncoverage: {cov['retrieved_used']} of {ret_total} retrieved passages (all runs"
-            f"{', ' + format(cov['retrieved_used'] / ret_total, '.1%') if ret_total else ''}) and "
-            f"{cov['reference_used']} of {ref_total} reference passages had an embedding or text; "
-            "the rest were left out of FD"
-        )
-    if a.get("runs", 0) == 0 and report.runs:
-        tail += "\nno run has FD (fewer than two retrieved or reference passages with a vector)"
-    return head + "\n" + format_table(headers, table) + "\n" + tail
-
-
-def write_fd_report(report: FDReport, out_dir) -> list:
-    """Write ``fd.json`` (with the missing passages listed) and ``fd.csv``."""
-    import json
-    from pathlib import Path
-
-    from reljudge.io.atomic import write_text_atomic
-    from reljudge.io.tables import csv_text, json_ready
-
-    out_dir = Path(out_dir)
-    data = {
-        "settings": report.settings,
-        "measure": report.measure,
-        "agreement": report.agreement,
-        "runs": {
-            name: {
-                **r.as_dict(),
-                "missing_reference_ids": [list(x) for x in r.missing_reference],
-                "missing_retrieved_ids": [list(x) for x in r.missing_retrieved],
-            }
-            for name, r in report.runs.items()
-        },
-        "human_measure": report.human_measure,
-        "coverage": coverage(report.runs),
-    }
-    paths = [out_dir / "fd.json", out_dir / "fd.csv"]
-    write_text_atomic(paths[0], json.dumps(json_ready(data), indent=1) + "\n")
-    write_text_atomic(paths[1], csv_text(_fd_rows(report)))
-    return paths

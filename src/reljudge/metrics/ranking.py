@@ -11,15 +11,22 @@ negates the values). Methods:
 - ``rbo`` — extrapolated RBO of the two orderings (``rbo`` package ``rbo_ext``, p default
   0.9; the package's own default p of ``rbo()`` is 1.0, i.e. average overlap, which is not used).
   Ties are broken by the first argument's order of systems.
+
+Each method is also a `RankingMeasure` (`KENDALL_TAU_B`, `SPEARMAN`, `TAU_AP`, `RBO_P09`),
+registered in `reljudge.metrics.registry`, which is how ``judge evaluate``, ``judge fd`` and the
+sweep analysis use them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import numpy as np
+
+from reljudge.metrics.base import RankingMeasure, percentile_interval
 
 Method = Literal["kendall", "tau_ap", "spearman", "rbo"]
 METHODS: tuple[str, ...] = ("kendall", "tau_ap", "spearman", "rbo")
@@ -74,21 +81,36 @@ def _rbo(x: np.ndarray, y: np.ndarray, p: float) -> float:
     return float(rbo.RankingSimilarity(s, t).rbo_ext(p=p))
 
 
+def _kendall(x: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import kendalltau
+
+    return float(kendalltau(x, y).statistic)
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(x, y).statistic)
+
+
+KENDALL_TAU_B = RankingMeasure(
+    "kendall_tau_b", "kendall", "Kendall tau-b", "tau-b", _kendall, batch=kendall_tau_b_batch, interval=True
+)
+SPEARMAN = RankingMeasure("spearman", "spearman", "Spearman", "spearman", _spearman)
+TAU_AP = RankingMeasure("tau_ap", "tau_ap", "tau_AP", "tau_ap", tau_ap, top_weighted=True)
+RBO_P09 = RankingMeasure("rbo_p0.9", "rbo", "RBO", "rbo", partial(_rbo, p=0.9), top_weighted=True)
+
+_BY_METHOD: dict[str, RankingMeasure] = {m.method: m for m in (KENDALL_TAU_B, SPEARMAN, TAU_AP)}
+
+
 def agreement_arrays(x: np.ndarray, y: np.ndarray, method: Method = "kendall", *, p: float = 0.9) -> float:
     """Agreement of two aligned value arrays (see the module docstring for ``method``)."""
-    if method == "kendall":
-        from scipy.stats import kendalltau
-
-        return float(kendalltau(x, y).statistic)
-    if method == "spearman":
-        from scipy.stats import spearmanr
-
-        return float(spearmanr(x, y).statistic)
-    if method == "tau_ap":
-        return tau_ap(x, y)
     if method == "rbo":
         return _rbo(x, y, p)
-    raise ValueError(f"unknown ranking agreement method {method!r}; choose from {', '.join(METHODS)}")
+    measure = _BY_METHOD.get(method)
+    if measure is None:
+        raise ValueError(f"unknown ranking agreement method {method!r}; choose from {', '.join(METHODS)}")
+    return measure.compute(x, y)
 
 
 def ranking_agreement(
@@ -108,10 +130,42 @@ class Interval:
     level: float = 0.95
 
 
+def bootstrap_replicates(
+    x: Mapping[str, Mapping[str, float]],
+    y: Mapping[str, Mapping[str, float]],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Systems' means over the common topics and over bootstrap samples of them, from per-topic
+    values ``{system: {qid: value}}``: ``(systems, x_means, y_means, x_reps, y_reps)``, the
+    replicates as systems × ``n_boot`` arrays.
+
+    The common topics are those present for every system in both inputs; each replicate draws
+    |topics| topics with replacement and recomputes both means."""
+    systems = [s for s in x if s in y]
+    if len(systems) < 2:
+        raise ValueError("need at least two systems present in both inputs")
+    topics = sorted(set.intersection(*(set(x[s]) & set(y[s]) for s in systems)))
+    if not topics:
+        raise ValueError("no topic is shared by every system in both inputs")
+    X = np.array([[x[s][q] for q in topics] for s in systems], float)
+    Y = np.array([[y[s][q] for q in topics] for s in systems], float)
+    if n_boot <= 0:
+        empty = np.zeros((len(systems), 0))
+        return systems, X.mean(axis=1), Y.mean(axis=1), empty, empty
+    rng = np.random.default_rng(seed)
+    t = len(topics)
+    draws = rng.integers(0, t, size=(n_boot, t))
+    weights = np.zeros((n_boot, t))
+    np.add.at(weights, (np.repeat(np.arange(n_boot), t), draws.ravel()), 1.0)
+    return systems, X.mean(axis=1), Y.mean(axis=1), X @ weights.T / t, Y @ weights.T / t
+
+
 def bootstrap_ranking_agreement(
     x: Mapping[str, Mapping[str, float]],
     y: Mapping[str, Mapping[str, float]],
-    method: Method = "kendall",
+    method: Method | RankingMeasure = "kendall",
     *,
     n_boot: int = 1000,
     level: float = 0.95,
@@ -122,31 +176,20 @@ def bootstrap_ranking_agreement(
 
     The point value compares the systems' means over the common topics (topics present for
     every system in both inputs); the interval is the percentile bootstrap over those topics
-    (each replicate draws |topics| topics with replacement and recomputes both means).
+    (`bootstrap_replicates`).
     """
-    systems = [s for s in x if s in y]
-    if len(systems) < 2:
-        raise ValueError("need at least two systems present in both inputs")
-    topics = sorted(set.intersection(*(set(x[s]) & set(y[s]) for s in systems)))
-    if not topics:
-        raise ValueError("no topic is shared by every system in both inputs")
-    X = np.array([[x[s][q] for q in topics] for s in systems], float)
-    Y = np.array([[y[s][q] for q in topics] for s in systems], float)
-    value = agreement_arrays(X.mean(axis=1), Y.mean(axis=1), method, p=p)
+    _, mx0, my0, mx, my = bootstrap_replicates(x, y, n_boot=n_boot, seed=seed)
+    if isinstance(method, RankingMeasure):
+        value = method.compute(mx0, my0)
+    else:
+        value = agreement_arrays(mx0, my0, method, p=p)
     if n_boot <= 0:
         return Interval(value, float("nan"), float("nan"), 0, level)
-    rng = np.random.default_rng(seed)
-    t = len(topics)
-    draws = rng.integers(0, t, size=(n_boot, t))
-    weights = np.zeros((n_boot, t))
-    np.add.at(weights, (np.repeat(np.arange(n_boot), t), draws.ravel()), 1.0)
-    mx = X @ weights.T / t  # systems × replicates
-    my = Y @ weights.T / t
-    if method == "kendall":
+    if isinstance(method, RankingMeasure):
+        reps = method.replicates(mx, my)
+    elif method == "kendall":
         reps = kendall_tau_b_batch(mx, my)
     else:
         reps = np.array([agreement_arrays(mx[:, b], my[:, b], method, p=p) for b in range(n_boot)])
-    reps = reps[~np.isnan(reps)]
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(reps, [alpha, 1.0 - alpha]) if reps.size else (float("nan"), float("nan"))
-    return Interval(value, float(low), float(high), n_boot, level)
+    low, high = percentile_interval(reps, level)
+    return Interval(value, low, high, n_boot, level)

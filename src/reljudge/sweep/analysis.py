@@ -19,6 +19,10 @@ Conventions (all recorded in `SweepAnalysis.conventions` and the report):
 - ranking stability (when runs are given): systems scored by ``ranking_measure`` under each
   prompt's labels (unlabelled documents count as non-relevant) and under the human qrels;
   Kendall τ-b of each prompt's ranking to the human one, and between prompts.
+
+The measures come from `reljudge.metrics`: the pairwise shares are the ``alignment`` measure's
+counts, binary κ is the ``kappa`` measure's, and the ranking agreement is the registry's
+ranking measure named by ``Conventions.ranking_agreement`` (default ``kendall_tau_b``).
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from typing import Any
 import numpy as np
 
 from reljudge.metrics.agreement import binarize, cohen_kappa, krippendorff_alpha
-from reljudge.metrics.alignment import COMPARISONS, classify_preferences
+from reljudge.metrics.alignment import COMPARISONS, classify_preferences, outcome_alignment
+from reljudge.metrics.kappa import binary_kappa
+from reljudge.metrics.registry import ranking_measure
 from reljudge.sweep.labels import OUTCOMES, CellLabels
 
 Qrels = Mapping[str, Mapping[str, float]]
@@ -48,6 +54,7 @@ class Conventions:
     )
     unacceptable: float = 0
     ranking_measure: str = "nDCG@10"
+    ranking_agreement: str = "kendall_tau_b"  # a ranking measure of `reljudge.metrics.registry`
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -59,7 +66,7 @@ class Conventions:
             f"(Unacceptable: grade <= {self.unacceptable:g}), pooled over pairs",
             "alpha_level": dict(self.alpha_level),
             "variance": "sample variance over prompts (ddof=1)",
-            "ranking": f"Kendall tau-b of system rankings by {self.ranking_measure}",
+            "ranking": f"{ranking_measure(self.ranking_agreement).label} of system rankings by {self.ranking_measure}",
         }
 
 
@@ -192,9 +199,9 @@ def _pointwise_row(cell: CellLabels, units: _Units, conv: Conventions) -> dict[s
     idx, judge = units.align(cell)
     human = units.human[idx]
     row: dict[str, Any] = {"paired": int(idx.size), "unjudged": cell.labelled - int(idx.size)}
-    human_bin = binarize(human, conv.threshold)
     if cell.task == "binary":
-        row["kappa"] = cohen_kappa(human_bin, judge, labels=[0, 1]) if idx.size else math.nan
+        human_bin = binarize(human, conv.threshold)
+        row["kappa"] = binary_kappa(human, judge, conv.threshold, 1) if idx.size else math.nan
         row["accuracy"] = float((human_bin == judge).mean()) if idx.size else math.nan
         row["positive_rate"] = float(judge.mean()) if idx.size else math.nan
     else:
@@ -206,7 +213,7 @@ def _pointwise_row(cell: CellLabels, units: _Units, conv: Conventions) -> dict[s
             else math.nan  # type: ignore[arg-type]
         )
         row["kappa_binary"] = (
-            cohen_kappa(human_bin, binarize(judge, conv.threshold), labels=[0, 1]) if idx.size else math.nan
+            binary_kappa(human, judge, conv.threshold, conv.threshold) if idx.size else math.nan
         )
         row["exact"] = float((human == judge).mean()) if idx.size else math.nan
         row["mean_label"] = float(judge.mean()) if idx.size else math.nan
@@ -232,15 +239,15 @@ def pairwise_outcomes(
 
 
 def _pairwise_row(cell: CellLabels) -> dict[str, Any]:
-    row: dict[str, Any] = {"pairs": len(cell.outcomes)}
-    values = list(cell.outcomes.values())
-    n = len(values)
-    for outcome in OUTCOMES:
-        row[outcome] = values.count(outcome) / n if n else math.nan
+    """Shares of agree/tie/disagree over all pairs, and the agree share and pairs per comparison."""
+    result = outcome_alignment((cell.comparisons[k], o) for k, o in cell.outcomes.items())
+    pooled = result.pooled
+    row: dict[str, Any] = {"pairs": pooled.total}
+    row.update(zip(OUTCOMES, pooled.fractions(), strict=True))
     for comp in COMPARISONS:
-        sub = [o for k, o in cell.outcomes.items() if cell.comparisons.get(k) == comp]
-        row[f"{comp}_agree"] = sub.count("agree") / len(sub) if sub else math.nan
-        row[f"{comp}_pairs"] = len(sub)
+        counts = result.counts[comp]
+        row[f"{comp}_agree"] = counts.fractions()[0]
+        row[f"{comp}_pairs"] = counts.total
     return row
 
 
@@ -446,7 +453,8 @@ def ranking_stability(
     runs: Mapping[str, Mapping[str, Any]],
     conv: Conventions,
 ) -> list[RankingResult]:
-    """Kendall τ-b of each pointwise prompt's system ranking to the human one, and between prompts.
+    """Kendall τ-b (``conv.ranking_agreement``) of each pointwise prompt's system ranking to the
+    human one, and between prompts.
 
     Each cell's valid labels become a qrels (on the topics of the human qrels; documents the
     prompt did not label count as non-relevant); every run is scored by ``conv.ranking_measure``
@@ -456,6 +464,7 @@ def ranking_stability(
     for cell in cells:
         if cell.task != "pairwise" and cell.dataset in runs and runs[cell.dataset] and cell.dataset in qrels:
             by.setdefault((cell.dataset, cell.model, cell.task), []).append(cell)
+    agree = ranking_measure(conv.ranking_agreement).paired  # over the systems with a value in both
     depth = evaluation_depth(conv.ranking_measure)
     prepared: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     human_scores: dict[str, dict[str, float]] = {}
@@ -495,16 +504,16 @@ def ranking_stability(
                         for q, docs in on_items.items()
                     }
                 sample = system_scores(on_items, prepared[ds], conv.ranking_measure)
-                ceiling_memo[items] = _tau_b(
+                ceiling_memo[items] = agree(
                     ref, np.asarray([sample.get(s, math.nan) for s in systems], dtype=float)
                 )
             ceiling[cell.prompt] = ceiling_memo[items]
-        tau = {p: _tau_b(ref, table[:, i]) for i, p in enumerate(prompts)}
+        tau = {p: agree(ref, table[:, i]) for i, p in enumerate(prompts)}
         k = len(prompts)
         matrix = np.eye(k)
         for i in range(k):
             for j in range(i + 1, k):
-                matrix[i, j] = matrix[j, i] = _tau_b(table[:, i], table[:, j])
+                matrix[i, j] = matrix[j, i] = agree(table[:, i], table[:, j])
         out.append(
             RankingResult(
                 ds,
@@ -520,16 +529,6 @@ def ranking_stability(
             )
         )
     return out
-
-
-def _tau_b(x: np.ndarray, y: np.ndarray) -> float:
-    """Kendall τ-b over the systems with a value in both (NaN with fewer than two)."""
-    from reljudge.metrics.ranking import kendall_tau_b_batch
-
-    keep = ~(np.isnan(x) | np.isnan(y))
-    if keep.sum() < 2:
-        return math.nan
-    return float(kendall_tau_b_batch(x[keep, None], y[keep, None])[0])
 
 
 def analyze(

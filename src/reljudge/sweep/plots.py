@@ -1,5 +1,5 @@
 """PNG plots of a sweep analysis (matplotlib, Agg backend, imported lazily through
-`reljudge.metrics.plots.pyplot`: a missing matplotlib is a `MissingExtraError`)."""
+`reljudge.evaluation.plots.pyplot`: a missing matplotlib is a `MissingExtraError`)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _heatmap(
 def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]]:
     """Metric heatmaps (prompt × model, one per dataset and task) and α matrices, each PNG
     written atomically. Raises `MissingExtraError` (before writing anything) without matplotlib."""
-    from reljudge.metrics.plots import pyplot, save_figure
+    from reljudge.evaluation.plots import pyplot, save_figure
 
     plt = pyplot()
 

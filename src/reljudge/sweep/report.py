@@ -140,7 +140,7 @@ def write_report(
     figures: list[tuple[str, str]] = []
     plots_missing: str | None = None
     if plots:
-        from reljudge.metrics.encoders import MissingExtraError
+        from reljudge.errors import MissingExtraError
         from reljudge.sweep.plots import write_plots
 
         try:

@@ -1,4 +1,5 @@
-"""Figures for `judge evaluate --plot` (matplotlib, imported lazily; extra ``plot``).
+"""Figures for `judge evaluate --plot` (matplotlib, imported lazily; extra ``plot``); the sweep
+report draws its own with the same two helpers.
 
 `pyplot` and `save_figure` are the one way reljudge loads matplotlib and writes a figure: a
 missing matplotlib is a `MissingExtraError` naming the extra, and a PNG is written atomically
@@ -12,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reljudge.errors import MissingExtraError
 from reljudge.metrics.alignment import COMPARISON_NAMES, COMPARISONS
-from reljudge.metrics.encoders import MissingExtraError
 
 
 def pyplot():  # type: ignore[no-untyped-def]

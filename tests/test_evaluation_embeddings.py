@@ -11,15 +11,10 @@ import sys
 import numpy as np
 import pytest
 
-from reljudge.errors import InputError
-from reljudge.metrics.encoders import (
-    MissingExtraError,
-    PrecomputedEmbeddings,
-    SentenceTransformerEncoder,
-    TextEmbeddings,
-    default_cache_path,
-    resolve_model,
-)
+from reljudge.errors import InputError, MissingExtraError
+from reljudge.evaluation.embeddings import TextEmbeddings, default_cache_path, load_embeddings
+from reljudge.evaluation.encoders import SentenceTransformerEncoder, resolve_model
+from reljudge.metrics.embeddings import PrecomputedEmbeddings
 from reljudge.metrics.fd import fd_docids, fd_runs
 
 
@@ -82,7 +77,7 @@ def test_disk_cache_is_reused_on_a_second_run(tmp_path):
     assert found_a == found_b and np.array_equal(a, b)
     assert second.stats()["encoded"] == 0 and second.stats()["reused_from_cache"] == 7
     # the cache also works as precomputed embeddings (judge fd --embeddings FILE.npy)
-    pre = PrecomputedEmbeddings.load(cache)
+    pre = load_embeddings(cache)
     assert np.array_equal(pre.lookup(["d3"])[0], second.lookup(["d3"], TEXTS)[0])
 
 

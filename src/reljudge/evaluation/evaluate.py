@@ -1,0 +1,219 @@
+"""``judge evaluate``: run the measure registry over judgment sets against the human qrels.
+
+For every judgment set, every judge-quality measure of `reljudge.metrics.registry` (alignment,
+κ/α, ...) that applies to it. With runs, also every run's compatibility with the set, the
+human measure of every run, and the agreement of the two system rankings by every ranking
+measure the registry reports for ``evaluate`` (with a bootstrap interval over topics for
+those that have one). `evaluate_paths` reads the inputs first (`reljudge.evaluation.sources`);
+`reljudge.evaluation.report` writes and prints the result.
+
+Judgment topics that are not in the human qrels are dropped (and counted): the published
+nugget files, for instance, accumulate topics across years.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reljudge.evaluation.sources import JudgmentSet, Scores
+from reljudge.metrics.alignment import AlignmentResult
+from reljudge.metrics.base import JudgeLabels, Outcome
+from reljudge.metrics.compatibility import DEFAULT_DEPTH, DEFAULT_P, Compatibility
+from reljudge.metrics.ranking import bootstrap_ranking_agreement
+from reljudge.metrics.registry import judgment_measures, ranking_measures
+
+RANKING_NOTE = "system means: compatibility over topics with a positive judgment; measure over the run's topics with qrels"
+
+
+@dataclass
+class SetReport:
+    name: str
+    source: str
+    n_labels: int
+    dropped_topics: int
+    measures: dict[str, Outcome | None] = field(default_factory=dict)  # registry name -> outcome
+    compatibility: dict[str, dict[str, float]] = field(default_factory=dict)  # run -> qid -> value
+    ranking: dict[str, float | int] = field(default_factory=dict)
+
+    @property
+    def alignment(self) -> AlignmentResult:
+        return self.measures["alignment"].value  # type: ignore[union-attr]
+
+    @property
+    def kappa(self) -> dict[str, Any]:
+        outcome = self.measures.get("kappa")
+        return dict(outcome.fields["kappa"]) if outcome is not None else {}
+
+    @property
+    def confusion(self) -> dict[str, Any]:
+        outcome = self.measures.get("kappa")
+        return dict(outcome.fields["confusion"]) if outcome is not None else {}
+
+
+@dataclass
+class Report:
+    measure: str
+    p: float
+    sets: list[SetReport]
+    human_measure: dict[str, dict[str, float]] = field(default_factory=dict)  # run -> qid -> value
+    settings: dict = field(default_factory=dict)
+    runs: list[str] = field(default_factory=list)  # the runs evaluated (none: no system-level part)
+
+    def mean_measure(self) -> dict[str, float]:
+        return {r: float(np.mean(list(v.values()))) if v else math.nan for r, v in self.human_measure.items()}
+
+    def as_dict(self) -> dict:
+        """The content of ``evaluation.json`` (JSON-ready: NaN as None)."""
+        from reljudge.io.tables import json_ready
+
+        human = self.mean_measure()
+        out: dict[str, Any] = {
+            "settings": self.settings,
+            "measure": self.measure,
+            "p": self.p,
+            "human_measure": human,
+            "sets": [],
+        }
+        for s in self.sets:
+            entry: dict[str, Any] = {
+                "name": s.name,
+                "source": s.source,
+                "labels": s.n_labels,
+                "dropped_topics": s.dropped_topics,
+            }
+            for m in judgment_measures():
+                outcome = s.measures.get(m.name)
+                entry.update(outcome.fields if outcome is not None else m.empty)
+            entry["compatibility"] = {
+                run: {"mean": float(np.mean(list(v.values()))) if v else None, "topics": len(v)}
+                for run, v in s.compatibility.items()
+            }
+            entry["ranking_agreement"] = s.ranking
+            out["sets"].append(entry)
+        return json_ready(out)
+
+
+def restrict(scores: Mapping[str, Mapping[str, float]], topics: set[str]) -> tuple[Scores, int]:
+    """The scores of ``topics`` only, and how many topics were dropped."""
+    kept = {q: dict(d) for q, d in scores.items() if q in topics}
+    return kept, len(scores) - len(kept)
+
+
+def _ranking_row(
+    human: Mapping[str, Mapping[str, float]],
+    compat: Mapping[str, Mapping[str, float]],
+    human_mean: Mapping[str, float],
+    *,
+    n_boot: int,
+    seed: int,
+) -> dict[str, float | int]:
+    """The agreement of the system rankings by the human measure and by compatibility: every
+    ranking measure reported for ``evaluate``, each followed by its bootstrap interval if it has one."""
+    compat_mean = {r: float(np.mean(list(v.values()))) for r, v in compat.items() if v}
+    human_mean = {r: v for r, v in human_mean.items() if not math.isnan(v)}
+    common = set(compat_mean) & set(human_mean)
+    if len(common) < 2:
+        return {}
+    row: dict[str, float | int] = {"runs": len(common)}
+    for m in ranking_measures("evaluate"):
+        row[m.name] = m(human_mean, compat_mean)
+        if m.interval:
+            interval = bootstrap_ranking_agreement(human, compat, m, n_boot=n_boot, seed=seed)
+            row.update(zip(m.interval_columns, (interval.low, interval.high), strict=True))
+    return row
+
+
+def evaluate(
+    qrels: Mapping[str, Mapping[str, float]],
+    sets: Sequence[JudgmentSet],
+    runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+    *,
+    measure: str = "ndcg_cut_10",
+    p: float = DEFAULT_P,
+    depth: int = DEFAULT_DEPTH,
+    unacceptable: float = 0,
+    human_threshold: float = 2,
+    judge_threshold: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Report:
+    """Compute everything ``judge evaluate`` reports (see the module docstring)."""
+    from reljudge.metrics.measures import system_measures
+
+    qrels = {q: dict(d) for q, d in qrels.items()}
+    topics = set(qrels)
+    report = Report(
+        measure,
+        p,
+        [],
+        settings={
+            "unacceptable": unacceptable,
+            "human_threshold": human_threshold,
+            "judge_threshold": judge_threshold if judge_threshold is not None else "auto",
+            "depth": depth,
+            "n_boot": n_boot,
+            "seed": seed,
+            "ranking": RANKING_NOTE,
+        },
+        runs=list(runs or {}),
+    )
+    if runs:
+        report.human_measure = system_measures(qrels, runs, measure)
+    positions = None  # run -> qid -> docid -> rank, shared by all sets
+    for js in sets:
+        scores, dropped = restrict(js.scores, topics)
+        prefs = [r for r in js.preferences if r[0] in topics] if js.preferences is not None else None
+        labels = JudgeLabels(qrels, scores, prefs, js.missing, unacceptable, human_threshold, judge_threshold)
+        rep = SetReport(js.name, js.source, sum(len(d) for d in scores.values()), dropped)
+        rep.measures = {m.name: m(labels) for m in judgment_measures()}
+        if runs:
+            scorer = Compatibility(scores, p=p, depth=depth)
+            if positions is None:
+                positions = {name: scorer.positions(run) for name, run in runs.items()}
+            rep.compatibility = {name: scorer.score_positions(positions[name]).per_topic for name in runs}
+            rep.ranking = _ranking_row(
+                report.human_measure, rep.compatibility, report.mean_measure(), n_boot=n_boot, seed=seed
+            )
+        report.sets.append(rep)
+    return report
+
+
+def evaluate_paths(
+    judgments: Sequence[str | Path],
+    *,
+    qrels: str | Path | None = None,
+    dataset: str | None = None,
+    runs: str | Path | None = None,
+    missing_zero: Sequence[str] = (),
+    unacceptable: float | None = None,
+    human_threshold: float | None = None,
+    plot: bool = False,
+    **options: Any,
+) -> Report:
+    """``judge evaluate`` from paths: the human labels from ``qrels`` or a ``dataset`` (exactly
+    one; a dataset also gives the grade scale), the judgment sets, the runs (optional); then
+    `evaluate` with ``options``. With ``plot``, a missing matplotlib is an error now, not after
+    the evaluation."""
+    from reljudge.evaluation.sources import load_human_labels, load_judgment_sets, load_runs
+
+    if plot:
+        from reljudge.evaluation.plots import pyplot
+
+        pyplot()
+    human = load_human_labels(qrels, dataset, unacceptable=unacceptable, human_threshold=human_threshold)
+    sets = load_judgment_sets(judgments, missing_zero=missing_zero)
+    run_map = load_runs(runs) if runs is not None else None
+    return evaluate(
+        human.qrels,
+        sets,
+        run_map,  # type: ignore[arg-type]
+        unacceptable=human.unacceptable,
+        human_threshold=human.human_threshold,
+        **options,
+    )

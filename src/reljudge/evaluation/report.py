@@ -1,0 +1,199 @@
+"""The files and console tables of ``judge evaluate``.
+
+``evaluation.json`` (`Report.as_dict`) and one CSV per table: one per judge-quality measure of
+the registry (``alignment.csv``, ``kappa.csv``, ...: a row per judgment set the measure has a row
+for), then ``ranking.csv``, ``compatibility.csv`` and ``measure.csv`` (with runs). On the console,
+a table per judge-quality measure (a measure without a table of its own here gets a plain one of
+its columns) and the ranking-agreement table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from reljudge.evaluation.evaluate import Report, SetReport
+from reljudge.metrics.alignment import COMPARISONS
+from reljudge.metrics.base import JudgmentMeasure
+from reljudge.metrics.registry import judgment_measures, ranking_measures
+
+
+def table_rows(report: Report) -> dict[str, list[dict]]:
+    """The CSV tables, by name: one per judge-quality measure, ranking, compatibility, measure."""
+    tables: dict[str, list[dict]] = {}
+    for m in judgment_measures():
+        rows = []
+        for s in report.sets:
+            outcome = s.measures.get(m.name)
+            if outcome is not None and outcome.row is not None:
+                rows.append({"set": s.name, **outcome.row})
+        tables[m.name] = rows
+    ranking, compat = [], []
+    for s in report.sets:
+        if s.ranking:
+            ranking.append({"set": s.name, **s.ranking})
+        for run, values in s.compatibility.items():
+            compat.append(
+                {
+                    "set": s.name,
+                    "run": run,
+                    "compatibility": float(np.mean(list(values.values()))) if values else math.nan,
+                    "topics": len(values),
+                }
+            )
+    human = [
+        {"run": r, report.measure: v, "topics": len(report.human_measure[r])}
+        for r, v in report.mean_measure().items()
+    ]
+    tables.update(ranking=ranking, compatibility=compat, measure=human)
+    return tables
+
+
+def write_report(report: Report, out_dir: str | Path) -> list[Path]:
+    """Write ``evaluation.json`` and one CSV per non-empty table into ``out_dir``; return the paths.
+
+    Everything is rendered before the first file is written; each file is written atomically."""
+    from reljudge.io.atomic import write_text_atomic
+    from reljudge.io.tables import csv_text
+
+    out_dir = Path(out_dir)
+    texts = {out_dir / "evaluation.json": json.dumps(report.as_dict(), indent=1) + "\n"}
+    for name, rows in table_rows(report).items():
+        if rows:
+            texts[out_dir / f"{name}.csv"] = csv_text(rows)
+    for path, text in texts.items():
+        write_text_atomic(path, text)
+    return list(texts)
+
+
+def write_outputs(report: Report, out_dir: str | Path, *, plot: bool = False) -> list[Path]:
+    """`write_report`, and with ``plot`` the figures (``alignment.png``; ``compatibility.png``
+    when runs were evaluated); return the paths."""
+    written = write_report(report, out_dir)
+    if plot:
+        from reljudge.evaluation.plots import plot_alignment, plot_compatibility
+
+        written.append(plot_alignment(report, Path(out_dir) / "alignment.png"))
+        if report.runs:
+            written.append(plot_compatibility(report, Path(out_dir) / "compatibility.png"))
+    return written
+
+
+def _fmt(v: object, digits: int = 3) -> str:
+    if isinstance(v, float):
+        return "-" if math.isnan(v) else f"{v:.{digits}f}"
+    return str(v)
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain text table: the first column left-aligned, the others right-aligned; floats with 3 digits."""
+    cells = [[str(h) for h in headers]] + [[_fmt(v) for v in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in cells
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _shares(fractions: tuple[float, float, float]) -> str:
+    a, t, d = fractions
+    return f"{_fmt(100 * a, 1)}/{_fmt(100 * t, 1)}/{_fmt(100 * d, 1)}"
+
+
+def _alignment_table(report: Report) -> str | None:
+    rows = []
+    for s in report.sets:
+        rows.append(
+            [
+                s.name,
+                *(_shares(s.alignment.fractions(comp)) for comp in COMPARISONS),
+                _shares(s.alignment.macro),
+            ]
+        )
+    return "Human alignment, % agree/tie/disagree\n" + format_table(
+        ["set", "BvU", "AvU", "BvA", "macro"], rows
+    )
+
+
+def _kappa_table(report: Report) -> str | None:
+    rows = [
+        [
+            s.name,
+            s.kappa.get("judge_threshold", "-"),
+            s.kappa.get("binary", math.nan),
+            s.kappa.get("graded_unweighted", math.nan),
+            s.kappa.get("graded_linear", math.nan),
+            s.kappa.get("graded_quadratic", math.nan),
+            s.kappa.get("graded_alpha_ordinal", math.nan),
+        ]
+        for s in report.sets
+        if s.kappa.get("pairs")
+    ]
+    if not rows:
+        return None
+    thr = report.settings.get("human_threshold")
+    return f"Cohen's kappa (human relevant: grade >= {thr:g})\n" + format_table(
+        ["set", "judge rel.", "binary", "graded", "linear", "quadratic", "alpha ord."], rows
+    )
+
+
+#: console tables of their own, by measure name; any other measure gets `_plain_table`
+_TABLES: dict[str, Callable[[Report], str | None]] = {"alignment": _alignment_table, "kappa": _kappa_table}
+
+
+def _plain_table(report: Report, measure: JudgmentMeasure) -> str | None:
+    found: list[tuple[SetReport, dict]] = []
+    for s in report.sets:
+        outcome = s.measures.get(measure.name)
+        if outcome is not None and outcome.row is not None:
+            found.append((s, dict(outcome.row)))
+    if not found:
+        return None
+    columns = [c for c in measure.columns if any(c in row for _, row in found)]
+    rows = [[s.name, *(row.get(c, math.nan) for c in columns)] for s, row in found]
+    return f"{measure.description}\n" + format_table(["set", *columns], rows)
+
+
+def _ranking_table(report: Report) -> str | None:
+    measures = ranking_measures("evaluate")
+    headers = ["set", "runs"]
+    for m in measures:
+        headers += [m.header, "95% CI"] if m.interval else [m.header]
+    rows = []
+    for s in report.sets:
+        if not s.ranking:
+            continue
+        row: list[object] = [s.name, s.ranking["runs"]]
+        for m in measures:
+            row.append(s.ranking[m.name])
+            if m.interval:
+                low, high = (s.ranking[c] for c in m.interval_columns)
+                row.append(f"[{_fmt(low)}, {_fmt(high)}]")
+        rows.append(row)
+    if not rows:
+        return None
+    return (
+        f"System ranking: {report.measure} (human qrels) vs compatibility (p={report.p:g})\n"
+        + format_table(headers, rows)
+    )
+
+
+def summary(report: Report) -> str:
+    """Human-readable tables of the report."""
+    parts = []
+    for m in judgment_measures():
+        table = _TABLES[m.name](report) if m.name in _TABLES else _plain_table(report, m)
+        if table is not None:
+            parts.append(table)
+    ranking = _ranking_table(report)
+    if ranking is not None:
+        parts.append(ranking)
+    return "\n\n".join(parts)

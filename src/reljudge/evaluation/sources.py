@@ -1,0 +1,175 @@
+"""What ``judge evaluate`` reads: the human labels, judgment sets and runs.
+
+Judgment inputs (each path may be a file, a directory or a glob):
+
+- a qrels-like file ``qid iter docid score`` (score int or float) — one set;
+- a reljudge judgments JSONL file, or a run directory holding ``judgments.jsonl`` — one set
+  per score set its records support (`reljudge.aggregation.sets.score_sets`), named like the
+  published files: ``binary``, ``umbrela`` (any pointwise method), ``pairwise`` (win counts;
+  the comparisons are kept as preferences for alignment, unlisted documents won nothing),
+  ``exam-binary`` or ``exam-graded-max`` and ``exam-graded-mean``, ``nuggets-all`` and the
+  five other nugget scores. Failed records are never labels;
+- a directory without ``judgments.jsonl``: every regular, non-hidden file in it, one set each.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reljudge.errors import InputError
+
+if TYPE_CHECKING:
+    from reljudge.records import Judgment
+
+Scores = dict[str, dict[str, float]]
+QRELS_SUFFIXES = (".qrels", ".txt", ".tsv", ".gz")
+
+
+@dataclass
+class JudgmentSet:
+    """One judge's labels: pointwise scores and, for pairwise judges, the preference records."""
+
+    name: str
+    scores: Scores
+    preferences: list[tuple[str, str, str, int]] | None = None
+    source: str = ""
+    missing: float | None = None  # score of a human-judged document the set does not list
+    dropped_topics: int = 0
+
+    @property
+    def n_labels(self) -> int:
+        return sum(len(d) for d in self.scores.values())
+
+
+@dataclass(frozen=True)
+class HumanLabels:
+    """The human qrels with the grade conventions to read them by."""
+
+    qrels: Scores
+    unacceptable: float = 0  # highest grade that is Unacceptable
+    human_threshold: float = 2  # grades >= this are relevant
+
+
+def load_human_labels(
+    qrels: str | Path | None = None,
+    dataset: str | None = None,
+    *,
+    unacceptable: float | None = None,
+    human_threshold: float | None = None,
+) -> HumanLabels:
+    """The human labels from a qrels file or a known dataset (exactly one of them). Without
+    ``unacceptable`` / ``human_threshold`` a dataset's own grade scale applies, else 0 and 2
+    (TREC DL passages)."""
+    from reljudge.io.trec import read_qrels
+
+    if (qrels is None) == (dataset is None):
+        raise InputError("give the human labels with exactly one of --qrels FILE or --dataset NAME")
+    if dataset is not None:
+        from reljudge.datasets import load_dataset
+
+        ds = load_dataset(dataset)
+        human = ds.qrels
+        unacceptable = ds.min_grade if unacceptable is None else unacceptable
+        human_threshold = ds.relevant_threshold if human_threshold is None else human_threshold
+    else:
+        human = read_qrels(qrels)
+    return HumanLabels(
+        human,
+        0 if unacceptable is None else unacceptable,
+        2 if human_threshold is None else human_threshold,
+    )
+
+
+def _set_name(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz",) + QRELS_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def _expand(spec: str | Path) -> list[Path]:
+    text = str(spec)
+    if any(ch in text for ch in "*?["):
+        matches = sorted(Path(p) for p in glob.glob(text))
+        if not matches:
+            raise InputError(f"no file matches {text!r}")
+        return matches
+    path = Path(text)
+    if not path.exists():
+        raise InputError("file not found", path)
+    return [path]
+
+
+def sets_from_judgments(records: Iterable[Judgment], name: str, source: str = "") -> list[JudgmentSet]:
+    """Judgment sets from reljudge `Judgment` records: one per score set the records support
+    (`reljudge.aggregation.sets.score_sets`: pointwise labels, pairwise win counts, the EXAM
+    and nugget scores), named ``name`` when there is one set and ``name:<set>`` otherwise. A
+    pairwise set keeps its comparisons for preference alignment; documents it does not list won
+    nothing. Failed records are never labels; sets without any label are left out."""
+    from reljudge.aggregation.sets import score_sets
+
+    try:
+        found = score_sets(records)
+    except ValueError as err:
+        raise InputError(f"cannot aggregate the judgments: {err}", source or None) from None
+    found = {n: s for n, s in found.items() if any(s.scores.values())}
+    out = []
+    for set_name, result in found.items():
+        label = name if len(found) == 1 else f"{name}:{set_name}"
+        prefs = result.details.get("preferences")
+        if prefs is not None:
+            out.append(JudgmentSet(label, result.scores, list(prefs), source, missing=0))
+        else:
+            out.append(JudgmentSet(label, result.scores, None, source))
+    return out
+
+
+def load_judgment_sets(specs: Sequence[str | Path], *, missing_zero: Sequence[str] = ()) -> list[JudgmentSet]:
+    """Load judgment sets from files, directories or globs (see the module docstring).
+
+    ``missing_zero``: glob patterns of set names whose unlisted documents score 0 (e.g.
+    ``preferences*``: win-count files list only documents that won).
+    """
+    from reljudge.io.judgments import JUDGMENTS_FILE, is_judgments_path, load_judgments
+    from reljudge.io.trec import read_qrels
+
+    sets: list[JudgmentSet] = []
+    for spec in specs:
+        for path in _expand(spec):
+            if path.is_dir() and not (path / JUDGMENTS_FILE).exists():
+                files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+                if not files:
+                    raise InputError("directory holds no judgment files", path)
+            else:
+                files = [path]
+            for f in files:
+                if is_judgments_path(f):
+                    name = f.name if f.is_dir() else _set_name(Path(f.name.rsplit(".", 1)[0]))
+                    found = sets_from_judgments(load_judgments(f), name, str(f))
+                    if not found:
+                        raise InputError("no usable judgments (no record with status ok gives a score)", f)
+                    sets.extend(found)
+                else:
+                    sets.append(JudgmentSet(_set_name(f), read_qrels(f), None, str(f)))
+    names = [s.name for s in sets]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise InputError(f"two judgment sets share the name {sorted(dup)[0]!r}; rename one of the files")
+    for s in sets:
+        if any(fnmatch.fnmatch(s.name, pat) for pat in missing_zero):
+            s.missing = 0.0
+    return sets
+
+
+def load_runs(path: str | Path) -> dict[str, object]:
+    """Every run file in a directory (``.gz`` allowed), keyed by run name (the runid column);
+    see `reljudge.io.trec.read_runs_dir`."""
+    from reljudge.io.trec import read_runs_dir
+
+    return dict(read_runs_dir(path))

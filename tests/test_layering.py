@@ -1,0 +1,167 @@
+"""The layering of the packages: no module imports from a floor above it, no import circle, and
+`reljudge.metrics` stays pure (no file I/O, no application module).
+
+The floors, lowest first: records/errors < io < llm < prompts < aggregation < judges < metrics
+< evaluation/sweep/run < cli. `MAY_IMPORT` lists, per checked package, the reljudge packages its
+modules may import (its own is always allowed); every import counts, also one inside a function
+or under ``if TYPE_CHECKING``. Add a row to check another package.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+BASE = frozenset({"reljudge.records", "reljudge.errors"})
+#: package -> the reljudge packages (or modules) its modules may import, besides its own
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    "reljudge.metrics": BASE,  # pure: numpy/scipy/ir_measures/rbo and the records, nothing else
+    "reljudge.evaluation": BASE
+    | {"reljudge.io", "reljudge.aggregation", "reljudge.datasets", "reljudge.metrics"},
+}
+#: module-level imports of these are file or process I/O, which `reljudge.metrics` never does
+IO_MODULES = frozenset({"os", "pathlib", "io", "shutil", "tempfile", "glob", "tarfile", "gzip", "subprocess"})
+IO_CALLS = frozenset({"open", "read_text", "write_text", "read_bytes", "write_bytes", "mkdir", "unlink"})
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def package_files(package: str) -> list[Path]:
+    return sorted((SRC / package.replace(".", "/")).rglob("*.py"))
+
+
+def imported_modules(path: Path, name: str | None = None) -> set[str]:
+    """Every module ``path`` (the module ``name``) imports, absolute names (relative imports resolved)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    me = name or module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            # `from reljudge.metrics import ranking` imports the submodule reljudge.metrics.ranking
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}"
+                if (SRC / candidate.replace(".", "/")).with_suffix(".py").exists():
+                    found.add(candidate)
+    return found
+
+
+def allowed(target: str, package: str) -> bool:
+    if not target.startswith("reljudge.") and target != "reljudge":
+        return True  # third-party and standard library
+    ok = {package, *MAY_IMPORT[package]}
+    return any(target == p or target.startswith(p + ".") for p in ok)
+
+
+@pytest.mark.parametrize("package", sorted(MAY_IMPORT))
+def test_no_import_from_a_floor_above(package: str):
+    files = package_files(package)
+    assert files, package
+    wrong = [
+        f"{module_name(f)} imports {target}"
+        for f in files
+        for target in sorted(imported_modules(f))
+        if not allowed(target, package)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_checker_catches_an_upward_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from . import ranking\n"
+        "if TYPE_CHECKING:\n    from reljudge.judges.base import Judge\n"
+        "def f():\n    from ..io import trec\n    import reljudge.evaluation\n"
+    )
+    found = imported_modules(bad, "reljudge.metrics.bad")
+    assert "reljudge.metrics.ranking" in found
+    assert {t for t in found if not allowed(t, "reljudge.metrics")} == {
+        "reljudge.judges.base",
+        "reljudge.io",
+        "reljudge.io.trec",
+        "reljudge.evaluation",
+    }
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {module_name(f): f for p in MAY_IMPORT for f in package_files(p)}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        graph[name] = {t for t in imported_modules(path) if t in modules and t != name}
+    return graph
+
+
+def test_no_import_circle():
+    graph = _graph()
+    # a package's __init__ imports its own modules; a module importing its package's __init__
+    # would close a circle, so it is counted like any other edge
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state:
+                cycle = visit(nxt)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            assert cycle is None, " -> ".join(cycle)
+
+
+def test_metrics_does_no_file_io():
+    wrong = []
+    for f in package_files("reljudge.metrics"):
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                wrong += [f"{module_name(f)} imports {n}" for n in names if n.split(".")[0] in IO_MODULES]
+            elif isinstance(node, ast.Call):
+                fn = node.func
+                called = (
+                    fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+                )
+                if called in IO_CALLS:
+                    wrong.append(f"{module_name(f)}:{node.lineno} calls {called}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_importing_metrics_loads_no_application_module():
+    code = (
+        "import sys, reljudge.metrics, reljudge.metrics.registry\n"
+        "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('reljudge'))))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert loaded and all(allowed(m, "reljudge.metrics") or m == "reljudge" for m in loaded), loaded

@@ -275,3 +275,13 @@ def test_user_prompt_file_and_price_file_without_aliases_load(tmp_path):
     prices.write_text("my-model: {input: 1.5, output: 3}\nother: [0, 0]\n")
     table = load_prices(prices)
     assert table["my-model"] == (1.5, 3.0) and table["other"] == (0.0, 0.0)
+
+
+def test_option_value_with_aliases_stays_a_string():
+    from reljudge.runner import parse_option_value, parse_options
+
+    bomb = laughs()
+    # before: a 9^9-value structure of shared lists, expanded when the job identity was serialised
+    assert parse_option_value(bomb) == bomb
+    assert parse_option_value("&a [*a]") == "&a [*a]"  # before: a list that contains itself
+    assert parse_options(["n=3", "xs=[1, 2]", f"p={bomb}"]) == {"n": 3, "xs": [1, 2], "p": bomb}

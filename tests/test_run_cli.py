@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from _reliability import Gate
 from reljudge.cli import app
 from reljudge.errors import EXIT_BAD_INPUT, InputError
 from reljudge.io.judgments import read_judgments
@@ -51,7 +52,7 @@ def run(srv: MockLLMServer, out: Path, *args: str, env: dict[str, str] | None = 
     return result.exit_code, result.output
 
 
-def cli_subprocess(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+def cli_subprocess(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "OPENAI_API_KEY": SECRET, "RELJUDGE_CACHE": str(cwd / "cache.sqlite")}
     return subprocess.run(
         [sys.executable, "-m", "reljudge", *args],
@@ -443,7 +444,8 @@ def test_bad_qrels_exits_2_with_file_line_and_leaves_no_output(tmp_path):
 
 
 def test_ctrl_c_saves_records_and_the_same_command_resumes(tmp_path):
-    with MockLLMServer(latency_s=0.15) as slow:
+    gate = Gate(AutoResponder(), open_for=10)  # the run cannot finish before it is interrupted
+    with MockLLMServer(gate) as slow:
         out = tmp_path / "run"
         args = [
             "-m",
@@ -469,14 +471,14 @@ def test_ctrl_c_saves_records_and_the_same_command_resumes(tmp_path):
         proc = subprocess.Popen(
             [sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             path = out / "judgments.jsonl"
             if path.exists() and len(path.read_text().splitlines()) >= 4:
                 break
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
+        _, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 130, stderr
         assert "re-run the same command" in stderr
         saved = read_judgments(out / "judgments.jsonl")
@@ -484,9 +486,9 @@ def test_ctrl_c_saves_records_and_the_same_command_resumes(tmp_path):
         m = manifest(out)
         assert m["extra"]["state"] == "interrupted"
         assert len(qrels_lines(out)) == len(saved)
+        gate.release()
         slow.reset()
-        slow.latency_s = 0.0
-        done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=60)
+        done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         records = read_judgments(out / "judgments.jsonl")
         assert len({r.key for r in records}) == 40 == len(records)

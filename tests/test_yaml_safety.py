@@ -164,8 +164,10 @@ def test_a_file_larger_than_the_bound_is_refused_before_parsing(tmp_path, monkey
     path = tmp_path / "big.yaml"
     path.write_text("a: " + "x" * 2000 + "\n")
     for load in (load_sweep_config, PromptTemplate.from_file, load_prices):
-        with pytest.raises(InputError, match="too large for a YAML file"):
+        with pytest.raises(InputError, match="larger than 1,000 bytes, too large for a YAML file"):
             load(path)
+    with pytest.raises(InputError, match="too large"):
+        load_yaml(path.read_text(), path)
 
 
 def test_json_deeply_nested_price_file_is_an_input_error(tmp_path):

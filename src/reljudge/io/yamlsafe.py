@@ -8,9 +8,9 @@ the size of the text (`MAX_BYTES`), the nodes of a document (`MAX_NODES`) and th
 (`MAX_DEPTH`). Every problem, including a value PyYAML cannot build (an integer of 5000 digits,
 a 30th of February), is an `InputError` naming ``file:line``.
 
-`load_yaml` parses a text to plain Python values, `read_yaml_text` reads a file with the size
-bound, `yaml_input_errors` turns PyYAML's exceptions into `InputError` (for callers that walk the
-nodes of a `BoundedLoader` themselves, such as `reljudge.sweep.yamlines`).
+`load_yaml` parses a text to plain Python values and `read_yaml_text` reads a file with the size
+bound. Callers that walk the nodes themselves (`reljudge.sweep.yamlines`) take their loader from
+`bounded_loader` and wrap their work in `yaml_input_errors`.
 """
 
 from __future__ import annotations
@@ -78,16 +78,22 @@ def yaml_input_errors(source: str | Path) -> Iterator[None]:
         ) from None
     except yaml.YAMLError as err:
         raise InputError(f"invalid YAML: {clip(str(err), 200)}", source) from None
-    except (ValueError, OverflowError, TypeError, RecursionError) as err:
+    except (ValueError, OverflowError) as err:
         # raised while building a value, e.g. int() of more than 4300 digits, date(2001, 2, 30)
         raise InputError(f"invalid YAML value: {clip(str(err), 200)}", source) from None
 
 
+def bounded_loader(text: str, source: str | Path) -> BoundedLoader:
+    """A `BoundedLoader` for ``text`` (an `InputError` when the text is over `MAX_BYTES`); call
+    its ``dispose()`` when done."""
+    if len(text) > MAX_BYTES:
+        raise _too_large(source)
+    return BoundedLoader(text, source)
+
+
 def load_yaml(text: str, source: str | Path) -> Any:
     """The plain Python value of one YAML (or JSON) document, read with `BoundedLoader`."""
-    if len(text) > MAX_BYTES:
-        raise InputError(f"larger than {MAX_BYTES // 2**20} MiB, too large for a YAML file", source)
-    loader = BoundedLoader(text, source)
+    loader = bounded_loader(text, source)
     try:
         with yaml_input_errors(source):
             return loader.get_single_data()
@@ -110,9 +116,13 @@ def read_yaml_text(path: str | Path, what: str = "file") -> str:
     except OSError as err:
         raise InputError(f"cannot read {what}: {err.strerror or err}", path) from None
     if len(data) > MAX_BYTES:
-        raise InputError(f"larger than {MAX_BYTES // 2**20} MiB, too large for a YAML file", path)
+        raise _too_large(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         raise InputError("not valid UTF-8", path, line) from None
+
+
+def _too_large(source: str | Path) -> InputError:
+    return InputError(f"larger than {MAX_BYTES:,} bytes, too large for a YAML file", source)

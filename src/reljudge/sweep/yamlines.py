@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from reljudge.errors import InputError, shown
-from reljudge.io.yamlsafe import MAX_BYTES, BoundedLoader, read_yaml_text, yaml_input_errors
+from reljudge.io.yamlsafe import BoundedLoader, bounded_loader, read_yaml_text, yaml_input_errors
 
 PathKey = tuple[Any, ...]
 
@@ -69,9 +69,7 @@ def _walk(loader: BoundedLoader, node: yaml.Node, path: PathKey, lines: LineMap,
 def load_with_lines(text: str, source: str | Path) -> tuple[Any, LineMap]:
     """Parse YAML/JSON ``text``; syntax errors become `InputError` with ``source:line``."""
     source = str(source)
-    if len(text) > MAX_BYTES:
-        raise InputError(f"larger than {MAX_BYTES // 2**20} MiB, too large for a YAML file", source)
-    loader = BoundedLoader(text, source)
+    loader = bounded_loader(text, source)
     try:
         with yaml_input_errors(source):
             node = loader.get_single_node()

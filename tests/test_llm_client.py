@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 
@@ -264,7 +265,14 @@ async def test_refusal_is_refused_not_cached(tmp_path):
 
 
 async def test_concurrency_limit_is_respected(tmp_path):
-    with MockLLMServer(responders.echo, latency_s=0.05) as srv:
+    together = threading.Barrier(3, timeout=HANG_GUARD_S)
+
+    def echo_once_three_are_in(req):
+        if req.index < 3:  # the first three are held until all three are in flight at once
+            together.wait()
+        return responders.echo(req)
+
+    with MockLLMServer(echo_once_three_are_in, latency_s=0.05) as srv:
         async with LLMClient(config(srv, tmp_path, concurrency=3, use_cache=False)) as client:
             msgs = [[{"role": "user", "content": f"item {i}"}] for i in range(20)]
             results = await asyncio.gather(*[client.chat(m) for m in msgs])

@@ -93,7 +93,7 @@ async def run_judge(
             api_key="test-key",
             cache_path=None,
             use_cache=False,
-            timeout_s=5.0,
+            timeout_s=60.0,  # only a guard against a hang (a busy machine can be slow to answer)
             max_attempts=1,
             concurrency=8,
             backoff_base_s=0.01,

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from reljudge.io.judgments import read_judgments
-from reljudge.testing import MockRequest
+from reljudge.testing import MockLLMServer, MockReply, MockRequest
 
 MODEL = "openai/mock-model"
 SECRET = "sk-reljudge-FAKE-9f8e7d6c5b4a3210-DO-NOT-LEAK"
@@ -95,10 +98,56 @@ def env(tmp: Path, **more: str) -> dict[str, str]:
     }
 
 
-def cli(args: Sequence[str], tmp: Path, timeout: float = 120, **more: str) -> subprocess.CompletedProcess:
+def cli(args: Sequence[str], tmp: Path, timeout: float = 300, **more: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         judge_cmd(*args), env=env(tmp, **more), capture_output=True, text=True, timeout=timeout, cwd=tmp
     )
+
+
+def wait_until_idle(srv: MockLLMServer, timeout: float = 120) -> None:
+    """Wait until ``srv`` has no connection waiting to be accepted and no request handler running,
+    so that every request a killed client had sent is registered (or was dropped) before the test
+    counts them. Event-driven: a fixed sleep is too short on a busy machine."""
+    httpd = srv._httpd
+    assert httpd is not None, "the server is not running"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pending, _, _ = select.select([httpd.socket], [], [], 0)
+        handlers = [  # threads of socketserver's ThreadingMixIn, one per connection of this server
+            t for t in threading.enumerate() if _handler_of(t) is httpd and t.is_alive()
+        ]
+        if not pending and not handlers:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the mock server was still busy after {timeout} s")
+
+
+class Gate:
+    """A responder that answers the first ``open_for`` requests (by server index) at once and
+    holds every later one until `release` (or ``hold_s``): a run stays unfinished for as long as a
+    test needs, however slow or fast the machine is."""
+
+    def __init__(self, inner: Callable[[MockRequest], str | MockReply], open_for: int, hold_s: float = 300):
+        self.inner = inner
+        self.open_for = open_for
+        self.hold_s = hold_s
+        self._open = threading.Event()
+
+    def __call__(self, req: MockRequest) -> str | MockReply:
+        if req.index >= self.open_for:
+            self._open.wait(self.hold_s)
+        return self.inner(req)
+
+    def release(self) -> None:
+        self._open.set()
+
+
+def _handler_of(thread: threading.Thread) -> object:
+    """The server whose request-handler thread ``thread`` is (None for any other thread)."""
+    target = getattr(thread, "_target", None)  # set while the thread runs
+    if getattr(target, "__name__", "") != "process_request_thread":
+        return None
+    return getattr(target, "__self__", None)
 
 
 def final_labels(out: Path) -> dict[tuple, tuple]:

@@ -8,6 +8,16 @@ from pathlib import Path
 
 import pytest
 
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # hypothesis is only needed by the property tests
+    pass
+else:
+    # CI runs on the developer's busy machine: slow example generation is not a failure (the
+    # property tests set deadline=None for the same reason)
+    settings.register_profile("busy-machine", suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("busy-machine")
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("RELJUDGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 

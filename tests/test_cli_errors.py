@@ -304,7 +304,7 @@ def test_sweep_without_matplotlib_writes_the_analysis_and_says_so(tmp_path, monk
 
 
 def test_sweep_plots_are_written_through_the_shared_atomic_writer(tmp_path, monkeypatch):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("matplotlib", reason="matplotlib is an optional extra (reljudge[plot])")
     from reljudge.evaluation import plots as metric_plots
     from reljudge.sweep import api
     from reljudge.sweep.report import write_report

@@ -93,11 +93,18 @@ def test_ir_measures_measure_on_exported_qrels() -> None:
 
 @pytest.mark.slow  # importing ranx compiles numba code (several seconds)
 def test_ranx_roundtrip() -> None:
+    pytest.importorskip("ranx", reason="ranx is an optional extra (pip install 'reljudge[ranx]')")
     human = read_qrels(bundled_path() / "qrels.txt")
     ranx_qrels = to_ranx_qrels(human, name="human")
     assert {q: dict(d) for q, d in ranx_qrels.to_dict().items()} == human
     rounded = to_ranx_qrels({"1": {"a": 0.6, "b": 0.4}})
     assert dict(rounded.to_dict()["1"]) == {"a": 1, "b": 0}  # ranx alone would give 0 and 0
+
+
+def test_ranx_export_without_ranx_names_the_extra(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "ranx", None)  # as if it were not installed
+    with pytest.raises(InputError, match=r"reljudge\[ranx\]"):
+        to_ranx_qrels({"1": {"a": 1}})
 
 
 def test_judgments_from_published_qrels() -> None:

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from reljudge.llm import ChatResult, ClientConfig, LLMClient
+from reljudge.llm.limits import RateLimiter
 from reljudge.testing import FaultInjector, MockLLMServer, MockReply, PerPrompt, responders
 
 SECRET = "sk-test-SECRET-9f8e7d6c5b4a"
+#: the client timeout where it only guards against a hang (a loaded machine can be slow to answer)
+HANG_GUARD_S = 60.0
+#: the client timeout where a hanging server must trip it while every other answer must not: far
+#: longer than a local answer takes on a busy machine (the hang itself lasts until the server stops)
+TRIP_S = 3.0
 MSGS = [
     {"role": "system", "content": "You are a TREC assessor."},
     {"role": "user", "content": "Just answer 1 for yes and 0 for no.\nQuery:who\nPassage:the passage text"},
@@ -26,7 +33,7 @@ def config(srv: MockLLMServer, tmp_path: Path, backend: str = "openai", **kw) ->
         base_url=url,
         api_key=SECRET,
         cache_path=tmp_path / "cache.sqlite",
-        timeout_s=5.0,
+        timeout_s=HANG_GUARD_S,
         max_attempts=4,
         backoff_base_s=0.01,
         backoff_max_s=0.05,
@@ -150,7 +157,7 @@ async def test_429_retry_after_is_honoured(tmp_path):
             elapsed = time.monotonic() - start
     assert res.status == "ok" and res.text == "ok now"
     assert res.attempts == 2 and res.usage.calls == 2 and srv.calls == 2
-    assert 0.35 <= elapsed < 2.0
+    assert elapsed >= 0.35  # it did wait; how long it chose to wait is the event's wait_s below
     assert client.stats.retries == 1 and client.stats.calls == 2
     ((kind, info),) = events
     assert kind == "retry" and info["kind"] == "rate_limit" and info["wait_s"] == pytest.approx(0.4)
@@ -158,14 +165,16 @@ async def test_429_retry_after_is_honoured(tmp_path):
 
 
 async def test_ollama_429_retry_after_is_honoured(tmp_path):
+    waits = []
     with MockLLMServer(PerPrompt([responders.rate_limited(retry_after=0.3), "fine"])) as srv:
         cfg = config(srv, tmp_path, "ollama", backoff_base_s=5.0, backoff_max_s=5.0)
-        async with LLMClient(cfg) as client:
+        async with LLMClient(cfg, on_event=lambda kind, info: waits.append(info.get("wait_s"))) as client:
             start = time.monotonic()
             res = await client.chat(MSGS)
             elapsed = time.monotonic() - start
     assert res.text == "fine" and res.attempts == 2
-    assert 0.25 <= elapsed < 2.0
+    assert waits == [pytest.approx(0.3)]  # Retry-After, not the jittered 0-5 s backoff
+    assert elapsed >= 0.25
 
 
 @pytest.mark.parametrize("backend", ["openai", "ollama"])
@@ -215,20 +224,20 @@ async def test_persistent_500_fails_after_max_attempts(tmp_path):
 
 @pytest.mark.parametrize("backend", ["openai", "ollama"])
 async def test_hang_past_timeout_fails_after_max_attempts(tmp_path, backend):
-    with MockLLMServer(lambda req: responders.hang()) as srv:
-        cfg = config(srv, tmp_path, backend, timeout_s=0.3, max_attempts=2)
+    with MockLLMServer(lambda req: responders.hang()) as srv:  # hangs until the server stops
+        cfg = config(srv, tmp_path, backend, timeout_s=1.0, max_attempts=2)
         async with LLMClient(cfg) as client:
             start = time.monotonic()
             res = await client.chat(MSGS)
             elapsed = time.monotonic() - start
     assert res.status == "api_error" and res.error_kind == "timeout"
     assert srv.calls == 2 and res.attempts == 2
-    assert 0.55 <= elapsed < 3.0
+    assert elapsed >= 1.9  # each attempt waited its full timeout (ending at all shows it fired)
 
 
 async def test_hang_then_success(tmp_path):
     with MockLLMServer(PerPrompt([responders.hang(), "late but fine"])) as srv:
-        async with LLMClient(config(srv, tmp_path, timeout_s=0.3)) as client:
+        async with LLMClient(config(srv, tmp_path, timeout_s=TRIP_S)) as client:
             res = await client.chat(MSGS)
     assert res.status == "ok" and res.text == "late but fine" and res.attempts == 2
 
@@ -256,7 +265,14 @@ async def test_refusal_is_refused_not_cached(tmp_path):
 
 
 async def test_concurrency_limit_is_respected(tmp_path):
-    with MockLLMServer(responders.echo, latency_s=0.05) as srv:
+    together = threading.Barrier(3, timeout=HANG_GUARD_S)
+
+    def echo_once_three_are_in(req):
+        if req.index < 3:  # the first three are held until all three are in flight at once
+            together.wait()
+        return responders.echo(req)
+
+    with MockLLMServer(echo_once_three_are_in, latency_s=0.05) as srv:
         async with LLMClient(config(srv, tmp_path, concurrency=3, use_cache=False)) as client:
             msgs = [[{"role": "user", "content": f"item {i}"}] for i in range(20)]
             results = await asyncio.gather(*[client.chat(m) for m in msgs])
@@ -276,8 +292,8 @@ async def test_many_calls_with_injected_failures_all_return(tmp_path):
         rate_empty=0.05,
         seed=7,
     )
-    with MockLLMServer(faults, hang_s=2.0) as srv:
-        cfg = config(srv, tmp_path, concurrency=8, timeout_s=1.0, max_attempts=10)
+    with MockLLMServer(faults) as srv:  # a hang lasts until the server stops
+        cfg = config(srv, tmp_path, concurrency=8, timeout_s=TRIP_S, max_attempts=10)
         async with LLMClient(cfg, on_event=lambda kind, info: events.append(kind)) as client:
             msgs = [[{"role": "user", "content": f"question {i}"}] for i in range(60)]
             results = await asyncio.gather(*[client.chat(m) for m in msgs])
@@ -293,16 +309,68 @@ async def test_many_calls_with_injected_failures_all_return(tmp_path):
     assert client.usage.calls == srv.calls == 60 + client.stats.retries
 
 
+class FakeClock:
+    """A monotonic clock that moves only when the rate limiter sleeps on it, so the limiter's
+    accounting is checked exactly, whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
 async def test_rpm_limit_spaces_requests(tmp_path):
+    clock = FakeClock()
+    limiter = RateLimiter(rpm=120, clock=clock, sleep=clock.sleep)  # 2 requests per second
+    limiter._rpm.level = 1.0  # start nearly empty: one request now, then one every 0.5 s
+    granted: list[float] = []
+    acquire = limiter.acquire
+
+    async def acquire_and_note(tokens: int = 0) -> None:
+        await acquire(tokens)
+        granted.append(clock.now)
+
+    limiter.acquire = acquire_and_note
     with MockLLMServer(responders.echo) as srv:
         async with LLMClient(config(srv, tmp_path, rpm=120, use_cache=False)) as client:
-            client._limiter._rpm.level = 1.0  # start nearly empty: one request now, then 2 per second
-            start = time.monotonic()
-            await asyncio.gather(*[client.chat([{"role": "user", "content": f"x{i}"}]) for i in range(3)])
-            elapsed = time.monotonic() - start
-    assert srv.calls == 3
-    assert 0.9 <= elapsed < 3.0
-    assert client.stats.limiter_wait_s > 0.8
+            client._limiter = limiter
+            results = await asyncio.gather(
+                *[client.chat([{"role": "user", "content": f"x{i}"}]) for i in range(3)]
+            )
+    assert [r.status for r in results] == ["ok"] * 3 and srv.calls == 3
+    assert granted == pytest.approx([100.0, 100.5, 101.0])  # spaced by 60 s / 120
+    assert clock.sleeps == pytest.approx([0.5, 0.5])
+    assert limiter.waited_s == pytest.approx(1.0)
+    assert client.stats.limiter_wait_s >= 1.0 - 1e-9  # summed over the calls that waited
+
+
+def test_rate_limiter_refills_from_its_clock_and_caps_at_capacity():
+    clock = FakeClock()
+    limiter = RateLimiter(rpm=60, tpm=600, clock=clock, sleep=clock.sleep)  # 1 request/s, 10 tokens/s
+    limiter._rpm.level = 0.0
+    limiter._tpm.level = 0.0
+    clock.now += 0.25
+    assert limiter._rpm.wait_for(1) == pytest.approx(0.75)
+    assert limiter._tpm.wait_for(5) == pytest.approx(0.25)  # 2.5 tokens refilled of 5
+    assert limiter._tpm.wait_for(10_000) == pytest.approx(59.75)  # capped at the bucket's capacity
+    clock.now += 3600
+    assert limiter._rpm.wait_for(1) == 0.0 and limiter._rpm.level == 60.0  # never above capacity
+
+    async def three_calls() -> None:
+        limiter._rpm.level = 0.0
+        for _ in range(3):
+            await limiter.acquire(tokens=1)
+
+    asyncio.run(three_calls())
+    assert clock.sleeps == pytest.approx([1.0, 1.0, 1.0])
+    assert limiter.waited_s == pytest.approx(3.0)
 
 
 async def test_bad_messages_raise_value_error(server, tmp_path):
@@ -318,7 +386,12 @@ async def test_connection_refused_is_api_error(tmp_path):
     with MockLLMServer() as srv:
         url = srv.openai_url
     cfg = ClientConfig(
-        model="openai/x", base_url=url, cache_path=None, timeout_s=1, max_attempts=2, backoff_base_s=0.01
+        model="openai/x",
+        base_url=url,
+        cache_path=None,
+        timeout_s=HANG_GUARD_S,
+        max_attempts=2,
+        backoff_base_s=0.01,
     )
     async with LLMClient(cfg) as client:
         res = await client.chat(MSGS)

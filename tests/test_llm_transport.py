@@ -10,7 +10,6 @@ import asyncio
 import socket
 import struct
 import threading
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -23,15 +22,19 @@ from reljudge.testing import MockLLMServer, responders
 
 TRANSPORTS = ("aiohttp", "httpx")
 BACKENDS = ("openai", "ollama")
+#: the client timeout where it only guards against a hang (a busy machine can be slow to answer)
+HANG_GUARD_S = 60.0
 
 
-def _backend(backend: str, url: str, transport: str, timeout_s: float = 2.0):
+def _backend(backend: str, url: str, transport: str, timeout_s: float = HANG_GUARD_S):
     if backend == "openai":
         return OpenAIBackend("m", base_url=url, api_key="sk-test", timeout_s=timeout_s, transport=transport)
     return OllamaBackend("m", base_url=url, api_key=None, timeout_s=timeout_s, transport=transport)
 
 
-async def _outcome(backend: str, url: str, transport: str, timeout_s: float = 2.0) -> str | ProviderError:
+async def _outcome(
+    backend: str, url: str, transport: str, timeout_s: float = HANG_GUARD_S
+) -> str | ProviderError:
     client = _backend(backend, url, transport, timeout_s)
     try:
         completion = await client.complete([{"role": "user", "content": "hi"}], {})
@@ -42,8 +45,10 @@ async def _outcome(backend: str, url: str, transport: str, timeout_s: float = 2.
         await client.aclose()
 
 
-def _raw_server(behaviour: str) -> tuple[socket.socket, str]:
-    """A TCP server that reads one request and misbehaves in the named way."""
+def _raw_server(behaviour: str) -> tuple[socket.socket, str, threading.Event]:
+    """A TCP server that reads one request and misbehaves in the named way ("hang": answer
+    nothing until the returned event is set)."""
+    stop = threading.Event()
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
@@ -65,7 +70,7 @@ def _raw_server(behaviour: str) -> tuple[socket.socket, str]:
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"
                 )
             elif behaviour == "hang":
-                time.sleep(1.5)
+                stop.wait(HANG_GUARD_S)
 
     def serve() -> None:
         while True:
@@ -76,7 +81,7 @@ def _raw_server(behaviour: str) -> tuple[socket.socket, str]:
             threading.Thread(target=handle, args=(conn,), daemon=True).start()
 
     threading.Thread(target=serve, daemon=True).start()
-    return listener, f"http://127.0.0.1:{listener.getsockname()[1]}"
+    return listener, f"http://127.0.0.1:{listener.getsockname()[1]}", stop
 
 
 @pytest.fixture
@@ -90,8 +95,9 @@ def refused_url() -> str:
 
 @pytest.fixture
 def raw_server(request) -> Iterator[str]:
-    listener, url = _raw_server(request.param)
+    listener, url, stop = _raw_server(request.param)
     yield url
+    stop.set()
     listener.close()
 
 

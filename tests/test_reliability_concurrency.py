@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from _reliability import MODEL, cli, env, final_labels, judge_cmd, make_dataset, run_args
+from _reliability import MODEL, Gate, cli, env, final_labels, judge_cmd, make_dataset, run_args
 from reljudge.errors import InputError
 from reljudge.io.judgments import read_judgments
 from reljudge.runner import RunConfig, run_job_async
-from reljudge.testing import MockLLMServer
+from reljudge.testing import AutoResponder, MockLLMServer
 
 
 def _wait_for(path: Path, lines: int, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -33,7 +33,8 @@ def _wait_for(path: Path, lines: int, proc: subprocess.Popen, timeout: float = 6
 def test_a_second_process_on_the_same_run_directory_is_refused(tmp_path):
     data = make_dataset(tmp_path / "data", 6, 50)
     out, cache = tmp_path / "run", tmp_path / "cache.sqlite"
-    with MockLLMServer(latency_s=0.02) as srv:
+    gate = Gate(AutoResponder(), open_for=40)  # the first run cannot finish before the second is refused
+    with MockLLMServer(gate) as srv:
         args = run_args(srv.openai_url, out, data, "--cache", str(cache), "--concurrency", "4")
         first = subprocess.Popen(
             judge_cmd(*args), env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -43,7 +44,8 @@ def test_a_second_process_on_the_same_run_directory_is_refused(tmp_path):
             second = cli(args, tmp_path)
             assert first.poll() is None, "the test needs the first run still running"
         finally:
-            stdout, stderr = first.communicate(timeout=120)
+            gate.release()
+            stdout, stderr = first.communicate(timeout=300)
         assert second.returncode == 2, second.stderr
         assert f"error: {out}: in use by another judge process (pid {first.pid}" in second.stderr
         assert "another --output" in second.stderr

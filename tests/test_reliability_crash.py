@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from _reliability import cli, env, final_labels, item_of, judge_cmd, make_dataset, run_args
+from _reliability import cli, env, final_labels, item_of, judge_cmd, make_dataset, run_args, wait_until_idle
 from reljudge.io.judgments import read_judgments
 from reljudge.testing import MockLLMServer
 
@@ -62,7 +62,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
             proc.send_signal(signal.SIGKILL)
             proc.communicate(timeout=30)
         assert proc.returncode == -signal.SIGKILL
-        time.sleep(0.3)  # let the server's handler threads finish the requests that were in flight
+        wait_until_idle(srv)  # the requests that were in flight are registered (or dropped)
         first_calls = Counter(item_of(r) for r in srv.requests)
         assert None not in first_calls and max(first_calls.values()) == 1
         saved = read_judgments(out / "judgments.jsonl")  # a torn last line is skipped

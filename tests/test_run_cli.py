@@ -51,7 +51,7 @@ def run(srv: MockLLMServer, out: Path, *args: str, env: dict[str, str] | None = 
     return result.exit_code, result.output
 
 
-def cli_subprocess(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+def cli_subprocess(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "OPENAI_API_KEY": SECRET, "RELJUDGE_CACHE": str(cwd / "cache.sqlite")}
     return subprocess.run(
         [sys.executable, "-m", "reljudge", *args],
@@ -443,6 +443,10 @@ def test_bad_qrels_exits_2_with_file_line_and_leaves_no_output(tmp_path):
 
 
 def test_ctrl_c_saves_records_and_the_same_command_resumes(tmp_path):
+    # 0.15 s per answer, 2 at a time: after 4 records the other 36 need at least 2.7 s more. (A
+    # server that holds the answers until the interrupt would be event-driven, but then Ctrl-C
+    # sometimes does not end the run: the cancellation is lost while a request is in flight --
+    # reported to the lead with issue 9 item 15.)
     with MockLLMServer(latency_s=0.15) as slow:
         out = tmp_path / "run"
         args = [
@@ -469,14 +473,14 @@ def test_ctrl_c_saves_records_and_the_same_command_resumes(tmp_path):
         proc = subprocess.Popen(
             [sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             path = out / "judgments.jsonl"
             if path.exists() and len(path.read_text().splitlines()) >= 4:
                 break
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
+        _, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 130, stderr
         assert "re-run the same command" in stderr
         saved = read_judgments(out / "judgments.jsonl")
@@ -486,7 +490,7 @@ def test_ctrl_c_saves_records_and_the_same_command_resumes(tmp_path):
         assert len(qrels_lines(out)) == len(saved)
         slow.reset()
         slow.latency_s = 0.0
-        done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=60)
+        done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         records = read_judgments(out / "judgments.jsonl")
         assert len({r.key for r in records}) == 40 == len(records)

@@ -8,6 +8,7 @@ that an optional dependency is missing and names the extra that installs it.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,34 @@ if TYPE_CHECKING:  # pydantic is imported by the callers; `judge --help` need no
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the job ran but failed (e.g. failure rate above --max-failure-rate)
 EXIT_BAD_INPUT = 2
+
+
+#: longest `shown` value in an error message
+SHOWN_CHARS = 80
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxstring = SHOWN_CHARS
+_REPR.maxother = SHOWN_CHARS
+
+
+def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """A value from a file or a provider, written for an error message: a repr of at most
+    ``limit`` characters. Never put an unvalidated value in a message with ``!r``: it may be
+    megabytes long, nested without end, or (an integer of 5000 digits) have no repr at all."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        text = f"<an integer of {value.bit_length()} bits>"
+    else:
+        try:
+            text = _REPR.repr(value)
+        except Exception:  # a value whose repr fails, e.g. a list holding a huge integer
+            text = f"<a {type(value).__name__}>"
+    return clip(text, limit)
+
+
+def clip(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters (ending in ``…`` when cut)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class ReljudgeError(Exception):
@@ -69,20 +98,20 @@ def input_error_from_validation(
     first = err.errors()[0]
     loc = tuple(first.get("loc", ()))
     kind = first.get("type", "")
-    msg = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+    msg = clip(str(first.get("msg", "invalid value")).removeprefix("Value error, "), 4 * SHOWN_CHARS)
     if flags is not None and loc and isinstance(loc[0], str) and loc[0] in flags:
-        where = " ".join([flags[loc[0]], *(str(p) for p in loc[1:])])
+        where = " ".join([flags[loc[0]], *(clip(str(p)) for p in loc[1:])])
     else:
-        where = ".".join(str(p) for p in loc)
+        where = ".".join(clip(str(p)) for p in loc)
     if kind == "extra_forbidden" and loc:
         parent = ".".join(str(p) for p in loc[:-1])
-        text = f"unknown key {str(loc[-1])!r}" + (f" in {parent}" if parent else "")
+        text = f"unknown key {shown(str(loc[-1]))}" + (f" in {parent}" if parent else "")
     elif kind == "missing" and loc:
         text = f"missing required {'option' if flags is not None else 'key'} {where}"
     else:
         got = first.get("input")
-        shown = f" (got {got!r})" if isinstance(got, (int, float)) and flags is not None else ""
-        text = f"{where}: {msg}{shown}" if where else msg
+        got_text = f" (got {shown(got)})" if isinstance(got, (int, float)) and flags is not None else ""
+        text = f"{where}: {msg}{got_text}" if where else msg
     more = err.error_count() - 1
     if more:
         text += f" (and {more} more problem(s))"

@@ -311,12 +311,12 @@ def sanitise(name: str) -> str:
 
 def parse_option_value(text: str) -> Any:
     """``--option key=value`` values: YAML scalars (``3`` -> 3, ``true`` -> True, ``[a, b]``),
-    anything else stays a string."""
-    import yaml
+    anything else (also YAML with aliases, see `reljudge.io.yamlsafe`) stays a string."""
+    from reljudge.io.yamlsafe import load_yaml
 
     try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
+        value = load_yaml(text, "<option>")
+    except InputError:
         return text
     return text if value is None and text.strip() not in ("null", "~") else value
 

@@ -4,7 +4,9 @@
 ``limit / 60`` per second up to ``limit``. A call first estimates its tokens (prompt characters / 4
 plus the completion budget), waits until both buckets can pay, and afterwards `settle`s the
 difference with the real usage, so the TPM bucket tracks what the provider counts. Waiters are
-served in arrival order (one lock), so a large request cannot starve.
+served in arrival order (one lock), so a large request cannot starve. ``clock`` and ``sleep``
+(`time.monotonic`, `asyncio.sleep`) can be replaced, so that tests check the limiter's accounting
+on a clock of their own instead of wall-clock margins.
 
 Bounded waits: what a provider reports cannot stall the limiter. A request takes at most one
 bucket's capacity, and `settle` lets the bucket go at most one capacity into debt (one minute of
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 #: the longest a request waits for its own tokens (two bucket refills: the debt floor plus one capacity)
 MAX_WAIT_S = 120.0
@@ -25,14 +28,15 @@ WAIT_STEP_S = 60.0
 
 
 class _Bucket:
-    def __init__(self, per_minute: float) -> None:
+    def __init__(self, per_minute: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.capacity = float(per_minute)
         self.rate = float(per_minute) / 60.0
         self.level = float(per_minute)
-        self.stamp = time.monotonic()
+        self.clock = clock
+        self.stamp = clock()
 
     def refill(self) -> None:
-        now = time.monotonic()
+        now = self.clock()
         self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
         self.stamp = now
 
@@ -46,9 +50,17 @@ class _Bucket:
 class RateLimiter:
     """Token buckets for requests/min and tokens/min (either may be None = unlimited)."""
 
-    def __init__(self, rpm: float | None = None, tpm: float | None = None) -> None:
-        self._rpm = _Bucket(rpm) if rpm else None
-        self._tpm = _Bucket(tpm) if tpm else None
+    def __init__(
+        self,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
+        self._rpm = _Bucket(rpm, clock) if rpm else None
+        self._tpm = _Bucket(tpm, clock) if tpm else None
+        self._sleep = sleep
         self._lock = asyncio.Lock()
         self.waited_s = 0.0  # total time spent waiting for the limiter
 
@@ -70,7 +82,7 @@ class RateLimiter:
                     break
                 delay = min(delay, WAIT_STEP_S)
                 self.waited_s += delay
-                await asyncio.sleep(delay)
+                await self._sleep(delay)
             if self._rpm is not None:
                 self._rpm.level -= 1
             if self._tpm is not None:

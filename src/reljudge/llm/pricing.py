@@ -12,11 +12,12 @@ unless the table lists them.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from reljudge.errors import InputError
+from reljudge.errors import InputError, clip, shown
 
 
 class Price(NamedTuple):
@@ -46,18 +47,22 @@ DEFAULT_PRICES: dict[str, Price] = {
 def _to_price(name: str, value: Any, path: str | None) -> Price:
     if isinstance(value, Price):
         return value
+    pair: tuple[Any, Any] | None = None
     if isinstance(value, Mapping) and "input" in value and "output" in value:
-        try:
-            return Price(float(value["input"]), float(value["output"]))
-        except (TypeError, ValueError):
-            pass
+        pair = (value["input"], value["output"])
     elif isinstance(value, (list, tuple)) and len(value) == 2:
+        pair = (value[0], value[1])
+    if pair is not None:
         try:
-            return Price(float(value[0]), float(value[1]))
-        except (TypeError, ValueError):
+            price = Price(float(pair[0]), float(pair[1]))
+        except (TypeError, ValueError, OverflowError):
             pass
+        else:
+            if all(math.isfinite(x) and x >= 0 for x in price):
+                return price
     raise InputError(
-        f"price of {name!r} must be {{input: USD per 1M tokens, output: USD per 1M tokens}}, got {value!r}",
+        f"price of {shown(name)} must be {{input: USD per 1M tokens, output: USD per 1M tokens}} "
+        f"(numbers, 0 or more), got {shown(value)}",
         path,
     )
 
@@ -75,20 +80,17 @@ def merge_prices(
 def load_prices(path: str | Path) -> dict[str, Price]:
     """Read a YAML or JSON price file ``{model: {input: x, output: y}}``; returns the default table
     updated with its entries."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"cannot read price file: {err.strerror or err}", p) from err
-    try:
-        if p.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
+    from reljudge.io.yamlsafe import load_yaml, read_yaml_text
 
-            data = yaml.safe_load(text)
-    except (ValueError, Exception) as err:  # json.JSONDecodeError / yaml.YAMLError
-        raise InputError(f"not valid {'JSON' if p.suffix.lower() == '.json' else 'YAML'}: {err}", p) from err
+    p = Path(path)
+    text = read_yaml_text(p, "price file")
+    if p.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as err:
+            raise InputError(f"not valid JSON: {clip(str(err), 200)}", p) from None
+    else:
+        data = load_yaml(text, p)
     if not isinstance(data, Mapping):
         raise InputError("a price file must map model names to {input, output}", p)
     table = dict(DEFAULT_PRICES)

@@ -14,12 +14,12 @@ TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 
 @lru_cache(maxsize=1)
 def _builtins() -> dict[str, PromptTemplate]:
-    import yaml
+    from reljudge.io.yamlsafe import load_yaml
 
     found: dict[str, PromptTemplate] = {}
     for path in sorted(TEMPLATES_DIR.rglob("*.yaml")):
         expected_id = path.relative_to(TEMPLATES_DIR).with_suffix("").as_posix()
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"), path)
         tpl = PromptTemplate.from_dict(data, path=path, builtin=True)
         if tpl.id != expected_id:
             raise PromptError(f"template id {tpl.id!r} does not match its file name ({expected_id!r})", path)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from reljudge.errors import InputError
+from reljudge.errors import InputError, clip, shown
 from reljudge.records import sha256_text
 
 if TYPE_CHECKING:
@@ -90,26 +90,30 @@ class OutputSpec:
 
     def __post_init__(self) -> None:
         if self.type not in OUTPUT_TYPES:
-            raise PromptError(f"unknown output type {self.type!r}; expected one of {', '.join(OUTPUT_TYPES)}")
+            raise PromptError(
+                f"unknown output type {shown(self.type)}; expected one of {', '.join(OUTPUT_TYPES)}"
+            )
         if self.type == "graded":
             if self.range is None or len(self.range) != 2 or self.range[0] >= self.range[1]:
-                raise PromptError(f"graded output needs a range [lo, hi] with lo < hi, got {self.range!r}")
+                raise PromptError(
+                    f"graded output needs a range [lo, hi] with lo < hi, got {shown(self.range)}"
+                )
         elif self.range is not None:
-            raise PromptError(f"output type {self.type!r} takes no range")
+            raise PromptError(f"output type {shown(self.type)} takes no range")
         if self.type == "binary":
             if (self.style or "digit") not in BINARY_STYLES:
                 raise PromptError(
-                    f"unknown binary style {self.style!r}; expected one of {', '.join(BINARY_STYLES)}"
+                    f"unknown binary style {shown(self.style)}; expected one of {', '.join(BINARY_STYLES)}"
                 )
         elif self.style is not None:
-            raise PromptError(f"output type {self.type!r} takes no style")
+            raise PromptError(f"output type {shown(self.type)} takes no style")
         if self.type == "labels":
             if not self.vocabulary:
                 raise PromptError("labels output needs a vocabulary")
         elif self.vocabulary is not None:
-            raise PromptError(f"output type {self.type!r} takes no vocabulary")
+            raise PromptError(f"output type {shown(self.type)} takes no vocabulary")
         if self.marker is not None and self.type != "graded":
-            raise PromptError(f"output type {self.type!r} takes no marker")
+            raise PromptError(f"output type {shown(self.type)} takes no marker")
 
     @classmethod
     def coerce(cls, value: OutputSpec | Mapping[str, Any] | str) -> OutputSpec:
@@ -126,7 +130,7 @@ class OutputSpec:
             raise PromptError(f"output must be a mapping or a string, got {type(value).__name__}")
         unknown = set(value) - {"type", "range", "marker", "style", "vocabulary"}
         if unknown:
-            raise PromptError(f"unknown output field(s): {', '.join(sorted(unknown))}")
+            raise PromptError(f"unknown output field(s): {_names(unknown)}")
         rng = value.get("range")
         if rng is not None:
             if (
@@ -134,12 +138,12 @@ class OutputSpec:
                 or len(rng) != 2
                 or not all(isinstance(x, int) for x in rng)
             ):
-                raise PromptError(f"output range must be two integers [lo, hi], got {rng!r}")
+                raise PromptError(f"output range must be two integers [lo, hi], got {shown(rng)}")
             rng = (int(rng[0]), int(rng[1]))
         vocab = value.get("vocabulary")
         if vocab is not None:
             if not isinstance(vocab, (list, tuple)) or not all(isinstance(x, str) and x for x in vocab):
-                raise PromptError(f"output vocabulary must be a list of strings, got {vocab!r}")
+                raise PromptError(f"output vocabulary must be a list of strings, got {shown(vocab)}")
             vocab = tuple(vocab)
         otype = value.get("type")
         if not isinstance(otype, str):
@@ -159,7 +163,7 @@ class OutputSpec:
         if kind == "graded":
             m = re.fullmatch(r"(-?\d+)\s*-\s*(-?\d+)", arg or "0-3")
             if not m:
-                raise PromptError(f"graded output range must read LO-HI (e.g. graded:0-3), got {text!r}")
+                raise PromptError(f"graded output range must read LO-HI (e.g. graded:0-3), got {shown(text)}")
             return cls(type="graded", range=(int(m.group(1)), int(m.group(2))))
         if kind == "labels":
             vocab = tuple(v.strip() for v in arg.split(",") if v.strip())
@@ -167,7 +171,7 @@ class OutputSpec:
         if kind in ("pairwise", "questions", "nuggets") and not arg:
             return cls(type=kind)  # type: ignore[arg-type]
         raise PromptError(
-            f"cannot read output {text!r}; use binary[:yesno], graded:LO-HI, pairwise, questions, nuggets "
+            f"cannot read output {shown(text)}; use binary[:yesno], graded:LO-HI, pairwise, questions, nuggets "
             "or labels:a,b,c"
         )
 
@@ -245,25 +249,26 @@ class PromptTemplate:
         if not self.id or not isinstance(self.id, str):
             raise PromptError("a prompt needs a non-empty id", where)
         if not self.messages:
-            raise PromptError(f"prompt {self.id!r} has no messages", where)
+            raise PromptError(f"prompt {shown(self.id)} has no messages", where)
         for msg in self.messages:
             if msg.get("role") not in ("system", "user", "assistant") or not isinstance(
                 msg.get("content"), str
             ):
                 raise PromptError(
-                    f"prompt {self.id!r}: each message needs a role (system/user/assistant) and a text", where
+                    f"prompt {shown(self.id)}: each message needs a role (system/user/assistant) and a text",
+                    where,
                 )
         if self.messages[-1]["role"] != "user":
-            raise PromptError(f"prompt {self.id!r}: the last message must be the user message", where)
+            raise PromptError(f"prompt {shown(self.id)}: the last message must be the user message", where)
         text = "\n".join(m["content"] for m in self.messages)
         for name, role in self.variables.items():
             if role not in ROLES:
                 raise PromptError(
-                    f"prompt {self.id!r}: placeholder {{{name}}} has unknown role {role!r}", where
+                    f"prompt {shown(self.id)}: placeholder {{{name}}} has unknown role {shown(role)}", where
                 )
             if "{" + name + "}" not in text:
                 raise PromptError(
-                    f"prompt {self.id!r}: declared placeholder {{{name}}} does not occur in the messages",
+                    f"prompt {shown(self.id)}: declared placeholder {{{name}}} does not occur in the messages",
                     where,
                 )
         object.__setattr__(self, "messages", tuple(dict(m) for m in self.messages))
@@ -328,13 +333,13 @@ class PromptTemplate:
         }
         unknown = set(data) - known
         if unknown:
-            raise PromptError(f"unknown field(s) in prompt file: {', '.join(sorted(unknown))}", path)
+            raise PromptError(f"unknown field(s) in prompt file: {_names(unknown)}", path)
         pid = data.get("id") or (path.stem if path is not None else None)
         if not isinstance(pid, str) or not pid:
             raise PromptError("a prompt needs an 'id'", path)
         if "output" not in data:
             raise PromptError(
-                f"prompt {pid!r} needs an 'output' (e.g. 'graded:0-3' or {{type: binary}})", path
+                f"prompt {shown(pid)} needs an 'output' (e.g. 'graded:0-3' or {{type: binary}})", path
             )
         try:
             spec = OutputSpec.coerce(data["output"])
@@ -350,7 +355,7 @@ class PromptTemplate:
         else:
             user = data.get("user")
             if not isinstance(user, str):
-                raise PromptError(f"prompt {pid!r} needs a 'user' message text", path)
+                raise PromptError(f"prompt {shown(pid)} needs a 'user' message text", path)
             system = data.get("system")
             if system is not None and not isinstance(system, str):
                 raise PromptError("'system' must be a text", path)
@@ -388,19 +393,15 @@ class PromptTemplate:
     def from_file(cls, path: str | Path) -> PromptTemplate:
         """Load a user-defined prompt from a YAML file (same layout as the built-in templates, or
         the short form ``id`` / ``output`` / ``system`` / ``user``)."""
-        import yaml
+        from reljudge.io.yamlsafe import load_yaml, read_yaml_text
 
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as err:
-            raise PromptError(f"cannot read prompt file: {err.strerror or err}", p) from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            raise PromptError(f"not valid YAML: {getattr(err, 'problem', None) or err}", p, line) from None
+            data = load_yaml(read_yaml_text(p, "prompt file"), p)
+        except PromptError:
+            raise
+        except InputError as err:  # the same error, as the PromptError callers of templates catch
+            raise PromptError(err.message, err.path, err.line) from None
         return cls.from_dict(data, path=p)
 
     # --- use ----------------------------------------------------------------------------------
@@ -431,7 +432,7 @@ class PromptTemplate:
             else:
                 missing.append(name if name == role else f"{role} (placeholder {{{name}}})")
         if missing:
-            raise PromptError(f"prompt {self.id!r}: missing value for {', '.join(missing)}")
+            raise PromptError(f"prompt {shown(self.id)}: missing value for {', '.join(missing)}")
         if not filled:
             return [dict(m) for m in self.messages]
         # every declared placeholder is filled here (else PromptError above): join the split
@@ -480,11 +481,21 @@ def _detect_variables(
                 unknown.append(tok)
     if unknown and not allow_unknown:
         raise PromptError(
-            f"prompt {pid!r}: unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; "
+            f"prompt {shown(pid)}: unknown placeholder(s) {_names(('{' + u + '}' for u in unknown), sort=False)}; "
             f"known: {', '.join('{' + r + '}' for r in ROLES)} (and {{passage}})",
             path,
         )
     return found
+
+
+def _names(names: Any, most: int = 10, *, sort: bool = True) -> str:
+    """Names from a file (keys of any type) listed for an error message: sorted (unless
+    ``sort=False``), each clipped, at most ``most`` of them."""
+    texts = [clip(str(n)) for n in names]
+    if sort:
+        texts.sort()
+    more = f" and {len(texts) - most} more" if len(texts) > most else ""
+    return ", ".join(texts[:most]) + more
 
 
 def _check_required(pid: str, spec: OutputSpec, variables: Mapping[str, str], path: Path | None) -> None:
@@ -492,5 +503,7 @@ def _check_required(pid: str, spec: OutputSpec, variables: Mapping[str, str], pa
     for need in REQUIRED_ROLES[spec.type]:
         options = need if isinstance(need, tuple) else (need,)
         if not have.intersection(options):
-            shown = " or ".join("{" + o + "}" for o in options)
-            raise PromptError(f"prompt {pid!r}: a {spec.type} prompt needs the placeholder {shown}", path)
+            wanted = " or ".join("{" + o + "}" for o in options)
+            raise PromptError(
+                f"prompt {shown(pid)}: a {spec.type} prompt needs the placeholder {wanted}", path
+            )

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from reljudge.errors import InputError, input_error_from_validation
+from reljudge.errors import InputError, input_error_from_validation, shown
 from reljudge.sweep.yamlines import LineMap, load_file_with_lines
 
 TASKS: tuple[str, ...] = ("binary", "graded", "pairwise")
@@ -82,7 +82,7 @@ class DatasetSpec(_Strict):
     @classmethod
     def _safe_name(cls, value: str) -> str:
         if not _ID.match(value):
-            raise ValueError(f"dataset name {value!r}: use letters, digits, '.', '_', '+', '-'")
+            raise ValueError(f"dataset name {shown(value)}: use letters, digits, '.', '_', '+', '-'")
         return value
 
 
@@ -160,7 +160,7 @@ class PromptSource(_Strict):
         if not self.file and (self.ids is not None or self.exclude or self.invalid != "error"):
             raise ValueError("'ids', 'exclude' and 'invalid' apply to a prompt 'file' only")
         if self.id is not None and not _ID.match(self.id):
-            raise ValueError(f"prompt id {self.id!r}: use letters, digits, '.', '_', '+', '-'")
+            raise ValueError(f"prompt id {shown(self.id)}: use letters, digits, '.', '_', '+', '-'")
         return self
 
 

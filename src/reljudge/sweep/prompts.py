@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reljudge.errors import InputError
+from reljudge.errors import InputError, shown
 from reljudge.sweep.config import TASKS, SweepConfig, check_placeholders
 from reljudge.sweep.yamlines import load_file_with_lines
 
@@ -83,13 +83,15 @@ def load_collection(
             continue
         entry = data[key]
         if not isinstance(entry, dict):
-            raise InputError(f"prompt {sid!r}: expected a mapping of tasks", path, lines.get((key,)))
+            raise InputError(f"prompt {shown(sid)}: expected a mapping of tasks", path, lines.get((key,)))
         name = entry.get("participant_name") or entry.get("name")
         name = str(name) if name is not None else None
-        unknown_keys = sorted(set(entry) - set(TASKS) - {"participant_name", "name", "group"})
+        unknown_keys = sorted(set(entry) - set(TASKS) - {"participant_name", "name", "group"}, key=str)
         if unknown_keys:
             raise InputError(
-                f"prompt {sid!r}: unknown key(s) {unknown_keys}", path, lines.get((key, unknown_keys[0]))
+                f"prompt {shown(sid)}: unknown key(s) {shown(unknown_keys)}",
+                path,
+                lines.get((key, unknown_keys[0])),
             )
         grp = group or entry.get("group") or group_of(name)
         for task in tasks:
@@ -99,7 +101,9 @@ def load_collection(
             where = f"{path}:{lines.get((key, task))}"
             if not isinstance(spec, dict) or "user" not in spec or set(spec) - {"system", "user"}:
                 raise InputError(
-                    f"prompt {sid!r} {task}: expected {{system, user}} messages", path, lines.get((key, task))
+                    f"prompt {shown(sid)} {task}: expected {{system, user}} messages",
+                    path,
+                    lines.get((key, task)),
                 )
             system = str(spec.get("system") or "")
             user = str(spec.get("user") or "")
@@ -109,7 +113,7 @@ def load_collection(
                     skipped.append(SkippedPrompt(sid, task, problem, where))
                     continue
                 raise InputError(
-                    f"prompt {sid!r} {problem} (set 'invalid: skip' to leave such prompts out)",
+                    f"prompt {shown(sid)} {problem} (set 'invalid: skip' to leave such prompts out)",
                     path,
                     lines.get((key, task, "user")),
                 )
@@ -130,13 +134,13 @@ def _builtin(
     except InputError as err:
         raise InputError(err.message, path, line) from None
     except KeyError:
-        raise InputError(f"unknown built-in prompt {source_id!r}", path, line) from None
+        raise InputError(f"unknown built-in prompt {shown(source_id)}", path, line) from None
     spec = getattr(template, "output", None)
     output = str(getattr(spec, "type", spec) or "")
     task = {"binary": "binary", "graded": "graded", "pairwise": "pairwise"}.get(output)
     if task is None:
         raise InputError(
-            f"built-in prompt {source_id!r} has output {output!r}; a sweep takes binary, graded or pairwise prompts",
+            f"built-in prompt {shown(source_id)} has output {shown(output)}; a sweep takes binary, graded or pairwise prompts",
             path,
             line,
         )
@@ -206,7 +210,7 @@ def resolve_prompts(config: SweepConfig) -> tuple[list[SweepPrompt], list[Skippe
                 tline = config.line("prompts", i, task, "user")
                 problem = check_placeholders(task, messages.system, messages.user)
                 if problem:
-                    raise InputError(f"prompt {entry.id!r} {problem}", source, tline)
+                    raise InputError(f"prompt {shown(entry.id)} {problem}", source, tline)
                 prompts.append(
                     SweepPrompt(
                         entry.id or "",
@@ -222,7 +226,7 @@ def resolve_prompts(config: SweepConfig) -> tuple[list[SweepPrompt], list[Skippe
         other = seen.get((p.task, p.id))
         if other is not None:
             raise InputError(
-                f"prompt id {p.id!r} ({p.task}) is defined twice (also at {other.source}); give a collection an 'id' prefix",
+                f"prompt id {shown(p.id)} ({p.task}) is defined twice (also at {other.source}); give a collection an 'id' prefix",
                 source,
             )
         seen[(p.task, p.id)] = p

@@ -3,7 +3,8 @@
 `load_with_lines` returns the plain Python value (as `yaml.safe_load` would) and a `LineMap`
 from paths such as ``("models", 0, "params")`` to 1-based line numbers. JSON is read by the same
 parser (JSON is YAML), so prompt collections in JSON get line numbers too. A duplicate key in one
-mapping is an error here (PyYAML would keep the last one silently).
+mapping is an error here (PyYAML would keep the last one silently). The text is read and parsed
+with `reljudge.io.yamlsafe` (no aliases; bounded size, values and nesting).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 import yaml
 
-from reljudge.errors import InputError
+from reljudge.errors import InputError, shown
+from reljudge.io.yamlsafe import BoundedLoader, bounded_loader, read_yaml_text, yaml_input_errors
 
 PathKey = tuple[Any, ...]
 
@@ -45,7 +47,7 @@ class LineMap:
         return LineMap({k[n:]: v for k, v in self._lines.items() if k[:n] == prefix})
 
 
-def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: PathKey, lines: LineMap, source: str) -> Any:
+def _walk(loader: BoundedLoader, node: yaml.Node, path: PathKey, lines: LineMap, source: str) -> Any:
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         loader.flatten_mapping(node)
@@ -55,7 +57,7 @@ def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: PathKey, lines: LineMa
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise InputError("a mapping key must be a plain value", source, key_node.start_mark.line + 1)
             if key in out:
-                raise InputError(f"duplicate key {key!r}", source, key_node.start_mark.line + 1)
+                raise InputError(f"duplicate key {shown(key)}", source, key_node.start_mark.line + 1)
             out[key] = _walk(loader, value_node, (*path, key), lines, source)
             lines[(*path, key)] = key_node.start_mark.line + 1
         return out
@@ -67,31 +69,16 @@ def _walk(loader: yaml.SafeLoader, node: yaml.Node, path: PathKey, lines: LineMa
 def load_with_lines(text: str, source: str | Path) -> tuple[Any, LineMap]:
     """Parse YAML/JSON ``text``; syntax errors become `InputError` with ``source:line``."""
     source = str(source)
-    loader = yaml.SafeLoader(text)
+    loader = bounded_loader(text, source)
     try:
-        node = loader.get_single_node()
-        lines = LineMap()
-        value = None if node is None else _walk(loader, node, (), lines, source)
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = err.problem or str(err)
-        raise InputError(f"invalid YAML: {problem}", source, line) from None
-    except yaml.YAMLError as err:
-        raise InputError(f"invalid YAML: {err}", source) from None
+        with yaml_input_errors(source):
+            node = loader.get_single_node()
+            lines = LineMap()
+            value = None if node is None else _walk(loader, node, (), lines, source)
     finally:
         loader.dispose()
     return value, lines
 
 
 def load_file_with_lines(path: str | Path) -> tuple[Any, LineMap]:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", path) from None
-    except UnicodeDecodeError:
-        raise InputError("not valid UTF-8", path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", path) from None
-    return load_with_lines(text, path)
+    return load_with_lines(read_yaml_text(path), path)

@@ -268,7 +268,9 @@ async def test_concurrency_limit_is_respected(tmp_path):
     together = threading.Barrier(3, timeout=HANG_GUARD_S)
 
     def echo_once_three_are_in(req):
-        if req.index < 3:  # the first three are held until all three are in flight at once
+        # the client's first request goes alone (a canary: a misconfigured run sends one
+        # request, not the pool); the next three are held until all three are in flight at once
+        if 1 <= req.index <= 3:
             together.wait()
         return responders.echo(req)
 

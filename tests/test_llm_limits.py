@@ -8,26 +8,25 @@ from types import SimpleNamespace
 
 import pytest
 
-from reljudge.llm import limits
 from reljudge.llm.limits import MAX_WAIT_S, WAIT_STEP_S, RateLimiter
 
 
 @pytest.fixture
-def clock(monkeypatch):
+def clock():
+    """A fake clock and sleep for the limiter; ``clock.limiter(...)`` builds one that uses them."""
     state = SimpleNamespace(now=1000.0, sleeps=[])
 
     async def sleep(seconds: float) -> None:
         state.sleeps.append(seconds)
         state.now += seconds
 
-    monkeypatch.setattr(limits, "time", SimpleNamespace(monotonic=lambda: state.now))
-    monkeypatch.setattr(limits, "asyncio", SimpleNamespace(Lock=asyncio.Lock, sleep=sleep))
+    state.limiter = lambda **kw: RateLimiter(clock=lambda: state.now, sleep=sleep, **kw)
     return state
 
 
 @pytest.mark.parametrize("reported", [10**12, 10**9, 10**30])
 def test_a_huge_reported_usage_cannot_stall_the_limiter(clock, reported):
-    limiter = RateLimiter(tpm=1000)
+    limiter = clock.limiter(tpm=1000)
     asyncio.run(limiter.acquire(100))
     limiter.settle(100, reported)  # "this request used 10^12 tokens": ~19 years of debt before
     assert limiter._tpm.wait_for(1000) <= MAX_WAIT_S
@@ -37,7 +36,7 @@ def test_a_huge_reported_usage_cannot_stall_the_limiter(clock, reported):
 
 
 def test_negative_reports_do_not_overfill_the_bucket(clock):
-    limiter = RateLimiter(tpm=1000)
+    limiter = clock.limiter(tpm=1000)
     limiter.settle(0, -(10**12))
     assert limiter._tpm.level <= limiter._tpm.capacity
     limiter.settle(-(10**12), 0)
@@ -45,7 +44,7 @@ def test_negative_reports_do_not_overfill_the_bucket(clock):
 
 
 def test_ordinary_waits_are_unchanged(clock):
-    limiter = RateLimiter(rpm=60)
+    limiter = clock.limiter(rpm=60)
     limiter._rpm.level = 0.0
     asyncio.run(limiter.acquire())
     assert sum(clock.sleeps) == pytest.approx(1.0)  # one request a second

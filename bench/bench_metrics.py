@@ -35,8 +35,8 @@ def timed(label: str, fn):
 
 
 def bench_compatibility() -> None:
-    from reljudge.io.trec import read_qrels
     from reljudge.evaluation import evaluate, load_judgment_sets, load_runs
+    from reljudge.io.trec import read_qrels
 
     if not (DATA / "trec-dl21").exists():
         print("shared data not found; skipping the DL21 benchmark")

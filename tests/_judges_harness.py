@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from reljudge.judges.base import Judge, JudgeContext, JudgeInputs
+from reljudge.judges.base import Judge, JudgeInputs
+from reljudge.judges.context import JudgeContext
 from reljudge.llm import ClientConfig, LLMClient
 from reljudge.records import Judgment
 from reljudge.testing import MockLLMServer
@@ -113,7 +114,7 @@ async def run_judge(
 def _warm_up() -> None:
     """Load the sample, the judges and the OpenAI client code once, at collection, so that no
     single test pays for the imports."""
-    from reljudge.judges.base import available_judges
+    from reljudge.judges.registry import available_judges
     from reljudge.llm.client import chat_sync
     from reljudge.testing import responders
 

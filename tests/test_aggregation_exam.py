@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from reljudge.aggregation.exam import QuestionBank, exam_scores, question_id
+from reljudge.judges.exam.scores import QuestionBank, exam_scores, question_id
 from reljudge.records import Judgment
 
 QUESTIONS = [("156493", f"question {k}?") for k in range(1, 11)] + [("2", "Why?"), ("2", "How?")]

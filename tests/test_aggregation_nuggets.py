@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from reljudge.aggregation.nuggets import (
+from reljudge.judges.nuggets.scores import (
     NUGGET_SCORES,
     Nugget,
     assignment_label,

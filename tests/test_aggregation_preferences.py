@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reljudge.aggregation.preferences import combine_orders, count_wins
+from reljudge.judges.pairwise.preferences import combine_orders, count_wins
 from reljudge.records import Judgment
 
 

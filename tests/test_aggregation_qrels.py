@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reljudge.aggregation.exam import QuestionBank
-from reljudge.aggregation.nuggets import Nugget
-from reljudge.aggregation.qrels import judgments_to_scores, label_scores
+from reljudge.aggregation.qrels import label_scores
+from reljudge.judges.exam.scores import QuestionBank
+from reljudge.judges.nuggets.scores import Nugget
+from reljudge.judges.scoring import judgments_to_scores
 from reljudge.records import Judgment
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reljudge.aggregation.exam import question_id
-from reljudge.aggregation.nuggets import nugget_id
-from reljudge.aggregation.sets import score_sets
 from reljudge.io.judgments import LabelView
+from reljudge.judges.exam.scores import question_id
+from reljudge.judges.nuggets.scores import nugget_id
+from reljudge.judges.scoring import score_sets
 from reljudge.records import Judgment
 
 Q1, Q2 = question_id("q1", "Who?"), question_id("q1", "Why?")
@@ -177,7 +177,7 @@ def test_nugget_selection_recorded_or_chosen():
 
 
 def test_shapes_it_cannot_aggregate_are_errors():
-    with pytest.raises(ValueError, match="only 'exam' and 'nugget-assignment'"):
+    with pytest.raises(ValueError, match="no judge declares that method"):
         score_sets([J("custom", docid="a", item_id="x", label=1)])
     with pytest.raises(ValueError, match="mix pointwise and pairwise"):
         score_sets([J("custom", docid="a", label=1), J("custom", docid="a", docid_b="b", label=1)])

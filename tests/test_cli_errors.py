@@ -150,8 +150,8 @@ def test_the_help_example_of_option_works_and_few_shot_umbrela_is_a_prompt(tmp_p
 
 
 def test_get_judge_reports_value_checks_and_lets_bugs_through(monkeypatch):
-    from reljudge.judges import base
-    from reljudge.judges.base import get_judge
+    from reljudge.judges import registry as base
+    from reljudge.judges.registry import get_judge
 
     base._load_all()
 

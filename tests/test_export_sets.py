@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from reljudge.aggregation.sets import score_sets, select_set
 from reljudge.errors import InputError
 from reljudge.evaluation import load_judgment_sets
-from reljudge.io.export import export_judgments, export_scores
+from reljudge.exporter import export_judgments, export_scores
 from reljudge.io.judgments import JudgmentWriter, is_judgments_path
 from reljudge.io.trec import read_qrels
+from reljudge.judges.scoring import score_sets, select_set
 from reljudge.records import Judgment
 from test_aggregation_sets import mixed
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from _judges_harness import run_judge, sample_inputs, sample_questions
-from reljudge.aggregation.exam import QuestionBank, exam_scores, question_id
 from reljudge.errors import InputError
-from reljudge.judges.base import get_judge
+from reljudge.judges.exam.scores import QuestionBank, exam_scores, question_id
+from reljudge.judges.registry import get_judge
 from reljudge.testing import AutoResponder
 
 

@@ -8,9 +8,9 @@ import re
 import pytest
 
 from _judges_harness import run_judge, sample_inputs
-from reljudge.aggregation.nuggets import Nugget, nugget_id, nugget_scores, select_nuggets
 from reljudge.errors import InputError
-from reljudge.judges.base import get_judge
+from reljudge.judges.nuggets.scores import Nugget, nugget_id, nugget_scores, select_nuggets
+from reljudge.judges.registry import get_judge
 from reljudge.testing import AutoResponder
 
 AUTO = AutoResponder()

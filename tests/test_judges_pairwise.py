@@ -9,8 +9,8 @@ import pytest
 
 from _judges_harness import run_judge, sample_inputs
 from reljudge.errors import InputError
-from reljudge.judges.base import get_judge
 from reljudge.judges.pairwise import sampler_pair_bound
+from reljudge.judges.registry import get_judge
 from reljudge.testing import responders
 
 
@@ -164,7 +164,8 @@ def test_given_pairs_are_validated():
 
 
 def test_estimate_counts_one_label_record_per_two_calls():
-    from reljudge.judges.base import CallEstimate, JudgeInputs, get_judge
+    from reljudge.judges.base import CallEstimate, JudgeInputs
+    from reljudge.judges.registry import get_judge
 
     inputs = JudgeInputs(
         topics={"q": "query"},

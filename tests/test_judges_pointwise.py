@@ -8,7 +8,7 @@ import pytest
 
 from _judges_harness import run_judge, sample_inputs
 from reljudge.errors import InputError
-from reljudge.judges.base import available_judges, get_judge
+from reljudge.judges.registry import available_judges, get_judge
 from reljudge.prompts import PromptTemplate, get_prompt
 from reljudge.testing import MockReply, responders
 

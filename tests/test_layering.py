@@ -23,7 +23,7 @@ BASE = frozenset({"reljudge.records", "reljudge.errors"})
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "reljudge.metrics": BASE,  # pure: numpy/scipy/ir_measures/rbo and the records, nothing else
     "reljudge.evaluation": BASE
-    | {"reljudge.io", "reljudge.aggregation", "reljudge.datasets", "reljudge.metrics"},
+    | {"reljudge.io", "reljudge.aggregation", "reljudge.datasets", "reljudge.metrics", "reljudge.judges"},
 }
 #: module-level imports of these are file or process I/O, which `reljudge.metrics` never does
 IO_MODULES = frozenset({"os", "pathlib", "io", "shutil", "tempfile", "glob", "tarfile", "gzip", "subprocess"})

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from reljudge.judges.pairs import PairError, PreferenceSampler, all_pairs, validate_pairs
+from reljudge.judges.pairwise.sampler import PairError, PreferenceSampler, all_pairs, validate_pairs
 
 
 def test_all_pairs():

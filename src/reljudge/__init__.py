@@ -6,7 +6,7 @@ The public API is re-exported here lazily, so `import reljudge` (and `judge --he
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -42,13 +42,37 @@ _EXPORTS: dict[str, str] = {
     "RunSummary": "reljudge.runner",
     "run_job": "reljudge.runner",
     "run_job_async": "reljudge.runner",
-    "get_judge": "reljudge.judges.base",
-    "available_judges": "reljudge.judges.base",
+    "get_judge": "reljudge.judges.registry",
+    "available_judges": "reljudge.judges.registry",
     "get_prompt": "reljudge.prompts",
     "list_prompts": "reljudge.prompts",
     "PromptTemplate": "reljudge.prompts",
-    "judgments_to_scores": "reljudge.aggregation.qrels",
+    "judgments_to_scores": "reljudge.judges.scoring",
+    "score_sets": "reljudge.judges.scoring",
+    "LLMClient": "reljudge.llm",
+    "ClientConfig": "reljudge.llm",
 }
+
+if TYPE_CHECKING:  # the real names, for type checkers and editors (imported lazily at run time)
+    from reljudge.datasets import Dataset, list_datasets, load_dataset
+    from reljudge.errors import InputError
+    from reljudge.io.corpus import Corpus, load_corpus
+    from reljudge.io.export import (
+        judgments_from_qrels,
+        to_dataframe,
+        to_ir_measures_qrels,
+        to_qrels,
+        to_ranx_qrels,
+    )
+    from reljudge.io.judgments import JudgmentWriter, iter_judgments, load_judgments, read_judgments
+    from reljudge.io.rundir import RunDir
+    from reljudge.io.trec import Run, read_qrels, read_run, read_topics, write_qrels, write_run
+    from reljudge.judges.registry import available_judges, get_judge
+    from reljudge.judges.scoring import judgments_to_scores, score_sets
+    from reljudge.llm import ClientConfig, LLMClient
+    from reljudge.prompts import PromptTemplate, get_prompt, list_prompts
+    from reljudge.records import Judgment, Provenance, Usage
+    from reljudge.runner import RunConfig, RunSummary, run_job, run_job_async
 
 
 def __getattr__(name: str) -> Any:
@@ -62,4 +86,44 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
 
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "__version__",
+    "ClientConfig",
+    "Corpus",
+    "Dataset",
+    "InputError",
+    "Judgment",
+    "JudgmentWriter",
+    "LLMClient",
+    "PromptTemplate",
+    "Provenance",
+    "Run",
+    "RunConfig",
+    "RunDir",
+    "RunSummary",
+    "Usage",
+    "available_judges",
+    "get_judge",
+    "get_prompt",
+    "iter_judgments",
+    "judgments_from_qrels",
+    "judgments_to_scores",
+    "list_datasets",
+    "list_prompts",
+    "load_corpus",
+    "load_dataset",
+    "load_judgments",
+    "read_judgments",
+    "read_qrels",
+    "read_run",
+    "read_topics",
+    "run_job",
+    "run_job_async",
+    "score_sets",
+    "to_dataframe",
+    "to_ir_measures_qrels",
+    "to_qrels",
+    "to_ranx_qrels",
+    "write_qrels",
+    "write_run",
+]

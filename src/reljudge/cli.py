@@ -191,7 +191,8 @@ def export_cmd(
     """Export judgments to qrels (document scores of any method), CSV or JSONL."""
     import logging
 
-    from reljudge.io.export import export_judgments, load_judgment_source
+    from reljudge.exporter import export_judgments
+    from reljudge.io.export import load_judgment_source
     from reljudge.io.judgments import is_judgments_path
 
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")

@@ -170,15 +170,10 @@ def sample_items(
 
 
 def _check_pointwise(judge: Any, method: str) -> None:
-    from reljudge.judges.pointwise import PointwiseJudge
-
-    output = getattr(getattr(judge, "prompt", None), "output", None)
-    if isinstance(judge, PointwiseJudge):
-        return
-    if method == "custom" and getattr(output, "type", None) in ("binary", "graded"):
+    if getattr(judge, "pointwise", False):
         return
     raise InputError(
-        f"probe works with pointwise methods (binary, umbrela, custom binary/graded prompts), not {method!r}"
+        f"probe works with pointwise methods (one prompt, one label per topic and passage), not {method!r}"
     )
 
 
@@ -192,7 +187,8 @@ async def probe_async(
 ) -> ProbeReport:
     """Re-judge ``sample`` items of ``config``'s pool as is and under each perturbation."""
     from reljudge import __version__
-    from reljudge.judges.base import JudgeContext, JudgeInputs
+    from reljudge.judges.base import JudgeInputs
+    from reljudge.judges.context import JudgeContext
     from reljudge.runner import build_judge, build_pool, client_config, resolve_inputs
 
     if sample < 1:

@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 Status = Literal["ok", "unparsed", "api_error", "refused", "truncated", "skipped"]
 STATUSES: tuple[str, ...] = ("ok", "unparsed", "api_error", "refused", "truncated", "skipped")
 FAILURE_STATUSES: frozenset[str] = frozenset({"unparsed", "api_error", "refused", "truncated"})
+#: the identity of a judged item inside one run (`Judgment.key`): (method, qid, docid, docid_b, item_id)
+Key = tuple[str, str, str, str, str]
 
 
 def sha256_text(text: str) -> str:
@@ -102,7 +104,7 @@ class Judgment(BaseModel):
         return self
 
     @property
-    def key(self) -> tuple[str, str, str, str, str]:
+    def key(self) -> Key:
         """Identity of the judged item inside one run (used to resume and de-duplicate)."""
         return (self.method, self.qid, self.docid or "", self.docid_b or "", self.item_id or "")
 

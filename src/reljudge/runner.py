@@ -43,7 +43,7 @@ import sys
 import time
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -57,7 +57,6 @@ from reljudge.records import FAILURE_STATUSES, STATUSES, Judgment, Usage, utc_no
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.exam import QuestionBank
     from reljudge.io.rundir import RecordStats, RunDir
     from reljudge.judges.base import Judge, JudgeInputs
     from reljudge.llm import ClientConfig, LLMClient
@@ -81,6 +80,8 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "base_url",
     "max_passage_chars",
 )
+#: options that name a resource file a judge can take (`reljudge.judges.base.Resource`)
+RESOURCE_FIELDS: tuple[str, ...] = ("question_bank",)
 #: passages longer than this many characters are reported (a warning, and in ``--dry-run``):
 #: MS MARCO passages are under 1,000; a 20,000-character one is usually an extraction accident
 DEFAULT_WARN_PASSAGE_CHARS = 20_000
@@ -129,7 +130,7 @@ class RunConfig(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     logprobs: bool = False
     params: dict[str, Any] = Field(default_factory=dict)  # extra request fields (--param)
-    question_bank: str | None = None  # EXAM: a question file, or "dataset" for the dataset's own bank
+    question_bank: str | None = None  # a question file for judges that take one, or "dataset"
     max_passage_chars: int | None = Field(None, ge=1)  # cut longer passages to this many characters
     warn_passage_chars: int = Field(DEFAULT_WARN_PASSAGE_CHARS, ge=0)  # warn about longer ones (0: never)
     prices: Path | None = None
@@ -645,45 +646,48 @@ def check_passages(pool: Pool, inputs: ResolvedInputs, *, skip_missing: bool) ->
     return missing
 
 
-def load_question_bank(config: RunConfig) -> QuestionBank | None:
-    """The EXAM question bank named by ``--question-bank``: a ``<qid>_<n><TAB>question`` file, or
-    ``dataset`` for the bank that comes with the dataset (e.g. the GPT-4o questions of TREC DL)."""
-    if config.question_bank is None:
-        return None
-    from reljudge.aggregation.exam import QuestionBank
-    from reljudge.datasets import load_dataset, read_exam_questions
+def load_resources(config: RunConfig, judge: Judge) -> dict[str, Any]:
+    """The resources the run gives the judge (`reljudge.judges.base.Resource`), read from the
+    files the options name (``--question-bank FILE``), or ``dataset`` for the dataset's own copy.
+    An option the judge takes no resource for is bad input."""
+    given = {name: getattr(config, name) for name in RESOURCE_FIELDS if getattr(config, name) is not None}
+    declared = {r.name: r for r in judge.resources}
+    resources: dict[str, Any] = {}
+    for name, value in given.items():
+        option = "--" + name.replace("_", "-")
+        resource = declared.get(name)
+        if resource is None:
+            from reljudge.judges.registry import registered
 
-    if config.method != "exam":
-        raise InputError(f"--question-bank is for --method exam, not {config.method!r}")
-    if config.question_bank == "dataset":
-        if config.dataset is None:
-            raise InputError("--question-bank dataset needs --dataset")
-        path = load_dataset(config.dataset).paths.get("exam_questions")
-        if path is None:
+            takers = [
+                n for n, cls in sorted(registered().items()) if any(r.name == name for r in cls.resources)
+            ]
             raise InputError(
-                f"dataset {config.dataset!r} has no EXAM question bank; give --question-bank FILE"
+                f"{option} is for --method {' or '.join(takers) or '(none)'}, not {config.method!r}"
             )
-    else:
-        path = Path(config.question_bank)
-    questions = read_exam_questions(path)
-    try:
-        return QuestionBank.from_rows(
-            (qid, text) for qid, items in questions.items() for text in items.values()
-        )
-    except ValueError as err:
-        raise InputError(str(err), path) from None
+        if value == "dataset":
+            from reljudge.datasets import load_dataset
+
+            if config.dataset is None:
+                raise InputError(f"{option} dataset needs --dataset")
+            path = load_dataset(config.dataset).paths.get(resource.dataset_file or name)
+            if path is None:
+                raise InputError(
+                    f"dataset {config.dataset!r} has no {name.replace('_', ' ')}; give {option} FILE"
+                )
+        else:
+            path = Path(value)
+        resources[name] = resource.read(path)
+    return resources
 
 
-def judge_inputs(
-    inputs: ResolvedInputs, pool: Pool, question_bank: QuestionBank | None = None
-) -> JudgeInputs:
+def judge_inputs(inputs: ResolvedInputs, pool: Pool, given: Mapping[str, Any] | None = None) -> JudgeInputs:
     from reljudge.judges.base import JudgeInputs
 
     resources: dict[str, Any] = {"nonrelevant_grade": inputs.nonrelevant_grade}
     if pool.pair_categories:
         resources["pair_categories"] = dict(pool.pair_categories)
-    if question_bank is not None:
-        resources["question_bank"] = question_bank
+    resources.update(given or {})
     return JudgeInputs(
         topics=inputs.topics,
         corpus=inputs.corpus,
@@ -695,20 +699,24 @@ def judge_inputs(
 
 
 def judge_options(config: RunConfig) -> dict[str, Any]:
-    """The judge's constructor options: ``--option``s, ``--prompt``, and for pairwise with a
-    ``--pairs`` file, ``pairs="given"`` (unless chosen otherwise)."""
+    """The judge's constructor options: ``--option``s and ``--prompt``, adapted by the judge to
+    the run's inputs (`Judge.adapt_options`: with a ``--pairs`` file a pairwise judge judges
+    exactly those pairs)."""
+    from reljudge.judges.registry import registered
+
     options = dict(config.options)
     if config.prompt is not None:
         if "prompt" in options:
             raise InputError("give the prompt either with --prompt or with --option prompt=..., not both")
         options["prompt"] = config.prompt  # a bundled prompt id or a template file
-    if config.pairs is not None and config.method == "pairwise":
-        options.setdefault("pairs", "given")
+    cls = registered().get(config.method)
+    if cls is not None:
+        options = cls.adapt_options(options, pairs_given=config.pairs is not None)
     return options
 
 
 def build_judge(config: RunConfig, **overrides: Any) -> Judge:
-    from reljudge.judges.base import available_judges, get_judge
+    from reljudge.judges.registry import available_judges, get_judge
 
     names = available_judges()
     if config.method not in names:
@@ -717,16 +725,10 @@ def build_judge(config: RunConfig, **overrides: Any) -> Judge:
 
 
 def job_identity(config: RunConfig, judge: Judge) -> dict[str, Any]:
-    """`RunConfig.identity` plus the SHA-256 of the judge's prompt template(s), so that an
-    edited prompt file is not mixed with the records of the old one."""
+    """`RunConfig.identity` plus the SHA-256 of every prompt the judge may send
+    (`Judge.prompts`), so that an edited prompt file is not mixed with the records of the old one."""
     identity = config.identity()
-    hashes = {}
-    for name in ("prompt", "question_prompt", "create_prompt", "score_prompt"):
-        template = getattr(judge, name, None)
-        digest = getattr(template, "sha256", None)
-        if isinstance(digest, str):
-            hashes[name] = digest
-    identity["prompt_sha256"] = hashes
+    identity["prompt_sha256"] = {name: template.sha256 for name, template in judge.prompts().items()}
     return identity
 
 
@@ -743,17 +745,7 @@ def estimate_job(config: RunConfig, judge: Judge, inputs: JudgeInputs, pool: Poo
     backend, provider_model = resolve_model(config.model)
     table = load_prices(config.prices) if config.prices is not None else merge_prices(None)
     cost, known = cost_usd(backend, provider_model, est.prompt_tokens, est.completion_tokens, table)
-    growth: list[dict[str, Any]] = []
-    if config.method == "pairwise" and pool.pairs is None:
-        # how the number of calls grows with the pool depth: every pair vs Clarke et al.'s sampler
-        variants = {name: build_judge(config, pairs=name) for name in ("all", "sampler")}
-        depth = max((len(d) for d in pool.docs.values()), default=0)
-        depths = [d for d in (5, 10, 20, 50, 100, 200) if d < depth] + [depth]
-        for d in depths:
-            sub = _truncate(inputs, d)
-            row: dict[str, Any] = {"depth": d, "pairs": _all_pairs(sub.pool)}
-            row.update({name: j.estimate(sub).calls for name, j in variants.items()})
-            growth.append(row)
+    growth = judge.estimate_growth(inputs)  # how the calls grow with the pool depth
     return {
         "method": config.method,
         "model": config.model,
@@ -769,16 +761,6 @@ def estimate_job(config: RunConfig, judge: Judge, inputs: JudgeInputs, pool: Poo
         "note": est.note,
         "growth": growth,
     }
-
-
-def _truncate(inputs: JudgeInputs, depth: int) -> JudgeInputs:
-    from dataclasses import replace
-
-    return replace(inputs, pool={q: list(d)[:depth] for q, d in inputs.pool.items()})
-
-
-def _all_pairs(pool: Mapping[str, Sequence[str]]) -> int:
-    return sum(len(d) * (len(d) - 1) // 2 for d in pool.values())
 
 
 def render_estimate(est: Mapping[str, Any]) -> str:
@@ -885,54 +867,34 @@ def derive_qrels(
     records: Iterable[Judgment],
     policy: FloatPolicy,
     *,
-    question_bank: QuestionBank | None = None,
+    resources: Mapping[str, Any] | None = None,
 ) -> tuple[dict, dict[str, Any]]:
     """Document labels of a job as qrels (float policy applied), and what aggregation left out.
 
-    The label records (``judge.label_methods``) and the stage records they rest on (EXAM
-    questions, scored nuggets) go through `reljudge.aggregation.sets.score_sets`; the job's
-    primary set becomes the qrels: pointwise labels as they are, pairwise win counts, the EXAM
-    score (``exam-binary`` for ``mode=binary``, ``exam-graded-max`` for ``mode=graded``), the
-    nugget score ``nuggets-all`` (against the run's scored, selected nuggets). A failed record is
-    never a label; it is counted in the exclusions.
+    The judge scores its records (`Judge.score_sets`: its label records and the stage records
+    they rest on, with the resources the run gave it); its primary set (`Judge.primary_set`)
+    becomes the qrels. A failed record is never a label; it is counted in the exclusions.
 
-    A document whose score would rest on an incomplete set of records -- an EXAM passage not yet
-    graded on every question of its topic (the generated questions, or ``question_bank`` when
-    the job was given one), a passage not yet assessed against every selected nugget, as an
-    interrupted run leaves them -- is left out until the job completes it; ``incomplete`` in the
-    returned info counts them (documents).
+    A document whose score would rest on an incomplete set of records -- as an interrupted run
+    leaves them (an EXAM passage not yet graded on every question, a passage not yet assessed
+    against every selected nugget) -- is left out until the job completes it; ``incomplete`` in
+    the returned info counts them (documents).
     """
     from reljudge.aggregation.exclusions import Exclusions
-    from reljudge.aggregation.sets import EXAM_GRADE, EXAM_QUESTION, NUGGET, score_sets
     from reljudge.io.export import to_qrels
 
-    methods = tuple(judge.label_methods) or (judge.name,)
-    wanted = frozenset(methods) | {EXAM_QUESTION, NUGGET}
-    options: dict[str, Any] = {}
-    primary = methods[0]
-    if judge.name == "exam":
-        mode = getattr(judge, "mode", "binary")
-        options["exam_scale"] = mode
-        primary = "exam-graded-max" if mode == "graded" else "exam-binary"
-    elif judge.name == "nuggets":
-        options["top_k"] = getattr(judge, "top_k", None)
-        primary = "nuggets-all"
-    records = [r for r in records if r.method in wanted]
     try:
-        sets = score_sets(records, **options)
+        sets = judge.score_sets(records, resources)
     except ValueError as err:
         raise InputError(f"cannot derive qrels: {err}") from None
-    result = sets.get(primary)
+    result = sets.get(judge.primary_set)
     if result is None:  # no label record yet
         return {}, {**Exclusions().as_dict(), "incomplete": 0}
     info: dict[str, Any] = {}
     if "assignments_without_scored_nugget" in result.details:
         info["assignments_without_scored_nugget"] = result.details["assignments_without_scored_nugget"]
     info.update(result.exclusions.as_dict())
-    # documents with an expected item never judged (questions, nuggets): not final yet
-    incomplete = {(missing[0], missing[1]) for missing in result.exclusions.missing}
-    if judge.name == "exam" and question_bank is not None:
-        incomplete |= _ungraded(records, EXAM_GRADE, question_bank)
+    incomplete = set(result.incomplete)
     scores = result.scores
     if incomplete:
         scores = {
@@ -941,15 +903,6 @@ def derive_qrels(
         scores = {q: docs for q, docs in scores.items() if docs}
     info["incomplete"] = len(incomplete)
     return to_qrels(scores, float_policy=policy), info
-
-
-def _ungraded(records: Iterable[Any], method: str, bank: QuestionBank) -> set[tuple[str, str]]:
-    """The (qid, docid) of EXAM grade records that lack a record for some question of ``bank``."""
-    graded: dict[tuple[str, str], set[str]] = {}
-    for r in records:
-        if r.method == method and r.docid is not None and r.item_id:
-            graded.setdefault((r.qid, r.docid), set()).add(r.item_id)
-    return {doc for doc, items in graded.items() if any(q.id not in items for q in bank[doc[0]])}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1086,7 +1039,7 @@ def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
 
     judge = build_judge(config)
     resolved = resolve_inputs(config, passages=False)
-    bank = load_question_bank(config)
+    resources = load_resources(config, judge)
     pool = build_pool(config, resolved)
     passages = read_passages(config, resolved, pool)  # only the pooled ones
     check_passages(pool, resolved, skip_missing=config.skip_missing)
@@ -1100,7 +1053,7 @@ def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
         resolved=resolved,
         pool=pool,
         judge=judge,
-        inputs=judge_inputs(resolved, pool, bank),
+        inputs=judge_inputs(resolved, pool, resources),
         rundir=rundir,
         manifest=manifest,
         existing=existing,
@@ -1169,7 +1122,7 @@ async def _run_locked(
 ) -> RunSummary:
     """`run_job_async` once the run directory's lock is held."""
     from reljudge import __version__
-    from reljudge.judges.base import JudgeContext
+    from reljudge.judges.context import JudgeContext
     from reljudge.progress import JobProgress
 
     config = job.config
@@ -1401,8 +1354,9 @@ def _finish(
     qrels_pairs = incomplete = 0
     unwritable: OSError | None = None
     try:
-        bank = job.inputs.resources.get("question_bank")
-        qrels, exclusions = derive_qrels(job.judge, back.records, config.float_policy, question_bank=bank)  # type: ignore[arg-type]
+        qrels, exclusions = derive_qrels(
+            job.judge, back.records, config.float_policy, resources=job.inputs.resources
+        )  # type: ignore[arg-type]
         del back.records[:]  # the label views are not needed any more
         write_qrels(qrels, job.rundir.qrels_path)
         qrels_pairs = sum(len(d) for d in qrels.values())

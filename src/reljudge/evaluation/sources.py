@@ -4,7 +4,7 @@ Judgment inputs (each path may be a file, a directory or a glob):
 
 - a qrels-like file ``qid iter docid score`` (score int or float) — one set;
 - a reljudge judgments JSONL file, or a run directory holding ``judgments.jsonl`` — one set
-  per score set its records support (`reljudge.aggregation.sets.score_sets`), named like the
+  per score set its records support (`reljudge.judges.scoring.score_sets`), named like the
   published files: ``binary``, ``umbrela`` (any pointwise method), ``pairwise`` (win counts;
   the comparisons are kept as preferences for alignment, unlisted documents won nothing),
   ``exam-binary`` or ``exam-graded-max`` and ``exam-graded-mean``, ``nuggets-all`` and the
@@ -108,11 +108,11 @@ def _expand(spec: str | Path) -> list[Path]:
 
 def sets_from_judgments(records: Iterable[Judgment], name: str, source: str = "") -> list[JudgmentSet]:
     """Judgment sets from reljudge `Judgment` records: one per score set the records support
-    (`reljudge.aggregation.sets.score_sets`: pointwise labels, pairwise win counts, the EXAM
+    (`reljudge.judges.scoring.score_sets`: pointwise labels, pairwise win counts, the EXAM
     and nugget scores), named ``name`` when there is one set and ``name:<set>`` otherwise. A
     pairwise set keeps its comparisons for preference alignment; documents it does not list won
     nothing. Failed records are never labels; sets without any label are left out."""
-    from reljudge.aggregation.sets import score_sets
+    from reljudge.judges.scoring import score_sets
 
     try:
         found = score_sets(records)

@@ -1,45 +1,61 @@
-"""The judge plugin interface.
+"""The judge plugin interface: what a judging method is.
 
 A judge turns inputs (topics, passages, the pool of pairs to judge) into `Judgment` records by
-rendering prompts, calling the LLM through a `JudgeContext` and parsing the answers. It never
-reads or writes files: the runner gives it its inputs, receives its records through
-`JudgeContext.emit`, and tells it which records already exist (to resume without calling twice).
+rendering prompts, calling the LLM through a `reljudge.judges.context.JudgeContext` and parsing
+the answers. It never reads or writes files: the runner gives it its inputs, receives its records
+through the context, and tells it which records already exist (to resume without calling twice).
 
-Judges register under a name with `@register`; third-party packages add theirs through the
-``reljudge.judges`` entry-point group (``name = "package.module:JudgeClass"``).
+A judge declares everything the rest of the toolkit needs to know about it, so that nothing
+outside the judge's own module (or package) names it:
+
+- its record methods: ``label_methods`` (records carrying the final labels) and
+  ``stage_methods`` (records of earlier stages they rest on: EXAM questions, nuggets);
+- its prompts (`Judge.prompts`; every one is hashed into a job's identity);
+- how it scores its records (`Judge.score_records`, `Judge.score_sets`) and which score set a
+  run's qrels take (`Judge.primary_set`);
+- how it adapts its options to a run's inputs (`Judge.adapt_options`: judge the pairs of a pairs
+  file) and which resources a run can give it (`Judge.resources`: e.g. a question bank);
+- how its work grows (`Judge.estimate`, `Judge.estimate_growth` for ``--dry-run``).
+
+Judges register under a name with `reljudge.judges.registry.register`; third-party packages add
+theirs through the ``reljudge.judges`` entry-point group (``name = "package.module:JudgeClass"``).
 
 A judge may work in several stages (EXAM: generate questions, then grade them; nuggets:
 create, label, assign). Each stage's results are records too (with their own ``method``, e.g.
-``exam-question``), so a resumed run finds them in `JudgeContext.existing` and does not redo
+``exam-question``), so a resumed run finds them in ``JudgeContext.existing`` and does not redo
 them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.metadata
-import inspect
-import linecache
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from reljudge.errors import InputError
-from reljudge.records import Judgment, Provenance
+from reljudge.records import Key
 
 if TYPE_CHECKING:
-    from reljudge.judges.parsing import Parsed
-    from reljudge.judges.reading import Answer
-    from reljudge.llm import ChatResult, LLMClient
+    from reljudge.aggregation import AggregatedScores
+    from reljudge.judges.context import JudgeContext
     from reljudge.prompts import PromptTemplate
 
-Key = tuple[str, str, str, str, str]  # Judgment.key: (method, qid, docid, docid_b, item_id)
+__all__ = [
+    "CallEstimate",
+    "Grade",
+    "Judge",
+    "JudgeInputs",
+    "Key",
+    "Resource",
+    "estimate_tokens",
+    "run_all",
+    "run_bounded",
+]
+
 Grade = int | float
 T = TypeVar("T")
-#: how many items a judge's fan-out works on at once, per unit of the client's concurrency:
-#: enough to keep every connection busy, few enough that prompts are not all held in memory
-FAN_OUT_PER_SLOT = 4
 
 
 @dataclass(frozen=True)
@@ -88,127 +104,17 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
-class JudgeContext:
-    """The judge's only way out: LLM calls, emitting records, and what was already judged.
+@dataclass(frozen=True)
+class Resource:
+    """Something a run can give a judge besides topics, passages and pools (e.g. an EXAM question
+    bank): the run reads it with ``read`` from the file the user names (``--<name>`` with dashes;
+    the value ``dataset`` takes the dataset's own file ``dataset_file``, a key of its paths) and
+    passes the result in ``JudgeInputs.resources[name]``. The judge never reads the file itself."""
 
-    `chat` adds the call's provenance (backend, model, prompt id and hash, rendered-messages
-    hash, decoding parameters, usage, latency) to every record made with `record`.
-
-    ``existing`` is any `Mapping` from `Key` to the earlier `Judgment` of that key. It need not
-    be a dict of records in memory: the runner passes a compact, lazy mapping
-    (`reljudge.io.judgments.ExistingRecords`) that holds the keys and reads a record from the
-    judgments file only when it is looked up. Judges should therefore test membership with
-    `done` (or ``key in existing``) and, when they need the records of one stage, filter the
-    keys by method (``key[0]``) before reading values -- not iterate every value.
-    """
-
-    def __init__(
-        self,
-        client: LLMClient,
-        emit: Callable[[Judgment], None],
-        existing: Mapping[Key, Judgment] | None = None,
-        tool_version: str | None = None,
-    ):
-        self.client = client
-        self._emit = emit
-        self.existing: Mapping[Key, Judgment] = existing or {}
-        self.tool_version = tool_version
-
-    @property
-    def fan_out(self) -> int:
-        """The ``limit`` for `run_bounded`: `FAN_OUT_PER_SLOT` times the client's concurrency."""
-        config = getattr(self.client, "config", None)
-        concurrency = getattr(config, "concurrency", None)
-        return FAN_OUT_PER_SLOT * concurrency if isinstance(concurrency, int) and concurrency > 0 else 32
-
-    def done(self, key: Key) -> Judgment | None:
-        """The finished record with this key from an earlier (interrupted) run, if any."""
-        return self.existing.get(key)
-
-    async def chat(
-        self,
-        prompt: PromptTemplate,
-        variables: Mapping[str, str],
-        *,
-        budget: int | None = None,
-        refresh: bool = False,
-        **params: Any,
-    ) -> ChatResult:
-        """Render ``prompt`` with ``variables`` and send it. ``budget`` is the judge's default
-        answer length in tokens: sent as ``max_tokens`` unless the call or the run sets one
-        (``--max-tokens``, ``--param max_tokens=...``), so no answer is unbounded."""
-        messages = prompt.render(**variables)
-        if budget is not None and "max_tokens" not in params and not _run_sets_max_tokens(self.client):
-            params["max_tokens"] = budget
-        return await self.client.chat(messages, refresh=refresh, **params)
-
-    async def ask(
-        self,
-        prompt: PromptTemplate,
-        variables: Mapping[str, str],
-        parse: Callable[[str], Parsed],
-        *,
-        reask: bool = True,
-        budget: int | None = None,
-        **params: Any,
-    ) -> Answer:
-        """Ask for one answer and read it (`reljudge.judges.reading`). An answer from which no
-        label can be read is dropped from the response cache, so that no later run replays it,
-        and (with ``reask``) asked once more, bypassing the cache; the `Answer` counts both calls
-        and keeps the first answer in ``earlier``."""
-        from reljudge.judges.reading import Answer
-
-        result = await self.chat(prompt, variables, budget=budget, **params)
-        answer = Answer.of(result, prompt, parse)
-        if answer.unreadable:
-            self.client.forget(result)
-            if reask:
-                again = await self.chat(prompt, variables, budget=budget, refresh=True, **params)
-                answer = answer.after(Answer.of(again, prompt, parse))
-                if answer.unreadable:
-                    self.client.forget(again)
-        return answer
-
-    def provenance(self, prompt: PromptTemplate | None, result: ChatResult | None) -> Provenance:
-        if result is None:
-            return Provenance(
-                prompt_id=getattr(prompt, "id", None),
-                prompt_sha256=getattr(prompt, "sha256", None),
-                tool_version=self.tool_version,
-            )
-        return Provenance(
-            backend=result.backend,
-            base_url=result.base_url or None,
-            model=result.model,
-            prompt_id=getattr(prompt, "id", None),
-            prompt_sha256=getattr(prompt, "sha256", None),
-            messages_sha256=result.messages_sha256,
-            params=dict(result.params),
-            usage=result.usage,
-            latency_s=result.latency_s,
-            cached=result.cached,
-            attempts=result.attempts,
-            tool_version=self.tool_version,
-        )
-
-    def emit(self, judgment: Judgment) -> Judgment:
-        """Hand a finished record to the runner (which appends it to the judgments file)."""
-        self._emit(judgment)
-        return judgment
-
-
-def _run_sets_max_tokens(client: Any) -> bool:
-    """Whether the client's configuration already bounds the answer length."""
-    config = getattr(client, "config", None)
-    if config is None:
-        return False
-    if getattr(config, "max_tokens", None) is not None:
-        return True
-    extra = getattr(config, "extra_params", None) or {}
-    options = extra.get("options") if isinstance(extra.get("options"), Mapping) else {}
-    return any(k in extra for k in ("max_tokens", "max_completion_tokens", "num_predict")) or (
-        "num_predict" in options
-    )
+    name: str
+    read: Callable[[Path], Any]
+    dataset_file: str | None = None
+    help: str = ""
 
 
 class Judge(ABC):
@@ -222,6 +128,12 @@ class Judge(ABC):
     default_prompt: ClassVar[str | None] = None
     #: method names of the records this judge emits that carry the final document labels
     label_methods: ClassVar[tuple[str, ...]] = ()
+    #: method names of the records of earlier stages the labels rest on (questions, nuggets)
+    stage_methods: ClassVar[tuple[str, ...]] = ()
+    #: what a run can give this judge besides its inputs (see `Resource`)
+    resources: ClassVar[tuple[Resource, ...]] = ()
+    #: whether each label is one call about one (topic, passage) with one prompt (`judge probe`)
+    pointwise: ClassVar[bool] = False
 
     @abstractmethod
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
@@ -238,110 +150,103 @@ class Judge(ABC):
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
         """The calls `run` would make on ``inputs`` from scratch, without making any."""
 
+    # -- what the rest of the toolkit asks a judge ------------------------------------------
 
-_REGISTRY: dict[str, type[Judge]] = {}
-_ENTRY_POINTS_LOADED = False
-_BUILTIN_MODULES = (
-    "reljudge.judges.binary",
-    "reljudge.judges.umbrela",
-    "reljudge.judges.pairwise",
-    "reljudge.judges.exam",
-    "reljudge.judges.nuggets",
-    "reljudge.judges.custom",
-)
+    def prompts(self) -> dict[str, PromptTemplate]:
+        """Every prompt this judge may send, by the attribute that holds it (``prompt``,
+        ``question_prompt``, ...). A job's identity holds their SHA-256, so an edited prompt is
+        never mixed into a resumed run. The default finds the `PromptTemplate` attributes of the
+        judge (and of judges it holds); override it when prompts are kept elsewhere."""
+        return _prompt_attributes(self)
 
+    @classmethod
+    def adapt_options(cls, options: Mapping[str, Any], *, pairs_given: bool = False) -> dict[str, Any]:
+        """The constructor options for a run with these inputs: ``pairs_given`` when the run
+        has a pairs file (a pairwise judge then judges exactly those pairs). Default: unchanged."""
+        return dict(options)
 
-def register(cls: type[Judge]) -> type[Judge]:
-    """Class decorator: make a judge available under ``cls.name``."""
-    existing = _REGISTRY.get(cls.name)
-    if existing is not None and existing is not cls:
-        raise ValueError(f"judge name {cls.name!r} is taken by {existing.__module__}.{existing.__qualname__}")
-    _REGISTRY[cls.name] = cls
-    return cls
+    #: the names of the score sets this method's records give, when not its record methods
+    #: (EXAM: ``exam-binary``, ``exam-graded-max``, ...): `judgments_to_scores` finds it by them
+    set_names: ClassVar[tuple[str, ...]] = ()
 
+    @classmethod
+    def owns(cls, record: Any) -> bool:
+        """Whether this method scores ``record`` (`reljudge.judges.scoring.score_sets`): by
+        default a record of one of its declared record methods."""
+        return record.method in cls.label_methods or record.method in cls.stage_methods
 
-def _load_all() -> None:
-    global _ENTRY_POINTS_LOADED
-    for module in _BUILTIN_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as err:  # a built-in judge not written yet must not hide the others
-            if err.name != module:
-                raise
-    if not _ENTRY_POINTS_LOADED:
-        _ENTRY_POINTS_LOADED = True
-        for entry in importlib.metadata.entry_points(group="reljudge.judges"):
-            cls = entry.load()
-            if entry.name not in _REGISTRY:
-                _REGISTRY[entry.name] = cls
+    @classmethod  # noqa: B027 - an optional hook
+    def check_score_options(cls, options: Mapping[str, Any]) -> None:
+        """Raise ValueError for a scoring option of this method with a bad value (options are
+        checked even when no record of the method is present). Default: nothing to check."""
 
+    @classmethod
+    def claims_name(cls, name: str) -> bool:
+        """Whether ``name`` (a set name or this judge's name) is this method's to score."""
+        return name in cls.set_names
 
-def available_judges() -> list[str]:
-    _load_all()
-    return sorted(_REGISTRY)
+    @classmethod
+    def scores_for(cls, name: str, records: Sequence[Any], **options: Any) -> AggregatedScores:
+        """The scores of the set ``name`` (or of this method's primary set, for its own name)
+        from its records (`reljudge.judges.scoring.judgments_to_scores`)."""
+        sets = cls.score_records(records, **options)
+        if name in sets:
+            return sets[name]
+        primary = [s for s in sets.values() if s.primary] or list(sets.values())
+        if not primary:
+            raise ValueError(f"no {name!r} scores in the records")
+        return primary[0]
 
+    @classmethod
+    def score_records(cls, records: Sequence[Any], **options: Any) -> dict[str, AggregatedScores]:
+        """Document score sets from this method's records (its label and stage records), by set
+        name (``binary``, ``exam-graded-max``, ...). ``options`` are scoring options; each method
+        takes those it knows and ignores the others. The default scores the label records by
+        their shape: pointwise labels, or pairwise win counts."""
+        from reljudge.judges.scoring import shape_sets
 
-def get_judge(name: str, **options: Any) -> Judge:
-    """An instance of the judge registered as ``name``, built with ``options``.
+        return shape_sets(records, **options)
 
-    The option names are checked against the judge's constructor first: an unknown name, or a
-    required option left out, is an `InputError` listing the judge's options. A `TypeError` the
-    judge's own code raises on purpose to reject a value (``raise TypeError("p must be ...")``)
-    is an `InputError` too; any other `TypeError` is a bug and propagates as it is.
-    """
-    _load_all()
-    cls = _REGISTRY.get(name)
-    if cls is None:
-        raise InputError(f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))}")
-    _check_option_names(name, cls, options)
-    try:
-        return cls(**options)
-    except TypeError as err:
-        if _rejects_a_value(err, cls):
-            raise InputError(f"method {name!r}: {err}") from None
-        raise
+    def score_options(self) -> dict[str, Any]:
+        """The scoring options this judge's own settings imply (EXAM: its mode's scale)."""
+        return {}
 
+    def score_sets(
+        self, records: Iterable[Any], resources: Mapping[str, Any] | None = None
+    ) -> dict[str, AggregatedScores]:
+        """The score sets of this judge's records among ``records`` (others are ignored), with
+        the resources the run gave it. A document whose score rests on an incomplete set of
+        records (an interrupted run) is listed in the set's ``incomplete``."""
+        mine = frozenset(self.label_methods) | frozenset(self.stage_methods)
+        options = {**self.score_options(), **(dict(resources or {}))}
+        return type(self).score_records([r for r in records if r.method in mine], **options)
 
-def _check_option_names(name: str, cls: type[Judge], options: Mapping[str, Any]) -> None:
-    try:
-        signature = inspect.signature(cls)
-    except (TypeError, ValueError):  # no inspectable constructor (e.g. a plugin in C): let it check
-        return
-    params = signature.parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return  # takes any keyword: the judge checks its options itself
-    named = [
-        p
-        for p in params
-        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    ]
-    valid = ", ".join(p.name for p in named) or "none"
-    unknown = [key for key in options if key not in {p.name for p in named}]
-    if unknown:
-        s = "s" if len(unknown) > 1 else ""
-        raise InputError(
-            f"method {name!r} has no option{s} {', '.join(map(repr, unknown))}; its options: {valid}"
-        )
-    missing = [p.name for p in named if p.default is inspect.Parameter.empty and p.name not in options]
-    if missing:
-        raise InputError(
-            f"method {name!r} needs option(s) {', '.join(map(repr, missing))}; its options: {valid}"
-        )
+    @property
+    def primary_set(self) -> str:
+        """The score set a run's ``qrels.txt`` takes."""
+        return self.label_methods[0] if self.label_methods else self.name
+
+    def estimate_growth(self, inputs: JudgeInputs) -> list[dict[str, Any]]:
+        """How the calls grow with the pool depth, for ``--dry-run`` (rows of a table; the first
+        column is the depth). Default: nothing to show."""
+        return []
 
 
-def _rejects_a_value(err: TypeError, cls: type[Judge]) -> bool:
-    """Whether ``err`` was raised by a ``raise`` statement in the judge's own code (its module or
-    reljudge's judges package) -- a message for the user -- rather than by Python on a bug."""
-    tb = err.__traceback__
-    if tb is None:
-        return False
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    module = tb.tb_frame.f_globals.get("__name__", "")
-    if module != cls.__module__ and not module.startswith("reljudge.judges."):
-        return False
-    source = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
-    return source.lstrip().startswith("raise ")
+def _prompt_attributes(judge: Any, seen: set[int] | None = None) -> dict[str, PromptTemplate]:
+    from reljudge.prompts import PromptTemplate
+
+    seen = set() if seen is None else seen
+    found: dict[str, PromptTemplate] = {}
+    for name, value in vars(judge).items():
+        if isinstance(value, PromptTemplate):
+            if id(value) not in seen:
+                seen.add(id(value))
+                found[name] = value
+        elif isinstance(value, Judge) and id(value) not in seen:
+            seen.add(id(value))
+            for inner, template in _prompt_attributes(value, seen).items():
+                found.setdefault(inner, template)
+    return found
 
 
 async def run_all(coroutines: Sequence[Any]) -> list[Any]:

@@ -7,8 +7,8 @@ no" prompt of Arabzadeh & Clarke's prompt-sensitivity collection) or ``binary/fa
 
 from __future__ import annotations
 
-from reljudge.judges.base import register
 from reljudge.judges.pointwise import PointwiseJudge
+from reljudge.judges.registry import register
 
 
 @register

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
-from reljudge.judges.base import JudgeContext, JudgeInputs, Key, estimate_tokens
+from reljudge.judges.base import JudgeInputs, Key, estimate_tokens
+from reljudge.judges.context import JudgeContext
 from reljudge.records import Judgment, Provenance, Usage
 
 if TYPE_CHECKING:

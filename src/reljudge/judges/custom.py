@@ -12,13 +12,16 @@ each variant its own name so that several prompts can share one judgments file).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
-from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, register
+from reljudge.judges.base import CallEstimate, Judge, JudgeInputs
 from reljudge.judges.common import resolve_prompt
+from reljudge.judges.context import JudgeContext
 from reljudge.judges.pairwise import PairwiseJudge
 from reljudge.judges.pointwise import PointwiseJudge
+from reljudge.judges.registry import register
 
 if TYPE_CHECKING:
     from reljudge.prompts import OutputSpec, PromptTemplate
@@ -105,6 +108,21 @@ class CustomJudge(Judge):
         return self.prompt.output
 
     @property
+    def pointwise(self) -> bool:  # type: ignore[override]
+        return isinstance(self._inner, PointwiseJudge)
+
+    @classmethod
+    def adapt_options(cls, options: Mapping[str, Any], *, pairs_given: bool = False) -> dict[str, Any]:
+        """With a pairs file, a pairwise prompt judges exactly its pairs (``pairs="given"``)."""
+        adapted = dict(options)
+        if pairs_given and "pairs" not in adapted and _declared_output(adapted) == "pairwise":
+            adapted["pairs"] = "given"
+        return adapted
+
+    def estimate_growth(self, inputs: JudgeInputs) -> list[dict[str, Any]]:
+        return self._inner.estimate_growth(inputs)
+
+    @property
     def label_methods(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.method,)
 
@@ -125,3 +143,21 @@ class CustomJudge(Judge):
             note=f"custom {est.note}",
             records=est.records,
         )
+
+
+def _declared_output(options: Mapping[str, Any]) -> str | None:
+    """The output type the options' prompt declares (None when it cannot be told yet: the
+    constructor then reports what is wrong)."""
+    from reljudge.prompts import OutputSpec, PromptTemplate
+
+    try:
+        if options.get("output") is not None:
+            return OutputSpec.coerce(options["output"]).type
+        prompt = options.get("prompt")
+        if isinstance(prompt, PromptTemplate):
+            return prompt.output.type
+        if isinstance(prompt, str):
+            return resolve_prompt(prompt).output.type
+    except Exception:  # a bad prompt or output is reported when the judge is built
+        return None
+    return None

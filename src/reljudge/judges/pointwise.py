@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, run_bounded
+from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_bounded
 from reljudge.judges.common import (
     Parser,
     check_output,
@@ -23,6 +23,7 @@ from reljudge.judges.common import (
     skipped_record,
     topic_problem,
 )
+from reljudge.judges.context import JudgeContext
 
 if TYPE_CHECKING:
     from reljudge.prompts import PromptTemplate
@@ -33,6 +34,7 @@ class PointwiseJudge(Judge):
 
     #: typical answer length in tokens, for estimates when ``max_tokens`` is not set
     answer_tokens: ClassVar[int] = 5
+    pointwise: ClassVar[bool] = True
 
     def __init__(self, prompt: str | PromptTemplate | None = None, max_tokens: int | None = None) -> None:
         chosen = prompt if prompt is not None else self.default_prompt

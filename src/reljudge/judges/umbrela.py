@@ -9,8 +9,8 @@ summary can count them. Unlike umbrela's own parser, an unreadable answer is ``u
 
 from __future__ import annotations
 
-from reljudge.judges.base import register
 from reljudge.judges.pointwise import PointwiseJudge
+from reljudge.judges.registry import register
 
 
 @register

@@ -204,8 +204,6 @@ def cell_run_config(plan: SweepPlan, cell: Cell, *, dry_run: bool = False) -> An
     }
     if cell.prompt.builtin:
         options = {"prompt": cell.prompt.builtin}
-    if cell.task == "pairwise":
-        options["pairs"] = "given"
     request_fields = dict(params.pop("extra", None) or {})  # sent as-is with every request
     if params.get("top_logprobs") is not None:
         request_fields["top_logprobs"] = params.pop("top_logprobs")

@@ -1,7 +1,7 @@
 """Pairwise preferences (Arabzadeh & Clarke): which of two passages answers the query better?
 
 Every pair is judged in both orders (two calls, made together) to control position bias; the
-two answers are combined by `reljudge.aggregation.preferences.combine_orders`: when both orders
+two answers are combined by `reljudge.judges.pairwise.preferences.combine_orders`: when both orders
 prefer the same passage it wins, otherwise the pair is a tie (label 0). One record per pair:
 ``docid``/``docid_b`` with label 1 (docid preferred), 2 (docid_b preferred) or 0 (tie); both raw
 answers, both parse results and both rendered-message hashes are kept in ``extra["orders"]``.
@@ -14,7 +14,7 @@ Which pairs (option ``pairs``):
 - ``"given"``: exactly the pairs of ``inputs.pairs`` (`validate_pairs`: a self-pair or a repeated
   pair is an error; a pair repeated in the other order is judged once, in its first order);
 - ``"sampler"``: Clarke et al.'s (TOIS 2021) sampling, round by round with
-  `reljudge.judges.pairs.PreferenceSampler` (``p`` pairings per document each round; only
+  `reljudge.judges.pairwise.sampler.PreferenceSampler` (``p`` pairings per document each round; only
   documents with enough wins go on). On resume, pairs already judged are fed to the sampler from
   ``ctx.existing`` without calling again.
 """
@@ -22,20 +22,12 @@ Which pairs (option ``pairs``):
 from __future__ import annotations
 
 import asyncio
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from reljudge.errors import InputError
-from reljudge.judges.base import (
-    CallEstimate,
-    Judge,
-    JudgeContext,
-    JudgeInputs,
-    register,
-    run_all,
-    run_bounded,
-)
+from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_bounded
 from reljudge.judges.common import (
     Parser,
     answer_provenance,
@@ -49,14 +41,20 @@ from reljudge.judges.common import (
     topic_problem,
     unreadable_record,
 )
+from reljudge.judges.context import JudgeContext
+from reljudge.judges.pairwise.sampler import sampler_pair_bound
 from reljudge.judges.reading import clip
+from reljudge.judges.registry import register
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:
+    from reljudge.aggregation.qrels import AggregatedScores
     from reljudge.judges.reading import Answer
     from reljudge.prompts import PromptTemplate
 
 PAIR_SELECTIONS = ("all", "given", "sampler")
+#: the names the win counts of pairwise records go by (``preferences``: the published files)
+PAIRWISE_NAMES = ("pairwise", "preferences")
 FINAL_POOL = 9  # the sampler compares all pairs once at most this many candidates remain
 
 
@@ -139,7 +137,7 @@ class PairwiseJudge(Judge):
             if inputs.pairs is None:
                 raise InputError("pairs='given' needs explicit pairs (a pairs file)")
             return {qid: _given_pairs(qid, pairs) for qid, pairs in inputs.pairs.items()}
-        from reljudge.judges.pairs import all_pairs
+        from reljudge.judges.pairwise.sampler import all_pairs
 
         return {qid: list(all_pairs(_unique(docids))) for qid, docids in inputs.pool.items()}
 
@@ -147,7 +145,7 @@ class PairwiseJudge(Judge):
         return ctx.done(key(self.method, qid, a, b))
 
     async def _run_sampler(self, inputs: JudgeInputs, ctx: JudgeContext, parser: Parser, qid: str) -> None:
-        from reljudge.judges.pairs import PreferenceSampler
+        from reljudge.judges.pairwise.sampler import PreferenceSampler
 
         sampler = PreferenceSampler(
             _unique(inputs.pool[qid]), p=self.p, seed=self.seed, final_pool=FINAL_POOL
@@ -213,7 +211,7 @@ class PairwiseJudge(Judge):
     def _pair_record(
         self, ctx: JudgeContext, qid: str, a: str, b: str, forward: Answer, backward: Answer
     ) -> Judgment:
-        from reljudge.aggregation.preferences import combine_orders
+        from reljudge.judges.pairwise.preferences import combine_orders
 
         fields: dict[str, Any] = {"qid": qid, "docid": a, "docid_b": b, "method": self.method}
         provenance = answer_provenance(ctx, self.prompt, forward).model_copy(
@@ -269,6 +267,74 @@ class PairwiseJudge(Judge):
         except Exception as err:  # one odd answer must never end the job
             return unreadable_record(fields, raw, how, err, provenance)
 
+    # -- what the toolkit asks a judge -----------------------------------------------------
+
+    @classmethod
+    def adapt_options(cls, options: Mapping[str, Any], *, pairs_given: bool = False) -> dict[str, Any]:
+        """With a pairs file, judge exactly its pairs (``pairs="given"``) unless chosen otherwise."""
+        adapted = dict(options)
+        if pairs_given:
+            adapted.setdefault("pairs", "given")
+        return adapted
+
+    def estimate_growth(self, inputs: JudgeInputs) -> list[dict[str, Any]]:
+        """Calls by pool depth (documents per topic), every pair against the sampler; nothing
+        when the pairs are given."""
+        if self.pairs == "given" or inputs.pairs is not None:
+            return []
+        variants = {name: type(self)(prompt=self.prompt, pairs=name, p=self.p, seed=self.seed,
+                                     max_tokens=self.max_tokens) for name in ("all", "sampler")}  # fmt: skip
+        depth = max((len(d) for d in inputs.pool.values()), default=0)
+        rows = []
+        for d in [d for d in (5, 10, 20, 50, 100, 200) if d < depth] + [depth]:
+            sub = replace(inputs, pool={q: list(docs)[:d] for q, docs in inputs.pool.items()})
+            row: dict[str, Any] = {
+                "depth": d,
+                "pairs": sum(len(x) * (len(x) - 1) // 2 for x in sub.pool.values()),
+            }
+            row.update({name: j.estimate(sub).calls for name, j in variants.items()})
+            rows.append(row)
+        return rows
+
+    @classmethod
+    def scores_for(cls, name: str, records: Sequence[Any], **options: Any) -> AggregatedScores:
+        """Scores of records scored by their shape: win counts for ``pairwise`` (alias
+        ``preferences``) or for a record method whose records are pairs, labels otherwise
+        (`reljudge.judges.scoring.judgments_to_scores` for any method no judge claims)."""
+        from reljudge.aggregation.exclusions import Exclusions, check_policy, single_method
+        from reljudge.aggregation.qrels import AggregatedScores
+        from reljudge.judges.scoring import shape_sets
+
+        on_failure = options.get("on_failure", "exclude")
+        recorded = single_method(records)
+        pairwise = name in PAIRWISE_NAMES or (recorded == name and any(r.docid_b for r in records))
+        if pairwise and on_failure != "exclude":
+            raise ValueError("a failed comparison gives no win; on_failure must be 'exclude' for pairwise")
+        if not pairwise:
+            if options.get("score") is not None:
+                raise ValueError(f"method {name!r} is pointwise and takes no score option")
+            for r in records:
+                if r.docid is None or r.docid_b is not None or r.item_id is not None:
+                    raise ValueError(
+                        f"not a pointwise record (topic {r.qid}: docid={r.docid!r}, docid_b={r.docid_b!r}, "
+                        f"item_id={r.item_id!r}); pass the matching method (pairwise, exam, nuggets)"
+                    )
+        check_policy(on_failure)
+        found = shape_sets(
+            records, **{k: v for k, v in options.items() if k in ("on_failure", "ties", "lengths")}
+        )
+        if found:
+            (result,) = found.values()
+            result.details.pop("preferences", None)
+        elif pairwise:  # no records
+            result = AggregatedScores(
+                name, {}, Exclusions(), {"never_won": {}, "ties": options.get("ties", "none")}
+            )
+        else:
+            result = AggregatedScores(name, {}, Exclusions(policy=on_failure))
+        result.method = "pairwise" if name in PAIRWISE_NAMES else name
+        return result
+
     # -- estimating ------------------------------------------------------------------------
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
@@ -319,26 +385,15 @@ class PairwiseJudge(Judge):
         return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2)
 
 
-def sampler_pair_bound(n: int, p: int, threshold: int) -> int:
-    """Upper bound on the pairs the sampler compares for a pool of ``n``: ceil(p*n/2) per round
-    while more than ``threshold`` documents remain (about half survive each round), then all
-    pairs of the rest."""
-    pairs = 0
-    while n > threshold:
-        pairs += math.ceil(min(p, n - 1) * n / 2)
-        n //= 2
-    return pairs + n * (n - 1) // 2
-
-
 def _unique(docids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(docids))
 
 
 def _given_pairs(qid: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The explicit pairs of a topic, checked (`reljudge.judges.pairs.validate_pairs`): a
+    """The explicit pairs of a topic, checked (`reljudge.judges.pairwise.sampler.validate_pairs`): a
     document paired with itself or a repeated pair is an `InputError`; a pair repeated in the
     other order is dropped, since every pair is judged in both orders anyway."""
-    from reljudge.judges.pairs import PairError, validate_pairs
+    from reljudge.judges.pairwise.sampler import PairError, validate_pairs
 
     try:
         return validate_pairs(pairs, reversed_repeats="drop")
@@ -348,4 +403,37 @@ def _given_pairs(qid: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, 
 
 register(PairwiseJudge)
 
-__all__ = ["PairwiseJudge", "sampler_pair_bound", "PAIR_SELECTIONS"]
+__all__ = ["PAIRWISE_NAMES", "PAIR_SELECTIONS", "PairwiseJudge", "pairwise_sets"]
+
+
+def pairwise_sets(
+    group: Sequence[Any],
+    *,
+    on_failure: str = "exclude",
+    ties: Any = "none",
+    lengths: Mapping[str, int] | None = None,
+) -> AggregatedScores:
+    """The win counts of one record method's comparisons (`count_wins`), with the ``ok``
+    comparisons in ``details["preferences"]`` (one per unordered pair)."""
+    from reljudge.aggregation.qrels import AggregatedScores
+    from reljudge.judges.pairwise.preferences import _pair_key, count_wins
+
+    if on_failure != "exclude":
+        raise ValueError("a failed comparison gives no win; on_failure must be 'exclude' for pairwise")
+    prefs = count_wins(group, ties=ties, lengths=lengths)
+    seen: set[tuple[str, str, str]] = set()
+    comparisons: list[tuple[str, str, str, int]] = []
+    for r in group:
+        if r.status != "ok" or r.label is None:
+            continue
+        k = _pair_key(r)
+        if k not in seen:
+            seen.add(k)
+            comparisons.append((r.qid, r.docid, r.docid_b, int(r.label)))
+    method = group[0].method if group else "pairwise"
+    return AggregatedScores(
+        method=method,
+        scores=prefs.scores,
+        exclusions=prefs.exclusions,
+        details={"never_won": prefs.never_won, "ties": ties, "preferences": comparisons},
+    )

@@ -3,7 +3,7 @@ topic's exam questions?
 
 Stage 1 writes the exam: one call per topic with the query alone (``exam/question-generation``,
 the ten-question prompt of the FLAN-T5-EXAM appendix), unless a question bank is given in
-``inputs.resources["question_bank"]`` (a `reljudge.aggregation.exam.QuestionBank`), in which
+``inputs.resources["question_bank"]`` (a `reljudge.judges.exam.scores.QuestionBank`), in which
 case no question is generated. Each question becomes a record ``method="exam-question"``,
 ``item_id = qid/md5(text)``, ``extra={"text": ..., "index": i}``, no label; a resumed run reuses
 them.
@@ -14,15 +14,17 @@ is an "unanswerable" expression), ``mode="graded"`` the 0–5 self-rating (``exa
 Records: ``method="exam"``, ``docid``, ``item_id`` (the question id), label 0/1 or 0–5, and
 ``extra["scale"]`` (the mode, ``"binary"`` or ``"graded"``: which scale the label is on).
 Passage scores (fraction answered, max or mean rating) are computed by
-`reljudge.aggregation.exam`; `reljudge.aggregation.sets.score_sets` picks them by the scale.
+`reljudge.judges.exam.scores`; `reljudge.judges.exam.sets` names them and picks them by the scale.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
-from reljudge.judges.base import CallEstimate, Judge, JudgeContext, JudgeInputs, register, run_bounded
+from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, Resource, run_bounded
 from reljudge.judges.common import (
     Parser,
     answer_provenance,
@@ -37,16 +39,18 @@ from reljudge.judges.common import (
     topic_problem,
     without_usage,
 )
+from reljudge.judges.context import JudgeContext
+from reljudge.judges.exam.sets import EXAM_SCALES, EXAM_SETS, GRADE_METHOD, QUESTION_METHOD, exam_sets
 from reljudge.judges.parsing import Parsed
 from reljudge.judges.reading import clip
+from reljudge.judges.registry import register
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.exam import Question, QuestionBank
+    from reljudge.aggregation.qrels import AggregatedScores
+    from reljudge.judges.exam.scores import Question, QuestionBank
     from reljudge.prompts import PromptTemplate
 
-QUESTION_METHOD = "exam-question"
-GRADE_METHOD = "exam"
 MODES = ("binary", "graded")
 _GRADING_PROMPTS = {"binary": "exam/answerability", "graded": "exam/self-rating"}
 _TYPICAL_QUESTION = "What are the main causes and consequences of this topic for most people?"
@@ -76,6 +80,16 @@ class ExamJudge(Judge):
     name = "exam"
     default_prompt = "exam/answerability"
     label_methods = (GRADE_METHOD,)
+    stage_methods = (QUESTION_METHOD,)
+    set_names = EXAM_SETS
+    resources = (
+        Resource(
+            "question_bank",
+            read=lambda path: read_question_bank(path),
+            dataset_file="exam_questions",
+            help="grade an existing question bank (<qid>_<n><TAB>question) instead of generating questions",
+        ),
+    )
 
     def __init__(
         self,
@@ -103,6 +117,64 @@ class ExamJudge(Judge):
     def grade_parser(self) -> Parser:
         """Reads a grade by the grading prompt's output contract."""
         return self.prompt.output.parse
+
+    # -- scoring ---------------------------------------------------------------------------
+
+    @classmethod
+    def owns(cls, record: Any) -> bool:
+        """Questions, and grades of a question on a passage (a plain per-passage record that
+        happens to be called ``exam`` is a pointwise label)."""
+        return record.method == QUESTION_METHOD or (
+            record.method == GRADE_METHOD and record.item_id is not None
+        )
+
+    @classmethod
+    def check_score_options(cls, options: Mapping[str, Any]) -> None:
+        scale = options.get("exam_scale")
+        if scale is not None and scale not in EXAM_SCALES:
+            raise ValueError(f"exam_scale must be one of {', '.join(EXAM_SCALES)}, not {scale!r}")
+
+    @classmethod
+    def claims_name(cls, name: str) -> bool:
+        return name == cls.name or name.startswith(cls.name + "-") or name in cls.set_names
+
+    @classmethod
+    def score_records(cls, records: Sequence[Any], **options: Any) -> dict[str, AggregatedScores]:
+        """``exam-binary`` (0/1 answerability) or ``exam-graded-max`` and ``exam-graded-mean``
+        (0-5 self-ratings); options ``exam_scale``, ``question_bank``, ``on_failure``."""
+        return exam_sets(
+            records,
+            exam_scale=options.get("exam_scale"),
+            question_bank=options.get("question_bank"),
+            on_failure=options.get("on_failure", "exclude"),
+        )
+
+    @classmethod
+    def scores_for(cls, name: str, records: Sequence[Any], **options: Any) -> AggregatedScores:
+        """One EXAM score from grade records: ``exam`` (with ``score``, default ``binary``) or
+        ``exam-<score>``; ``questions`` (a bank: every question counts, a missing grade as
+        unanswered) and ``min_rating`` (answerability from 0-5 self-ratings) as in `exam_scores`."""
+        from reljudge.aggregation.qrels import AggregatedScores, split_set_name
+        from reljudge.judges.exam.scores import EXAM_SCORES, exam_scores
+
+        choice = split_set_name(name, cls.name, "binary", options.get("score"), EXAM_SCORES)
+        exam = exam_scores(
+            [r for r in records if r.method == GRADE_METHOD or r.method not in cls.stage_methods],
+            choice,  # type: ignore[arg-type]
+            questions=options.get("questions"),
+            min_rating=options.get("min_rating"),
+            on_failure=options.get("on_failure", "exclude"),
+        )
+        return AggregatedScores(
+            method=f"exam-{choice}", scores=exam.scores, exclusions=exam.exclusions, details={"score": choice}
+        )
+
+    def score_options(self) -> dict[str, Any]:
+        return {"exam_scale": self.mode}
+
+    @property
+    def primary_set(self) -> str:
+        return "exam-graded-max" if self.mode == "graded" else "exam-binary"
 
     # -- running ---------------------------------------------------------------------------
 
@@ -155,7 +227,7 @@ class ExamJudge(Judge):
             ctx.emit(record)
 
     async def _generate(self, inputs: JudgeInputs, ctx: JudgeContext, qid: str) -> list[Question] | None:
-        from reljudge.aggregation.exam import Question, question_id
+        from reljudge.judges.exam.scores import Question, question_id
 
         problem = topic_problem(inputs.topics, qid)
         if problem is not None:
@@ -258,7 +330,7 @@ class ExamJudge(Judge):
 
 
 def _question_bank(inputs: JudgeInputs) -> QuestionBank | None:
-    from reljudge.aggregation.exam import QuestionBank
+    from reljudge.judges.exam.scores import QuestionBank
 
     bank = inputs.resources.get("question_bank")
     if bank is None or isinstance(bank, QuestionBank):
@@ -268,7 +340,7 @@ def _question_bank(inputs: JudgeInputs) -> QuestionBank | None:
 
 def _earlier_questions(ctx: JudgeContext) -> dict[str, list[Question]]:
     """Questions generated by an earlier run of this job, per topic, in their original order."""
-    from reljudge.aggregation.exam import Question
+    from reljudge.judges.exam.scores import Question
 
     found: dict[str, list[tuple[int, Question]]] = {}
     # filter by the key's method first: `ctx.existing` may read records lazily
@@ -284,3 +356,18 @@ def _earlier_questions(ctx: JudgeContext) -> dict[str, list[Question]]:
             (int(index), Question(id=record.item_id, qid=record.qid, text=text))
         )
     return {qid: [q for _, q in sorted(items, key=lambda x: x[0])] for qid, items in found.items()}
+
+
+def read_question_bank(path: Path) -> QuestionBank:
+    """An EXAM question bank from a ``<qid>_<n><TAB>question`` file (as shipped with the TREC DL
+    data: ``exam_questions.gpt-4o.tsv``). The run reads it for the judge (`Resource`)."""
+    from reljudge.datasets import read_exam_questions
+    from reljudge.judges.exam.scores import QuestionBank
+
+    questions = read_exam_questions(path)
+    try:
+        return QuestionBank.from_rows(
+            (qid, text) for qid, items in questions.items() for text in items.values()
+        )
+    except ValueError as err:
+        raise InputError(str(err), path) from None

@@ -11,7 +11,7 @@ Per topic, as castorini/nuggetizer does, with its failure modes fixed:
    continues where it stopped; a failed window is recorded and skipped (the list is kept).
 2. **Score**: importance vital/okay in batches of ``batch_size`` (10) nuggets.
 3. **Select** the top ``top_k`` (20), vital first, stable
-   (`reljudge.aggregation.nuggets.select_nuggets`). Each nugget is a record ``method="nugget"``,
+   (`reljudge.judges.nuggets.scores.select_nuggets`). Each nugget is a record ``method="nugget"``,
    ``item_id = qid/md5(text)``, ``extra={"text", "importance", "rank", "selected"}``.
 4. **Assign** each selected nugget to each pooled passage in batches: records
    ``method="nugget-assignment"`` with ``docid``, ``item_id`` and label 1 (support), 0.5
@@ -28,20 +28,12 @@ without relevant passages, or for which no nugget could be created, gets one ``s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
-from reljudge.judges.base import (
-    CallEstimate,
-    Judge,
-    JudgeContext,
-    JudgeInputs,
-    register,
-    run_all,
-    run_bounded,
-)
+from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_bounded
 from reljudge.judges.common import (
     chat_failure,
     check_choice,
@@ -54,18 +46,26 @@ from reljudge.judges.common import (
     topic_problem,
     without_usage,
 )
+from reljudge.judges.context import JudgeContext
+from reljudge.judges.nuggets.sets import (
+    ASSIGN_METHOD,
+    CREATION_METHOD,
+    NUGGET_METHOD,
+    NUGGET_SETS,
+    RECORDED,
+    nugget_sets,
+)
 from reljudge.judges.parsing import Parsed
 from reljudge.judges.reading import clip, read_text
+from reljudge.judges.registry import register
 from reljudge.records import Judgment, Provenance, Usage
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.nuggets import Nugget
+    from reljudge.aggregation.qrels import AggregatedScores
+    from reljudge.judges.nuggets.scores import Nugget
     from reljudge.llm import ChatResult
     from reljudge.prompts import PromptTemplate
 
-NUGGET_METHOD = "nugget"
-CREATION_METHOD = "nugget-creation"
-ASSIGN_METHOD = "nugget-assignment"
 CREATE_FROM = ("qrels", "pool")
 RETRY_TEMPERATURE = 0.2
 _ASSIGN_PROMPTS = {3: "nuggets/assign", 2: "nuggets/assign-2grade"}
@@ -121,6 +121,8 @@ class NuggetJudge(Judge):
     name = "nuggets"
     default_prompt = "nuggets/assign"
     label_methods = (ASSIGN_METHOD,)
+    stage_methods = (NUGGET_METHOD, CREATION_METHOD)
+    set_names = NUGGET_SETS
 
     def __init__(
         self,
@@ -176,6 +178,62 @@ class NuggetJudge(Judge):
         #: the nuggets of each topic (all scored ones, in creation order) after `run`
         self.nuggets: dict[str, list[Nugget]] = {}
 
+    # -- scoring ---------------------------------------------------------------------------
+
+    @classmethod
+    def owns(cls, record: Any) -> bool:
+        """Nugget and creation records, and assignments of a nugget to a passage."""
+        return record.method in cls.stage_methods or (
+            record.method == ASSIGN_METHOD and record.item_id is not None
+        )
+
+    @classmethod
+    def check_score_options(cls, options: Mapping[str, Any]) -> None:
+        top_k = options.get("top_k", RECORDED)
+        if top_k != RECORDED and top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+            raise ValueError(f"top_k must be a positive integer, None or 'recorded', got {top_k!r}")
+
+    @classmethod
+    def claims_name(cls, name: str) -> bool:
+        return name == cls.name or name.startswith(cls.name + "-") or name in cls.set_names
+
+    @classmethod
+    def score_records(cls, records: Sequence[Any], **options: Any) -> dict[str, AggregatedScores]:
+        """The six nugget scores (``nuggets-all``, ...); options ``top_k``, ``empty_class``,
+        ``weighted``, ``on_failure``."""
+        known = ("top_k", "empty_class", "weighted", "on_failure")
+        return nugget_sets(records, **{k: v for k, v in options.items() if k in known})
+
+    @classmethod
+    def scores_for(cls, name: str, records: Sequence[Any], **options: Any) -> AggregatedScores:
+        """One nugget score from assignment records against ``nuggets`` (required): ``nuggets``
+        (with ``score``, default ``all``) or ``nuggets-<score>``, as in `nugget_scores`."""
+        from reljudge.aggregation.qrels import AggregatedScores, split_set_name
+        from reljudge.judges.nuggets.scores import NUGGET_SCORES, nugget_scores
+
+        choice = split_set_name(name, cls.name, "all", options.get("score"), NUGGET_SCORES)
+        nuggets = options.get("nuggets")
+        if nuggets is None:
+            raise ValueError("the nuggets method needs the nuggets the passages were assessed against")
+        result = nugget_scores(
+            [r for r in records if r.method not in (NUGGET_METHOD, CREATION_METHOD)],
+            nuggets,
+            on_failure=options.get("on_failure", "exclude"),
+            empty_class=options.get("empty_class", "undefined"),
+            weighted=options.get("weighted", "trec"),
+        )
+        return AggregatedScores(
+            method=f"nuggets-{choice}", scores=result.qrels(choice), exclusions=result.exclusions,
+            details={"score": choice},
+        )  # fmt: skip
+
+    def score_options(self) -> dict[str, Any]:
+        return {"top_k": self.top_k}
+
+    @property
+    def primary_set(self) -> str:
+        return "nuggets-all"
+
     # -- running ---------------------------------------------------------------------------
 
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
@@ -192,7 +250,7 @@ class NuggetJudge(Judge):
     async def _run_topic(
         self, inputs: JudgeInputs, ctx: JudgeContext, qid: str, earlier: list[Nugget] | None
     ) -> None:
-        from reljudge.aggregation.nuggets import select_nuggets
+        from reljudge.judges.nuggets.scores import select_nuggets
 
         if earlier:
             nuggets = earlier
@@ -293,7 +351,7 @@ class NuggetJudge(Judge):
     async def _score(
         self, inputs: JudgeInputs, ctx: JudgeContext, qid: str, texts: list[str]
     ) -> list[Nugget]:
-        from reljudge.aggregation.nuggets import Nugget, select_nuggets
+        from reljudge.judges.nuggets.scores import Nugget, select_nuggets
 
         query = inputs.topics[qid]
 
@@ -375,7 +433,7 @@ class NuggetJudge(Judge):
         batch: list[Nugget],
         vocabulary: tuple[str, ...],
     ) -> None:
-        from reljudge.aggregation.nuggets import ASSIGNMENT_LABELS
+        from reljudge.judges.nuggets.scores import ASSIGNMENT_LABELS
 
         def variables(items: Sequence[str]) -> dict[str, str]:
             return {
@@ -585,7 +643,7 @@ def _label_reader(vocabulary: tuple[str, ...], n: int) -> _Reader:
 
 def _earlier_nuggets(ctx: JudgeContext) -> dict[str, list[Nugget]]:
     """The scored nuggets of an earlier run of this job, per topic, in creation order."""
-    from reljudge.aggregation.nuggets import Nugget
+    from reljudge.judges.nuggets.scores import Nugget
 
     found: dict[str, list[tuple[int, Nugget]]] = {}
     # filter by the key's method first: `ctx.existing` may read records lazily

@@ -22,6 +22,7 @@ that eliminated them; remaining ties by total wins, then candidate order.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -303,3 +304,14 @@ class PreferenceSampler:
             pairs.append((first, partner))
             move_up(first)
             move_up(partner)
+
+
+def sampler_pair_bound(n: int, p: int, threshold: int) -> int:
+    """Upper bound on the pairs the sampler compares for a pool of ``n``: ceil(p*n/2) per round
+    while more than ``threshold`` documents remain (about half survive each round), then all
+    pairs of the rest."""
+    pairs = 0
+    while n > threshold:
+        pairs += math.ceil(min(p, n - 1) * n / 2)
+        n //= 2
+    return pairs + n * (n - 1) // 2

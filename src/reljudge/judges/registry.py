@@ -1,0 +1,151 @@
+"""The registry of judging methods: built-in judges and plugins (the ``reljudge.judges``
+entry-point group, ``name = "package.module:JudgeClass"``), looked up by name, and by the record
+methods each one owns (so that records read from a file find the method that scores them)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import linecache
+from collections.abc import Mapping
+from typing import Any
+
+from reljudge.errors import InputError
+from reljudge.judges.base import Judge
+
+_REGISTRY: dict[str, type[Judge]] = {}
+_ENTRY_POINTS_LOADED = False
+_BUILTIN_MODULES = (
+    "reljudge.judges.binary",
+    "reljudge.judges.umbrela",
+    "reljudge.judges.pairwise",
+    "reljudge.judges.exam",
+    "reljudge.judges.nuggets",
+    "reljudge.judges.custom",
+)
+
+
+def register(cls: type[Judge]) -> type[Judge]:
+    """Class decorator: make a judge available under ``cls.name``."""
+    existing = _REGISTRY.get(cls.name)
+    if existing is not None and existing is not cls:
+        raise ValueError(f"judge name {cls.name!r} is taken by {existing.__module__}.{existing.__qualname__}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load_all() -> None:
+    global _ENTRY_POINTS_LOADED
+    for module in _BUILTIN_MODULES:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as err:  # a built-in judge not written yet must not hide the others
+            if err.name != module:
+                raise
+    if not _ENTRY_POINTS_LOADED:
+        _ENTRY_POINTS_LOADED = True
+        for entry in importlib.metadata.entry_points(group="reljudge.judges"):
+            cls = entry.load()
+            if entry.name not in _REGISTRY:
+                _REGISTRY[entry.name] = cls
+
+
+def available_judges() -> list[str]:
+    _load_all()
+    return sorted(_REGISTRY)
+
+
+def get_judge(name: str, **options: Any) -> Judge:
+    """An instance of the judge registered as ``name``, built with ``options``.
+
+    The option names are checked against the judge's constructor first: an unknown name, or a
+    required option left out, is an `InputError` listing the judge's options. A `TypeError` the
+    judge's own code raises on purpose to reject a value (``raise TypeError("p must be ...")``)
+    is an `InputError` too; any other `TypeError` is a bug and propagates as it is.
+    """
+    _load_all()
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        raise InputError(f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))}")
+    _check_option_names(name, cls, options)
+    try:
+        return cls(**options)
+    except TypeError as err:
+        if _rejects_a_value(err, cls):
+            raise InputError(f"method {name!r}: {err}") from None
+        raise
+
+
+def _check_option_names(name: str, cls: type[Judge], options: Mapping[str, Any]) -> None:
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # no inspectable constructor (e.g. a plugin in C): let it check
+        return
+    params = signature.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return  # takes any keyword: the judge checks its options itself
+    named = [
+        p
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    valid = ", ".join(p.name for p in named) or "none"
+    unknown = [key for key in options if key not in {p.name for p in named}]
+    if unknown:
+        s = "s" if len(unknown) > 1 else ""
+        raise InputError(
+            f"method {name!r} has no option{s} {', '.join(map(repr, unknown))}; its options: {valid}"
+        )
+    missing = [p.name for p in named if p.default is inspect.Parameter.empty and p.name not in options]
+    if missing:
+        raise InputError(
+            f"method {name!r} needs option(s) {', '.join(map(repr, missing))}; its options: {valid}"
+        )
+
+
+def _rejects_a_value(err: TypeError, cls: type[Judge]) -> bool:
+    """Whether ``err`` was raised by a ``raise`` statement in the judge's own code (its module or
+    reljudge's judges package) -- a message for the user -- rather than by Python on a bug."""
+    tb = err.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "")
+    if module != cls.__module__ and not module.startswith("reljudge.judges."):
+        return False
+    source = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+    return source.lstrip().startswith("raise ")
+
+
+def reload_plugins() -> None:
+    """Read the ``reljudge.judges`` entry points again (after installing a plugin at run time)."""
+    global _ENTRY_POINTS_LOADED
+    _ENTRY_POINTS_LOADED = False
+    _load_all()
+
+
+def registered() -> dict[str, type[Judge]]:
+    """Every judge class by name (built-in and plugins)."""
+    _load_all()
+    return dict(_REGISTRY)
+
+
+def owner_of(record_method: str) -> type[Judge] | None:
+    """The judge class whose records of method ``record_method`` it scores: the one declaring the
+    method in its class-level ``label_methods`` or ``stage_methods``; None when no judge declares
+    it (the records of pointwise and pairwise judges, whose method a run may name freely, are
+    scored by their shape)."""
+    _load_all()
+    for cls in _REGISTRY.values():
+        if record_method in _declared(cls, "label_methods") or record_method in _declared(
+            cls, "stage_methods"
+        ):
+            return cls
+    return None
+
+
+def _declared(cls: type[Judge], name: str) -> tuple[str, ...]:
+    value = inspect.getattr_static(cls, name, ())
+    return tuple(value) if isinstance(value, (tuple, list)) else ()

@@ -456,3 +456,35 @@ async def test_forget_and_refresh_ask_the_provider_again(server, tmp_path):
         assert client.forget(first) is False  # already gone
         res = await client.chat(MSGS)
         assert not res.cached and server.calls == 3
+
+
+async def test_an_answer_holds_its_slot_until_it_is_in_the_cache(tmp_path, monkeypatch):
+    """At most `concurrency` answers are ever paid for but not yet durable: a request's slot is
+    given back only once its answer is committed to the cache, so a process killed at any point
+    pays again for no more than the requests in flight (issue: answers lost before a SIGKILL)."""
+    from reljudge.llm.cache import ResponseCache
+
+    entered = threading.Semaphore(0)
+    release = threading.Event()
+    put = ResponseCache.put
+
+    def held_put(self, *args, **kwargs):
+        entered.release()
+        release.wait(HANG_GUARD_S)
+        put(self, *args, **kwargs)
+
+    with MockLLMServer(responders.fixed("1")) as srv:
+        async with LLMClient(config(srv, tmp_path, concurrency=2)) as client:
+            await client.chat([{"role": "user", "content": "the first request goes alone (a canary)"}])
+            monkeypatch.setattr(ResponseCache, "put", held_put)
+            srv.reset()
+            calls = [
+                asyncio.create_task(client.chat([{"role": "user", "content": f"item {i}"}])) for i in range(4)
+            ]
+            for _ in range(2):  # both slots' answers have arrived and wait for the cache
+                assert await asyncio.to_thread(entered.acquire, True, HANG_GUARD_S)
+            assert client._semaphore.locked()  # no slot is free while those answers are not durable
+            assert srv.calls == 2
+            release.set()
+            results = await asyncio.gather(*calls)
+    assert [r.status for r in results] == ["ok"] * 4 and srv.calls == 4

@@ -87,7 +87,13 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
         # every item not saved before the kill came either from the cache or from one new call
         assert session["new_records"] == n - len(saved)
         assert session["cache_hits"] + srv.calls == n - len(saved)
-        # no paid answer was lost: items answered before the kill are not paid for twice
+        # no paid answer was lost: of the requests the server saw before the kill, only those in
+        # flight are paid for again. A request keeps its concurrency slot until its answer is
+        # committed to the response cache (`LLMClient._call`), so at any moment at most
+        # `concurrency` requests are sent but not durable; answers that arrived and were cached
+        # but not yet written as records come from the cache on resume. (Before, the slot was
+        # given back on arrival and the cache write queued behind it: under load 17-38 answers
+        # were paid twice.)
         answered_before = set(first_calls) - saved_items
         assert sum(second_calls[i] for i in answered_before) <= 16  # at most the requests in flight
 

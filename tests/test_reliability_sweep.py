@@ -184,7 +184,13 @@ def test_sigkill_then_resume_equals_an_uninterrupted_sweep(tmp_path):
         again = {(cell, frozenset(ids)) for cell, ids in second_calls} & saved_items
         assert not again, f"finished items were sent to the server again: {sorted(again)[:5]}"
         assert not second_calls or max(second_calls.values()) == 1
-        # no paid answer was lost: requests answered before the kill are not paid for twice
+        # no paid answer was lost: of the requests the server saw before the kill, only those in
+        # flight are paid for again. A request keeps its concurrency slot until its answer is
+        # committed to the response cache (`LLMClient._call`), so at any moment at most
+        # `concurrency` requests are sent but not durable; answers that arrived and were cached
+        # but not yet written as records come from the cache on resume. (Before, the slot was
+        # given back on arrival and the cache write queued behind it: under load 17-38 answers
+        # were paid twice.)
         assert sum(second_calls[i] for i in first_calls) <= CONCURRENCY  # at most those in flight
         for cell, d in cells.items():
             manifest = json.loads((d / "manifest.json").read_text())

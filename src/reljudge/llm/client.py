@@ -43,7 +43,7 @@ import re
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -248,14 +248,7 @@ class LLMClient:
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            result = await self._network(backend, msg_dicts, wire, effective, digest, start)
-            if self._cache is not None and self._cache_writable and _cacheable(result):
-                try:
-                    await asyncio.to_thread(
-                        self._cache.put, key, self.backend_name, self.model, _cache_value(result)
-                    )
-                except sqlite3.Error as err:  # a full disk or a locked file must not lose the answer
-                    self._cache_trouble("written", err, reads_too=False)
+            result = await self._network(backend, msg_dicts, wire, effective, digest, start, key)
             future.set_result(result)
         finally:
             if not future.done():
@@ -264,6 +257,16 @@ class LLMClient:
                 del self._inflight[key]
         self.usage = self.usage + result.usage
         return self._finish(result, msg_dicts, cache_key)
+
+    async def _store(self, key: str, result: ChatResult) -> None:
+        """Commit a good answer to the response cache (called while its request still holds its
+        concurrency slot: see `_call`)."""
+        if self._cache is None or not self._cache_writable or not _cacheable(result):
+            return
+        try:
+            await asyncio.to_thread(self._cache.put, key, self.backend_name, self.model, _cache_value(result))
+        except sqlite3.Error as err:  # a full disk or a locked file must not lose the answer
+            self._cache_trouble("written", err, reads_too=False)
 
     def forget(self, result: ChatResult) -> bool:
         """Drop ``result``'s answer from the response cache (an answer the judge could not use,
@@ -285,19 +288,22 @@ class LLMClient:
         effective: dict[str, Any],
         digest: str,
         start: float,
+        key: str,
     ) -> ChatResult:
         """`_call` behind the canary gate, raced against the abort: when the client aborts, a call
         still waiting (at the gate, the limiter, the semaphore, a backoff) or in flight is
         cancelled and raises `ProviderAbort` at once."""
         if not self.config.fail_fast:
-            return (await self._call(backend, msg_dicts, wire, effective, digest, start))[0]
+            return (await self._call(backend, msg_dicts, wire, effective, digest, start, key))[0]
         if self._aborted is not None:
             raise self._aborted
         loop = asyncio.get_running_loop()
         if self._abort_signal is None or self._abort_signal.get_loop() is not loop:
             self._abort_signal = loop.create_future()  # (a client reused under a new event loop)
         signal = self._abort_signal
-        task = asyncio.ensure_future(self._gated_call(backend, msg_dicts, wire, effective, digest, start))
+        task = asyncio.ensure_future(
+            self._gated_call(backend, msg_dicts, wire, effective, digest, start, key)
+        )
         try:
             await asyncio.wait((task, signal), return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
@@ -318,6 +324,7 @@ class LLMClient:
         effective: dict[str, Any],
         digest: str,
         start: float,
+        key: str,
     ) -> ChatResult:
         canary = False
         if not self._gate_open:  # the first request is out: wait for its outcome
@@ -329,7 +336,7 @@ class LLMClient:
             else:
                 canary = True
         try:
-            result, error = await self._call(backend, msg_dicts, wire, effective, digest, start)
+            result, error = await self._call(backend, msg_dicts, wire, effective, digest, start, key)
         except BaseException:
             if canary:  # a cancelled canary: the next waiter becomes the canary
                 self._gate.release()
@@ -425,26 +432,62 @@ class LLMClient:
         effective: dict[str, Any],
         digest: str,
         start: float,
+        key: str,
     ) -> tuple[ChatResult, ProviderError | None]:
-        """One call with its retries: (result, the final provider error or None)."""
+        """One call with its retries: (result, the final provider error or None).
+
+        The concurrency slot of the attempt that brings an answer is held until the answer is
+        committed to the response cache, so that at any moment at most ``concurrency`` answers
+        are paid for but not yet durable: a process killed at any point (SIGKILL) pays again for
+        no more than the requests in flight. (Failed attempts give their slot back at once, so a
+        backoff never holds one.)"""
         cfg = self.config
         attempts = 0
         estimate = estimate_tokens(sum(len(m["content"]) for m in msg_dicts), effective.get("max_tokens"))
+        holding = False  # the slot of the attempt that brought the answer
 
         async def one_attempt() -> Completion:
-            nonlocal attempts
+            nonlocal attempts, holding
             waited = self._limiter.waited_s
             await self._limiter.acquire(estimate)
             self.stats.limiter_wait_s += self._limiter.waited_s - waited
-            async with self._semaphore:
+            await self._semaphore.acquire()
+            try:
                 attempts += 1
                 self.stats.calls += 1
                 try:
                     completion = await asyncio.wait_for(backend.complete(msg_dicts, wire), cfg.timeout_s)
                 except TimeoutError:
                     raise ProviderError("timeout", f"no answer within {cfg.timeout_s:g} s") from None
+            except BaseException:
+                self._semaphore.release()
+                raise
+            holding = True  # released in `_call` once the answer is durable
             self._limiter.settle(estimate, completion.prompt_tokens + completion.completion_tokens)
             return completion
+
+        try:
+            result, error = await self._attempts(
+                one_attempt, cfg, msg_dicts, effective, digest, start, lambda: attempts
+            )
+            if holding:
+                await self._store(key, result)
+            return result, error
+        finally:
+            if holding:
+                self._semaphore.release()
+
+    async def _attempts(
+        self,
+        one_attempt: Callable[[], Awaitable[Completion]],
+        cfg: ClientConfig,
+        msg_dicts: list[dict[str, str]],
+        effective: dict[str, Any],
+        digest: str,
+        start: float,
+        attempts_made: Callable[[], int],
+    ) -> tuple[ChatResult, ProviderError | None]:
+        """`one_attempt` with the retry policy, classified into a `ChatResult`."""
 
         def before_sleep(state: RetryCallState) -> None:
             self.stats.retries += 1
@@ -485,9 +528,9 @@ class LLMClient:
                 status=status,
                 error=self._redact(str(err)),
                 error_kind=err.kind,
-                usage=Usage(calls=attempts),
+                usage=Usage(calls=attempts_made()),
                 latency_s=time.monotonic() - start,
-                attempts=attempts,
+                attempts=attempts_made(),
                 **base,
             )
             return failed, (None if status == "refused" else err)
@@ -500,9 +543,9 @@ class LLMClient:
                 status="api_error",
                 error=self._redact(f"unexpected {type(err).__name__}: {err}"),
                 error_kind="other",
-                usage=Usage(calls=attempts),
+                usage=Usage(calls=attempts_made()),
                 latency_s=time.monotonic() - start,
-                attempts=attempts,
+                attempts=attempts_made(),
                 **base,
             )
             return failed, ProviderError("other", failed.error or "")
@@ -536,12 +579,12 @@ class LLMClient:
             usage=Usage(
                 prompt_tokens=completion.prompt_tokens,
                 completion_tokens=completion.completion_tokens,
-                calls=attempts,
+                calls=attempts_made(),
                 cost_usd=cost,
             ),
             price_known=known,
             latency_s=time.monotonic() - start,
-            attempts=attempts,
+            attempts=attempts_made(),
             logprobs=self._scrub_logprobs(completion.logprobs),
             oversized=oversized,
             **base,

@@ -9,11 +9,11 @@ from typing import ClassVar
 
 from _judges_harness import sample_inputs
 from reljudge.judges.context import JudgeContext
-from reljudge.judges.parsing import Parsed
 from reljudge.judges.pointwise import PointwiseJudge
 from reljudge.judges.reading import RAW_MAX_CHARS
 from reljudge.judges.registry import get_judge
 from reljudge.llm import ClientConfig, LLMClient
+from reljudge.prompts.parsing import Parsed
 from reljudge.records import Judgment
 from reljudge.testing import MockLLMServer, PerPrompt, responders
 

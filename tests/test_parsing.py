@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reljudge.judges.parsing import (
+from reljudge.prompts.parsing import (
     Parsed,
     parse_binary,
     parse_exam_answerability,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reljudge.judges.parsing import (
+from reljudge.prompts.parsing import (
     parse_binary,
     parse_exam_answerability,
     parse_graded,

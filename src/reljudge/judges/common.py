@@ -18,10 +18,10 @@ from reljudge.judges.context import JudgeContext
 from reljudge.records import Judgment, Provenance, Usage
 
 if TYPE_CHECKING:
-    from reljudge.judges.parsing import Parsed
     from reljudge.judges.reading import Answer
     from reljudge.llm import ChatResult
     from reljudge.prompts import PromptTemplate
+    from reljudge.prompts.parsing import Parsed
 
 Parser = Callable[[str], "Parsed"]
 

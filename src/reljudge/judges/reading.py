@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reljudge.judges.parsing import Parsed
+from reljudge.prompts.parsing import Parsed
 from reljudge.records import Usage
 
 if TYPE_CHECKING:

@@ -6,7 +6,9 @@ messages = tpl.render(query="...", document="...")   # [{"role": ..., "content":
 tpl.sha256, tpl.output.parse(answer_text)
 """
 
+from reljudge.prompts.errors import PromptError
+from reljudge.prompts.output import OutputSpec
 from reljudge.prompts.registry import get_prompt, list_prompts
-from reljudge.prompts.template import OutputSpec, PromptError, PromptTemplate, messages_sha256
+from reljudge.prompts.template import PromptTemplate, messages_sha256
 
 __all__ = ["OutputSpec", "PromptError", "PromptTemplate", "get_prompt", "list_prompts", "messages_sha256"]

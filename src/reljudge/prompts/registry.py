@@ -7,7 +7,8 @@ import difflib
 from functools import lru_cache
 from pathlib import Path
 
-from reljudge.prompts.template import PromptError, PromptTemplate
+from reljudge.prompts.errors import PromptError
+from reljudge.prompts.template import PromptTemplate
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 

@@ -41,9 +41,9 @@ from reljudge.judges.common import (
 )
 from reljudge.judges.context import JudgeContext
 from reljudge.judges.exam.sets import EXAM_SCALES, EXAM_SETS, GRADE_METHOD, QUESTION_METHOD, exam_sets
-from reljudge.judges.parsing import Parsed
 from reljudge.judges.reading import clip
 from reljudge.judges.registry import register
+from reljudge.prompts.parsing import Parsed
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:

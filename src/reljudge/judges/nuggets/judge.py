@@ -55,9 +55,9 @@ from reljudge.judges.nuggets.sets import (
     RECORDED,
     nugget_sets,
 )
-from reljudge.judges.parsing import Parsed
 from reljudge.judges.reading import clip, read_text
 from reljudge.judges.registry import register
+from reljudge.prompts.parsing import Parsed
 from reljudge.records import Judgment, Provenance, Usage
 
 if TYPE_CHECKING:
@@ -628,7 +628,7 @@ def _vocabulary(
 
 
 def _label_reader(vocabulary: tuple[str, ...], n: int) -> _Reader:
-    from reljudge.judges.parsing import parse_label_list
+    from reljudge.prompts.parsing import parse_label_list
 
     def accept(parsed: Parsed) -> tuple[Any, str | None]:
         if parsed.status != "ok" or parsed.items is None:

@@ -113,3 +113,19 @@ def test_pool_specs_options_and_pairs_files(tmp_path):
 def test_failure_rate_ignores_skipped_records():
     assert failure_rate({"ok": 8, "unparsed": 1, "api_error": 1, "skipped": 10}) == pytest.approx(0.2)
     assert failure_rate({"skipped": 3}) == 0.0
+
+
+@pytest.mark.parametrize(
+    "method, options", [("pairwise", {}), ("custom", {}), ("custom", {"prompt": "pairwise/trec-assessor"})]
+)
+def test_a_pairs_file_is_judged_exactly_for_any_pairwise_judge(server, tmp_path, method, options):
+    """With ``--pairs F`` a pairwise judge -- the pairwise method, or a custom judge with a pairwise
+    prompt -- judges exactly the pairs in F (not every pair of the documents they name)."""
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("87452 110898 1294588\n87452 1294588 1395625\n")
+    server.reset()
+    prompt = options.get("prompt", "pairwise/clarke")
+    summary = run_job(_config(server, tmp_path, method, pairs=pairs, prompt=prompt))
+    records = read_judgments(tmp_path / method / "judgments.jsonl")
+    assert sorted((r.docid, r.docid_b) for r in records) == [("110898", "1294588"), ("1294588", "1395625")]
+    assert summary.records == 2 and server.calls == 4  # two pairs, both orders

@@ -27,26 +27,22 @@ without relevant passages, or for which no nugget could be created, gets one ``s
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_bounded
 from reljudge.judges.common import (
-    chat_failure,
     check_choice,
     check_output,
     key,
     passage_problem,
-    prompt_tokens,
     resolve_prompt,
     skipped_record,
     topic_problem,
-    without_usage,
 )
 from reljudge.judges.context import JudgeContext
+from reljudge.judges.nuggets.asking import CREATE_BUDGET, Reader, ask, label_items
 from reljudge.judges.nuggets.sets import (
     ASSIGN_METHOD,
     CREATION_METHOD,
@@ -55,63 +51,26 @@ from reljudge.judges.nuggets.sets import (
     RECORDED,
     nugget_sets,
 )
-from reljudge.judges.reading import clip, read_text
+from reljudge.judges.reading import clip
 from reljudge.judges.registry import register
 from reljudge.prompts.parsing import Parsed
-from reljudge.records import Judgment, Provenance, Usage
+from reljudge.records import Judgment
 
 if TYPE_CHECKING:
     from reljudge.aggregation.qrels import AggregatedScores
     from reljudge.judges.nuggets.scores import Nugget
-    from reljudge.llm import ChatResult
     from reljudge.prompts import PromptTemplate
 
 CREATE_FROM = ("qrels", "pool")
-RETRY_TEMPERATURE = 0.2
 _ASSIGN_PROMPTS = {3: "nuggets/assign", 2: "nuggets/assign-2grade"}
 _VOCABULARIES = {
     "score": ("vital", "okay"),
     3: ("support", "partial_support", "not_support"),
     2: ("support", "not_support"),
 }
-_TYPICAL_NUGGET = "a short atomic fact of about eight words"
 
-#: answer lengths sent as ``max_tokens`` when neither the judge nor the run sets one
-CREATE_BUDGET = 4096
-LABEL_BUDGET = 2048
 #: a nugget longer than this is no atomic fact (and would bloat every later prompt): dropped
 MAX_NUGGET_CHARS = 2000
-
-
-@dataclass(frozen=True)
-class _Reader:
-    """How one kind of answer is read: ``parse`` the text, then ``accept`` the parse result as a
-    value (or say why not: ``(None, error)``)."""
-
-    parse: Callable[[str], Parsed]
-    accept: Callable[[Parsed], tuple[Any, str | None]]
-
-
-@dataclass
-class _Asked:
-    """The outcome of one question to the LLM, after bounded retries of unreadable answers."""
-
-    result: ChatResult
-    value: Any
-    status: str
-    how: str | None
-    error: str | None
-    usage: Usage
-
-
-@dataclass
-class _ItemLabel:
-    status: str
-    label: str | None
-    how: str | None
-    error: str | None
-    raw: str | None
-    provenance: Provenance
 
 
 @register
@@ -310,7 +269,7 @@ class NuggetJudge(Judge):
                 return None, f"no nugget list in the answer ({parsed.how})"
             return _clean(parsed.items)[: self.max_nuggets], None
 
-        read = _Reader(self.create_prompt.output.parse, accept)
+        read = Reader(self.create_prompt.output.parse, accept)
 
         current: list[str] = []
         query = inputs.topics[qid]
@@ -327,7 +286,15 @@ class NuggetJudge(Judge):
                 "nuggets_length": str(len(current)),
                 "max_nuggets": str(self.max_nuggets),
             }
-            asked = await self._ask(ctx, self.create_prompt, variables, read, self.retries, CREATE_BUDGET)
+            asked = await ask(
+                ctx,
+                self.create_prompt,
+                variables,
+                read,
+                retries=self.retries,
+                max_tokens=self.max_tokens,
+                budget=CREATE_BUDGET,
+            )
             if asked.status == "ok":
                 current = asked.value
             provenance = ctx.provenance(self.create_prompt, asked.result).model_copy(
@@ -360,7 +327,18 @@ class NuggetJudge(Judge):
 
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         labelled = await run_all(
-            [self._label_items(ctx, self.score_prompt, variables, b, self.score_vocabulary) for b in batches]
+            [
+                label_items(
+                    ctx,
+                    self.score_prompt,
+                    variables,
+                    b,
+                    self.score_vocabulary,
+                    retries=self.retries,
+                    max_tokens=self.max_tokens,
+                )
+                for b in batches
+            ]
         )
         items = [item for batch in labelled for item in batch]
         nuggets = [
@@ -443,7 +421,15 @@ class NuggetJudge(Judge):
                 "num_nuggets": str(len(items)),
             }
 
-        items = await self._label_items(ctx, self.prompt, variables, [n.text for n in batch], vocabulary)
+        items = await label_items(
+            ctx,
+            self.prompt,
+            variables,
+            [n.text for n in batch],
+            vocabulary,
+            retries=self.retries,
+            max_tokens=self.max_tokens,
+        )
         for nugget, item in zip(batch, items, strict=True):
             ok = item.status == "ok" and item.label is not None
             ctx.emit(
@@ -462,153 +448,12 @@ class NuggetJudge(Judge):
                 )
             )
 
-    # -- asking with validation, retries and per-item fallback ------------------------------
-
-    def _params(self, attempt: int) -> dict[str, Any]:
-        params: dict[str, Any] = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
-        if attempt > 0:  # a new request, not the cached answer that could not be read
-            params.update(temperature=RETRY_TEMPERATURE, seed=attempt)
-        return params
-
-    async def _ask(
-        self,
-        ctx: JudgeContext,
-        prompt: PromptTemplate,
-        variables: dict[str, str],
-        read: _Reader,
-        retries: int,
-        budget: int = LABEL_BUDGET,
-    ) -> _Asked:
-        usage = Usage()
-        asked: _Asked | None = None
-        for attempt in range(retries + 1):
-            result = await ctx.chat(prompt, variables, budget=budget, **self._params(attempt))
-            usage = usage + result.usage
-            failed = chat_failure(result)
-            if failed is not None:  # the client already retried transient errors
-                return _Asked(result, None, failed[0], None, failed[1], usage)
-            parsed = read_text(result.text, read.parse, prompt=result.prompt, template=prompt).parsed
-            value, error = read.accept(parsed)
-            if value is not None:
-                how = parsed.how if attempt == 0 else f"{parsed.how} (retry {attempt})"
-                return _Asked(result, value, "ok", how, None, usage)
-            ctx.client.forget(result)  # an unreadable answer is never replayed from the cache
-            status = "refused" if parsed.how == "refusal" else "unparsed"
-            asked = _Asked(result, None, status, parsed.how, f"{error} after {attempt + 1} attempt(s)", usage)
-        assert asked is not None
-        return asked
-
-    async def _label_items(
-        self,
-        ctx: JudgeContext,
-        prompt: PromptTemplate,
-        variables: Callable[[Sequence[str]], dict[str, str]],
-        items: Sequence[str],
-        vocabulary: tuple[str, ...],
-    ) -> list[_ItemLabel]:
-        """One label per item from a batched call; per-item calls when the batch answer cannot
-        be read after the retries (or was refused)."""
-        batch = await self._ask(
-            ctx, prompt, variables(items), _label_reader(vocabulary, len(items)), self.retries
-        )
-        provenance = ctx.provenance(prompt, batch.result).model_copy(update={"usage": batch.usage})
-        if batch.status == "ok":
-            return [
-                _ItemLabel(
-                    "ok",
-                    label,
-                    batch.how,
-                    None,
-                    clip(batch.result.text),
-                    provenance if i == 0 else without_usage(provenance),
-                )
-                for i, label in enumerate(batch.value)
-            ]
-        if batch.status == "api_error" or len(items) == 1:
-            return [
-                _ItemLabel(
-                    batch.status,
-                    None,
-                    batch.how,
-                    batch.error,
-                    clip(batch.result.text),
-                    provenance if i == 0 else without_usage(provenance),
-                )
-                for i in range(len(items))
-            ]
-        singles = await run_all(
-            [self._ask(ctx, prompt, variables([item]), _label_reader(vocabulary, 1), 0) for item in items]
-        )
-        out = []
-        for i, single in enumerate(singles):
-            usage = single.usage + batch.usage if i == 0 else single.usage
-            single_prov = ctx.provenance(prompt, single.result).model_copy(update={"usage": usage})
-            how = f"per-item fallback: {single.how}" if single.how else "per-item fallback"
-            error = None if single.status == "ok" else f"batch: {batch.error}; alone: {single.error}"
-            label = single.value[0] if single.status == "ok" else None
-            out.append(_ItemLabel(single.status, label, how, error, clip(single.result.text), single_prov))
-        return out
-
     # -- estimating ------------------------------------------------------------------------
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
-        calls = prompt_toks = answer_toks = 0
-        create = score = assign = 0
-        for qid in inputs.pool:
-            if topic_problem(inputs.topics, qid) or (self.create_from == "qrels" and inputs.qrels is None):
-                continue
-            query = inputs.topics[qid]
-            sources = self.sources(inputs, qid)
-            if not sources:
-                continue
-            n_windows = math.ceil(len(sources) / self.window_size)
-            create += n_windows
-            typical = [_TYPICAL_NUGGET] * self.max_nuggets
-            for start in range(0, len(sources), self.window_size):
-                context = "\n".join(
-                    f"[{j + 1}] {inputs.corpus[d]}"
-                    for j, d in enumerate(sources[start : start + self.window_size])
-                )
-                prompt_toks += prompt_tokens(
-                    self.create_prompt,
-                    {
-                        "query": query,
-                        "context": context,
-                        "nuggets": repr(typical),
-                        "nuggets_length": str(len(typical)),
-                        "max_nuggets": str(self.max_nuggets),
-                    },
-                )
-                answer_toks += 12 * self.max_nuggets
-            n_score = math.ceil(self.max_nuggets / self.batch_size)
-            score += n_score
-            batch = typical[: self.batch_size]
-            prompt_toks += n_score * prompt_tokens(
-                self.score_prompt, {"query": query, "nuggets": repr(batch), "num_nuggets": str(len(batch))}
-            )
-            answer_toks += n_score * 4 * len(batch)
-            k = min(self.top_k or self.max_nuggets, self.max_nuggets)
-            per_passage = math.ceil(k / self.batch_size)
-            for docid in dict.fromkeys(inputs.pool[qid]):
-                if passage_problem(inputs.corpus, docid):
-                    continue
-                assign += per_passage
-                prompt_toks += per_passage * prompt_tokens(
-                    self.prompt,
-                    {
-                        "query": query,
-                        "document": inputs.corpus[docid],
-                        "nuggets": repr(batch),
-                        "num_nuggets": str(len(batch)),
-                    },
-                )
-                answer_toks += per_passage * 6 * len(batch)
-        calls = create + score + assign
-        note = (
-            f"nuggets: {create} creation, {score} scoring, {assign} assignment calls "
-            f"(assuming {self.max_nuggets} nuggets per topic; retries not counted)"
-        )
-        return CallEstimate(calls, prompt_toks, answer_toks, note=note)
+        from reljudge.judges.nuggets.estimate import estimate_calls
+
+        return estimate_calls(self, inputs)
 
 
 def _clean(texts: Sequence[Any]) -> list[str]:
@@ -625,20 +470,6 @@ def _vocabulary(
     if unknown:
         raise InputError(f"{option} {prompt.id!r}: labels {unknown} are not among {list(allowed)}")
     return vocab
-
-
-def _label_reader(vocabulary: tuple[str, ...], n: int) -> _Reader:
-    from reljudge.prompts.parsing import parse_label_list
-
-    def accept(parsed: Parsed) -> tuple[Any, str | None]:
-        if parsed.status != "ok" or parsed.items is None:
-            return None, f"no list of {n} labels from {list(vocabulary)} in the answer ({parsed.how})"
-        labels = list(parsed.items)
-        if len(labels) != n:
-            return None, f"expected {n} labels, got {len(labels)}"
-        return labels, None
-
-    return _Reader(lambda text: parse_label_list(text, vocabulary, n), accept)
 
 
 def _earlier_nuggets(ctx: JudgeContext) -> dict[str, list[Nugget]]:

@@ -16,14 +16,7 @@ from reljudge.judges.base import Judge
 
 _REGISTRY: dict[str, type[Judge]] = {}
 _ENTRY_POINTS_LOADED = False
-_BUILTIN_MODULES = (
-    "reljudge.judges.binary",
-    "reljudge.judges.umbrela",
-    "reljudge.judges.pairwise",
-    "reljudge.judges.exam",
-    "reljudge.judges.nuggets",
-    "reljudge.judges.custom",
-)
+_BUILTINS_LOADED = False
 
 
 def register(cls: type[Judge]) -> type[Judge]:
@@ -36,13 +29,17 @@ def register(cls: type[Judge]) -> type[Judge]:
 
 
 def _load_all() -> None:
-    global _ENTRY_POINTS_LOADED
-    for module in _BUILTIN_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as err:  # a built-in judge not written yet must not hide the others
-            if err.name != module:
-                raise
+    """Import every module and package of `reljudge.judges` (a built-in judge registers itself
+    with `register` when its module is imported: a new judge is one module), then the plugins."""
+    global _BUILTINS_LOADED, _ENTRY_POINTS_LOADED
+    if not _BUILTINS_LOADED:
+        import pkgutil
+
+        import reljudge.judges as package
+
+        for found in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{found.name}")
+        _BUILTINS_LOADED = True
     if not _ENTRY_POINTS_LOADED:
         _ENTRY_POINTS_LOADED = True
         for entry in importlib.metadata.entry_points(group="reljudge.judges"):

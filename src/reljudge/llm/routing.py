@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-BACKENDS: tuple[str, ...] = ("openai", "ollama", "litellm")
+from reljudge.llm.backends import BACKENDS
 
 
 class ResolvedModel(NamedTuple):

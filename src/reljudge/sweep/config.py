@@ -91,7 +91,7 @@ class ModelSpec(_Strict):
 
     name: str | None = None  # label in tables and directory names (default: the model string)
     model: str
-    backend: Literal["openai", "ollama", "litellm"] | None = None
+    backend: str | None = None  # a backend name (`reljudge.llm.backends.BACKENDS`)
     base_url: str | None = None
     api_key_env: str | None = None  # the environment variable holding the key (never the key)
     params: dict[str, Any] = Field(default_factory=dict)  # temperature, seed, max_tokens, ...
@@ -102,6 +102,15 @@ class ModelSpec(_Strict):
     def _no_inline_key(cls, value: Any) -> Any:
         if isinstance(value, dict) and "api_key" in value:
             raise ValueError("do not put API keys in the sweep file; name the variable with api_key_env")
+        return value
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, value: str | None) -> str | None:
+        from reljudge.llm.backends import BACKENDS
+
+        if value is not None and value not in BACKENDS:
+            raise ValueError(f"unknown backend {shown(value)}; known: {', '.join(BACKENDS)}")
         return value
 
     @field_validator("params")

@@ -52,7 +52,16 @@ class Backend(ABC):
     name: str = ""
     supports_logprobs: bool = True
 
-    def __init__(self, model: str, *, base_url: str | None, api_key: str | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        timeout_s: float,
+        concurrency: int | None = None,
+    ) -> None:
+        """``concurrency``: the most requests in flight (adapters with a connection pool size it)."""
         self.model = model
         self.base_url = base_url
         self.timeout_s = timeout_s

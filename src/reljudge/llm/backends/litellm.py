@@ -59,7 +59,15 @@ def _import_litellm() -> Any:
 class LiteLLMBackend(Backend):
     name = "litellm"
 
-    def __init__(self, model: str, *, base_url: str | None, api_key: str | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        timeout_s: float,
+        concurrency: int | None = None,
+    ) -> None:
         super().__init__(model, base_url=base_url, api_key=api_key, timeout_s=timeout_s)
         self._api_key = api_key
         self._litellm = _import_litellm()

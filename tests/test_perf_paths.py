@@ -13,10 +13,9 @@ import reljudge.io.judgments as judgments_io
 from reljudge.io.judgments import JudgmentWriter, read_judgments
 from reljudge.io.rundir import RunDir, stream_stats
 from reljudge.llm.cache import CacheKeys, cache_key
-from reljudge.llm.types import canonical_json
 from reljudge.prompts import list_prompts, parsing
 from reljudge.prompts.template import ROLE_ALIASES
-from reljudge.records import Judgment, Provenance, Usage
+from reljudge.records import Judgment, Provenance, Usage, canonical_json
 from reljudge.runner import RunConfig, run_job
 from reljudge.testing import MockLLMServer, responders
 

@@ -8,6 +8,8 @@ is written as one JSON line. A failure is never a label: `label` is None unless 
 from __future__ import annotations
 
 import hashlib
+import json
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -23,6 +25,29 @@ Key = tuple[str, str, str, str, str]
 def sha256_text(text: str) -> str:
     """Hex SHA-256 of a UTF-8 string (prompt templates, rendered messages)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# one encoder for every call (json.dumps with options builds a new one each time)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON (sorted keys, no spaces, UTF-8 kept) used for hashing."""
+    return _CANONICAL.encode(value)
+
+
+def messages_sha256(messages: Iterable[Any]) -> str:
+    """SHA-256 of chat messages as canonical JSON (`canonical_json`): a list of
+    ``{"content", "role"}`` objects. A message is a mapping with ``role`` and ``content`` (other
+    keys are not hashed) or an object with those attributes (`reljudge.llm.Message`). It is a
+    template's ``sha256`` and what `Provenance.messages_sha256` records of rendered messages."""
+    canon = [
+        {"role": m["role"], "content": m["content"]}
+        if isinstance(m, Mapping)
+        else {"role": m.role, "content": m.content}
+        for m in messages
+    ]
+    return sha256_text(canonical_json(canon))
 
 
 def utc_now() -> str:

@@ -19,8 +19,8 @@ from reljudge.llm.types import (
     ProviderAbort,
     ProviderError,
     default_cache_path,
-    messages_sha256,
 )
+from reljudge.records import messages_sha256
 
 __all__ = [
     "DEFAULT_PRICES",

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reljudge.llm.types import canonical_json
-from reljudge.records import sha256_text
+from reljudge.records import canonical_json, sha256_text
 
 CACHE_FORMAT = 1
 

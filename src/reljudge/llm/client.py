@@ -68,9 +68,8 @@ from reljudge.llm.types import (
     Message,
     ProviderAbort,
     ProviderError,
-    canonical_json,
 )
-from reljudge.records import Usage, sha256_text
+from reljudge.records import Usage, canonical_json, sha256_text
 
 log = logging.getLogger("reljudge.llm")
 
@@ -223,7 +222,7 @@ class LLMClient:
         wire, effective = backend.adapt_params(self._params(overrides))
         # one canonical JSON of the messages for both hashes (provenance and cache key)
         messages_json = canonical_json(msg_dicts)
-        digest = sha256_text(messages_json)  # = types.messages_sha256(msgs)
+        digest = sha256_text(messages_json)  # = records.messages_sha256(msgs)
         key = self._keys.key(messages_json, effective)
         cache_key = key if self._cache is not None else None
 

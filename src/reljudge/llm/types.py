@@ -7,14 +7,13 @@ messages and read results without importing any provider library.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from reljudge.records import Usage, sha256_text
+from reljudge.records import Usage
 
 ChatStatus = Literal["ok", "api_error", "refused", "truncated"]
 CHAT_STATUSES: tuple[str, ...] = ("ok", "api_error", "refused", "truncated")
@@ -99,20 +98,6 @@ class Message:
 
     def to_dict(self) -> dict[str, str]:
         return {"role": self.role, "content": self.content}
-
-
-# one encoder for every call (json.dumps with options builds a new one each time)
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def canonical_json(value: Any) -> str:
-    """Deterministic JSON (sorted keys, no spaces, UTF-8 kept) used for hashing."""
-    return _CANONICAL.encode(value)
-
-
-def messages_sha256(messages: Sequence[Message]) -> str:
-    """SHA-256 of the canonical JSON of the messages (what `Provenance.messages_sha256` records)."""
-    return sha256_text(canonical_json([m.to_dict() for m in messages]))
 
 
 @dataclass

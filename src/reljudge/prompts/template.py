@@ -20,7 +20,6 @@ by hand; it identifies the exact prompt text in judgment provenance.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from typing import Any
 from reljudge.errors import InputError, shown
 from reljudge.prompts.errors import PromptError, listed
 from reljudge.prompts.output import OutputSpec
-from reljudge.records import sha256_text
+from reljudge.records import messages_sha256
 
 ROLES: tuple[str, ...] = (
     "query",
@@ -58,13 +57,6 @@ REQUIRED_ROLES: dict[str, tuple[str | tuple[str, ...], ...]] = {
 }
 
 _TOKEN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def messages_sha256(messages: list[dict[str, str]] | tuple[dict[str, str], ...]) -> str:
-    """SHA-256 of messages as canonical JSON: a list of {"content", "role"} objects, sorted keys,
-    no spaces, UTF-8 (non-ASCII characters kept). Used for template and rendered-prompt hashes."""
-    canon = [{"role": m["role"], "content": m["content"]} for m in messages]
-    return sha256_text(json.dumps(canon, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
 
 
 @dataclass(frozen=True)

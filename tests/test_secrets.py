@@ -121,3 +121,26 @@ def test_redaction_is_linear_in_the_length_of_the_text():
         "from reljudge.io.redact import redact_text; redact_text('a.' * 500_000); redact_text('a:' * 500_000)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+
+
+def test_known_secrets_mask_what_one_client_knows(monkeypatch):
+    """The LLM client's secrets, by value (`reljudge.io.redact.KnownSecrets`): an error message
+    gets every known secret, credential-looking strings and short ``sk-`` keys masked, then is
+    cut; an answer and its logprobs only lose exact matches of secrets of 8+ characters."""
+    from base64 import b64encode
+
+    from reljudge.io.redact import KnownSecrets
+
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "envsecretvalue42")
+    known = KnownSecrets("EMPTY", "http://bob:pa%2Fss-word@h/v1")
+    basic = b64encode(b"bob:pa/ss-word").decode()
+    assert {"EMPTY", "pa%2Fss-word", "pa/ss-word", basic, "envsecretvalue42"} <= set(known.all)
+    assert "EMPTY" not in known.in_answers  # a placeholder, no secret worth changing an answer for
+    message = known.message(f"bad key EMPTY, sk-abc123 pa/ss-word {basic} envsecretvalue42 " + "x" * 50, 60)
+    assert "EMPTY" not in message and "sk-abc123" not in message and "envsecretvalue42" not in message
+    assert "pa/ss-word" not in message and basic not in message and message.endswith("...")
+    assert known.answer("EMPTY sk-abc123 pa/ss-word") == "EMPTY sk-abc123 ***"  # exact matches only
+    tokens = [{"token": "pa/ss", "logprob": -0.1, "top_logprobs": []}, {"token": "-word", "logprob": -0.2}]
+    assert known.logprobs(tokens) is None  # the secret is spelled across two tokens
+    fine = [{"token": "1", "logprob": -0.1, "top_logprobs": [{"token": "2", "logprob": -2.0}]}]
+    assert known.logprobs(fine) is fine

@@ -20,6 +20,11 @@ Counters are not secrets: in a dict named like a counter (`COUNTER_FIELDS`: ``fa
 ``retry_causes``, ``failures``, ``statuses``, ...) a number stays a number even under a
 secret-looking key (``{"auth": 3}``: three authentication failures). Any other value there is
 scrubbed as usual.
+
+`KnownSecrets` serves the LLM client, which knows its secrets by value (the API key, the
+password and Basic credentials of a ``user:pass@`` base URL, the values of rule 3): it masks them
+in a provider's error messages (with rules 2 and 3 and short ``sk-...`` keys) and, by exact match
+only, in the model's answers and their token logprobs.
 """
 
 from __future__ import annotations
@@ -53,6 +58,12 @@ _URL_PARAM = re.compile(r"(?i)([?&](?:api[_\-]?key|key|token|access_token|secret
 # dotted text scan to its end, quadratic in the length of the text)
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://[^\s/?#@:]*):[^\s/?#@]+@")
 _ENV_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD", re.IGNORECASE)
+#: an OpenAI-style key in a provider's error message: ``sk-`` and 6+ characters (shorter than
+#: rule 2 asks: an error that quotes a rejected key may quote it cut short)
+_SHORT_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
+#: known secrets shorter than this are not looked for in answers: placeholders such as "EMPTY" or
+#: "ollama" are no secrets, and masking them would change what the model said
+MIN_ANSWER_SECRET_CHARS = 8
 #: dicts of counts keyed by an error kind, a status or a method (a kind such as ``auth`` looks
 #: like a secret name; its count is not a secret)
 COUNTER_FIELDS: frozenset[str] = frozenset(
@@ -158,12 +169,6 @@ def scrub_argv(argv: Sequence[str]) -> list[str]:
     return out
 
 
-def env_secret_values() -> list[str]:
-    """The values rule 3 masks: those of environment variables whose name contains KEY, TOKEN,
-    SECRET or PASSWORD (8+ characters), longest first."""
-    return _env_secrets()
-
-
 def url_credentials(url: str | None) -> list[str]:
     """The secrets a ``scheme://user:password@host`` URL carries: the password (as written and
     percent-decoded) and the base64 of ``user:password`` that HTTP Basic authentication sends.
@@ -186,3 +191,51 @@ def url_credentials(url: str | None) -> list[str]:
     basic = f"{unquote(user or '')}:{unquote(password or '')}".encode()
     out.append(base64.b64encode(basic).decode("ascii"))
     return sorted(set(out), key=len, reverse=True)
+
+
+def _replace_all(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+class KnownSecrets:
+    """What one LLM client never lets through: its API key, the values rule 3 masks, and the
+    password and Basic credentials of a ``user:pass@`` base URL (`url_credentials`), longest
+    first, collected once (``all``; ``in_answers``: those of `MIN_ANSWER_SECRET_CHARS` or more)."""
+
+    def __init__(self, api_key: str | None = None, base_url: str | None = None) -> None:
+        found = {api_key} if api_key else set()
+        found.update(_env_secrets())
+        found.update(url_credentials(base_url))
+        self.all: list[str] = sorted(found, key=len, reverse=True)
+        self.in_answers: list[str] = [x for x in self.all if len(x) >= MIN_ANSWER_SECRET_CHARS]
+
+    def message(self, text: str, limit: int) -> str:
+        """An error message fit to keep: the known secrets masked (exact match, on the whole
+        text), cut to ``limit`` characters, then credential-looking strings masked (`redact_text`
+        and short ``sk-`` keys; run on the cut text only, since these patterns cost more than
+        linear time on long hostile input)."""
+        text = _replace_all(text, self.all)
+        if len(text) > limit:
+            text = text[:limit] + "..."
+        text = redact_text(text, env_secrets=())
+        return _SHORT_KEY.sub(MASK, text)
+
+    def answer(self, text: str) -> str:
+        """A model's answer with the known secrets (``in_answers``) replaced by ``***``: exact
+        matches only (linear time; an answer is the model's words, so no pattern rewrites it)."""
+        return _replace_all(text, self.in_answers)
+
+    def logprobs(self, items: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        """Token logprobs (``[{"token", "top_logprobs": [{"token"}, ...]}, ...]``), or None when
+        their tokens spell a known secret (a secret spread over tokens cannot be masked token by
+        token)."""
+        if not items or not self.in_answers:
+            return items
+        tokens = "".join(item["token"] for item in items)
+        tops = "\n".join(top["token"] for item in items for top in item.get("top_logprobs") or ())
+        if any(secret in tokens or secret in tops for secret in self.in_answers):
+            return None
+        return items

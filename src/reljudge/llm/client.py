@@ -38,8 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import re
 import sqlite3
 import time
 from collections import Counter
@@ -50,7 +48,7 @@ from typing import Any
 from tenacity import RetryCallState
 
 from reljudge.errors import InputError
-from reljudge.io.redact import env_secret_values, redact_text, url_credentials
+from reljudge.io.redact import KnownSecrets
 from reljudge.llm.backends import Backend, create_backend
 from reljudge.llm.backends.base import clamp_tokens, clean_logprobs, normalise_base_url
 from reljudge.llm.cache import CacheKeys, ResponseCache
@@ -74,10 +72,6 @@ from reljudge.records import Usage, canonical_json, sha256_text
 log = logging.getLogger("reljudge.llm")
 
 EventCallback = Callable[[str, dict[str, Any]], Any]
-_KEY_PATTERN = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|sk-ant-[A-Za-z0-9_\-]{6,})")
-#: secrets shorter than this are not looked for in answers: placeholders such as "EMPTY" or
-#: "ollama" are no secrets, and masking them would change what the model said
-MIN_ANSWER_SECRET_CHARS = 8
 #: failure kinds that count towards ``abort_after`` as permanent (besides any other 4xx of a kind
 #: not listed in ``_NOT_PERMANENT_KINDS``)
 _PERMANENT_KINDS = frozenset({"bad_request", "auth"})
@@ -128,8 +122,7 @@ class LLMClient:
         self._cache_writable = True
         self._cache_warned = False
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
-        self._secrets = _collect_secrets(config.api_key, config.base_url)
-        self._answer_secrets = [x for x in self._secrets if len(x) >= MIN_ANSWER_SECRET_CHARS]
+        self._secrets = KnownSecrets(config.api_key, config.base_url)
         # fail fast: the canary gate, the abort and what decides it
         self._gate = asyncio.Lock()
         self._gate_open = False
@@ -552,7 +545,7 @@ class LLMClient:
         cost, known = price_cost(
             self._price, self.backend_name, completion.prompt_tokens, completion.completion_tokens
         )
-        text = self._scrub(completion.text)
+        text = self._secrets.answer(completion.text)
         oversized = len(text) > MAX_ANSWER_CHARS
         if oversized:
             text = text[:MAX_ANSWER_CHARS]
@@ -584,7 +577,7 @@ class LLMClient:
             price_known=known,
             latency_s=time.monotonic() - start,
             attempts=attempts_made(),
-            logprobs=self._scrub_logprobs(completion.logprobs),
+            logprobs=self._secrets.logprobs(completion.logprobs),
             oversized=oversized,
             **base,
         )
@@ -595,7 +588,7 @@ class LLMClient:
     ) -> ChatResult:
         _, known = price_cost(self._price, self.backend_name, 0, 0)
         return ChatResult(
-            text=self._scrub(hit["text"]),
+            text=self._secrets.answer(hit["text"]),
             status="ok",
             error=None,
             finish_reason=hit.get("finish_reason"),
@@ -609,7 +602,7 @@ class LLMClient:
             latency_s=time.monotonic() - start,
             cached=True,
             attempts=0,
-            logprobs=self._scrub_logprobs(hit.get("logprobs")),
+            logprobs=self._secrets.logprobs(hit.get("logprobs")),
             backend=self.backend_name,
             base_url=self._keys.base_url,
             model=self.model,
@@ -687,49 +680,8 @@ class LLMClient:
 
     # -- secrets ----------------------------------------------------------------------------------
     def _redact(self, text: str) -> str:
-        """An error message fit to keep: the known secrets masked (exact match, on the whole
-        text), cut to `MAX_ERROR_CHARS`, then credential-looking strings masked
-        (`reljudge.io.redact.redact_text`; run on the cut text only, since its patterns cost more
-        than linear time on long hostile input)."""
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, "***")
-        if len(text) > MAX_ERROR_CHARS:
-            text = text[:MAX_ERROR_CHARS] + "..."
-        text = redact_text(text, env_secrets=())
-        return _KEY_PATTERN.sub("***", text)
-
-    def _scrub(self, text: str) -> str:
-        """The answer with the client's secrets (8+ characters) replaced by ``***``: exact matches
-        only (linear time; an answer is the model's words, so no pattern rewrites it)."""
-        for secret in self._answer_secrets:
-            if secret in text:
-                text = text.replace(secret, "***")
-        return text
-
-    def _scrub_logprobs(self, items: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
-        """Token logprobs, or None when their tokens spell one of the client's secrets (a secret
-        spread over tokens cannot be masked token by token)."""
-        if not items or not self._answer_secrets:
-            return items
-        tokens = "".join(item["token"] for item in items)
-        tops = "\n".join(top["token"] for item in items for top in item.get("top_logprobs") or ())
-        if any(secret in tokens or secret in tops for secret in self._answer_secrets):
-            return None
-        return items
-
-
-def _collect_secrets(api_key: str | None, base_url: str | None = None) -> list[str]:
-    """What the client never lets through: the API key, the values of secret environment
-    variables (`reljudge.io.redact.env_secret_values`, plus ``*_API_KEY``/``*_TOKEN`` values of 8+
-    characters), and the password and Basic credentials of a ``user:pass@`` base URL."""
-    secrets = {api_key} if api_key else set()
-    secrets.update(env_secret_values())
-    for name, value in os.environ.items():
-        if value and len(value) >= 8 and (name.endswith("_API_KEY") or name.endswith("_TOKEN")):
-            secrets.add(value)
-    secrets.update(url_credentials(base_url))
-    return sorted(secrets, key=len, reverse=True)
+        """An error message fit to keep (`reljudge.io.redact.KnownSecrets.message`)."""
+        return self._secrets.message(text, MAX_ERROR_CHARS)
 
 
 def _valid_entry(hit: Any) -> dict[str, Any] | None:

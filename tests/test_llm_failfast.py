@@ -207,7 +207,7 @@ async def test_the_canary_goes_alone_then_the_pool_goes(tmp_path):
             gate.release.set()
             results = await asyncio.wait_for(pool, 60)
     assert calls_while_held == 1 and all(r.ok for r in results) and srv.calls == 12
-    assert client._gate_open  # after the canary, the pool goes without waiting
+    assert client._failfast.gate_open  # after the canary, the pool goes without waiting
 
 
 async def test_cache_hits_never_wait_for_the_canary(tmp_path):

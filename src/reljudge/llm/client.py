@@ -6,16 +6,9 @@ policy in `reljudge.llm.retry` -> classify (ok / truncated / refused / api_error
 a cut-off answer is asked again by ``judge run --retry-failed``) -> `ChatResult`. `chat` never raises for provider errors,
 except `ProviderAbort` once the client has decided the provider cannot serve the job (fail fast).
 
-Fail fast (``ClientConfig.fail_fast``, on by default): the first request to the provider is a
-*canary*: until it has finished (with its retries) the other requests wait (cache hits do not), so
-a misconfigured job sends one request, not the pool; a cancelled canary hands over to the next
-waiter. The client aborts after an authentication error (401/403) or a 404 (model or endpoint not
-found); when the canary cannot reach the server (connection/timeout after all its attempts, nothing
-ever succeeded); or after ``abort_after`` consecutive final failures of a permanent kind (a 4xx
-other than context length and content filter) or of connection/timeout, with no success between.
-The call whose failure decides it returns its failed result, as always; every later call, and
-every call still waiting or in flight, raises the same `ProviderAbort` (see `LLMClient.aborted`),
-whose ``hint`` says what to check (a missing ``/v1``, the API key, whether the server runs).
+Fail fast (``ClientConfig.fail_fast``, on by default; `reljudge.llm.failfast`): the first request
+to the provider is a canary the others wait for, and the client gives up on a provider that
+cannot serve the job (bad key, unknown model, no server), with a hint of what to check.
 
 What a provider sends is bounded: bodies (`MAX_RESPONSE_BYTES`, in the backends), answer text
 (`MAX_ANSWER_CHARS`: a longer answer keeps its beginning, ``status="truncated"``,
@@ -52,6 +45,7 @@ from reljudge.io.redact import KnownSecrets
 from reljudge.llm.backends import Backend, create_backend
 from reljudge.llm.backends.base import clamp_tokens, clean_logprobs, normalise_base_url
 from reljudge.llm.cache import CacheKeys, ResponseCache
+from reljudge.llm.failfast import FailFast
 from reljudge.llm.limits import RateLimiter, estimate_tokens
 from reljudge.llm.pricing import find_price, merge_prices, price_cost
 from reljudge.llm.retry import make_retrying
@@ -59,7 +53,6 @@ from reljudge.llm.routing import resolve_model
 from reljudge.llm.types import (
     MAX_ANSWER_CHARS,
     MAX_ERROR_CHARS,
-    RETRYABLE_KINDS,
     ChatResult,
     ClientConfig,
     Completion,
@@ -72,11 +65,6 @@ from reljudge.records import Usage, canonical_json, sha256_text
 log = logging.getLogger("reljudge.llm")
 
 EventCallback = Callable[[str, dict[str, Any]], Any]
-#: failure kinds that count towards ``abort_after`` as permanent (besides any other 4xx of a kind
-#: not listed in ``_NOT_PERMANENT_KINDS``)
-_PERMANENT_KINDS = frozenset({"bad_request", "auth"})
-#: never a reason to abort: a problem of one prompt or one answer, or a transient one
-_NOT_PERMANENT_KINDS = frozenset({"context_length", "content_filter", "invalid_response", *RETRYABLE_KINDS})
 
 
 @dataclass
@@ -123,15 +111,7 @@ class LLMClient:
         self._cache_warned = False
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
         self._secrets = KnownSecrets(config.api_key, config.base_url)
-        # fail fast: the canary gate, the abort and what decides it
-        self._gate = asyncio.Lock()
-        self._gate_open = False
-        self._aborted: ProviderAbort | None = None
-        self._abort_signal: asyncio.Future[None] | None = None
-        self._observed_any = False  # a network call has finished (its outcome was observed)
-        self._succeeded = False  # a provider ever answered
-        self._permanent_run = 0  # consecutive final permanent failures since the last success
-        self._transport_run = 0  # consecutive final connection/timeout failures since the last success
+        self._failfast = FailFast(config, self.backend_name, self.model, self._redact)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def open(self) -> LLMClient:
@@ -180,7 +160,7 @@ class LLMClient:
     @property
     def aborted(self) -> ProviderAbort | None:
         """The `ProviderAbort` that ended this client's job, or None."""
-        return self._aborted
+        return self._failfast.aborted
 
     # -- the call -------------------------------------------------------------------------------
     def effective_params(self, **overrides: Any) -> dict[str, Any]:
@@ -201,8 +181,8 @@ class LLMClient:
         Malformed messages raise ValueError/TypeError (a programming error, not a provider one).
         Raises `ProviderAbort` once the client has given up on the provider (module docstring).
         """
-        if self._aborted is not None:
-            raise self._aborted
+        if self._failfast.aborted is not None:
+            raise self._failfast.aborted
         start = time.monotonic()
         msgs = [Message.coerce(m) for m in messages]
         if not msgs:
@@ -235,12 +215,14 @@ class LLMClient:
                 first = None
             if first is not None and first.status in ("ok", "truncated"):
                 return self._finish(_as_cached(first, time.monotonic() - start), msg_dicts, cache_key)
-            if self._aborted is not None:
-                raise self._aborted
+            if self._failfast.aborted is not None:
+                raise self._failfast.aborted
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            result = await self._network(backend, msg_dicts, wire, effective, digest, start, key)
+            result = await self._failfast.run(
+                lambda: self._call(backend, msg_dicts, wire, effective, digest, start, key)
+            )
             future.set_result(result)
         finally:
             if not future.done():
@@ -270,138 +252,6 @@ class LLMClient:
         except sqlite3.Error as err:
             self._cache_trouble("written", err, reads_too=False)
             return False
-
-    # -- fail fast ------------------------------------------------------------------------------
-    async def _network(
-        self,
-        backend: Backend,
-        msg_dicts: list[dict[str, str]],
-        wire: dict[str, Any],
-        effective: dict[str, Any],
-        digest: str,
-        start: float,
-        key: str,
-    ) -> ChatResult:
-        """`_call` behind the canary gate, raced against the abort: when the client aborts, a call
-        still waiting (at the gate, the limiter, the semaphore, a backoff) or in flight is
-        cancelled and raises `ProviderAbort` at once."""
-        if not self.config.fail_fast:
-            return (await self._call(backend, msg_dicts, wire, effective, digest, start, key))[0]
-        if self._aborted is not None:
-            raise self._aborted
-        loop = asyncio.get_running_loop()
-        if self._abort_signal is None or self._abort_signal.get_loop() is not loop:
-            self._abort_signal = loop.create_future()  # (a client reused under a new event loop)
-        signal = self._abort_signal
-        task = asyncio.ensure_future(
-            self._gated_call(backend, msg_dicts, wire, effective, digest, start, key)
-        )
-        try:
-            await asyncio.wait((task, signal), return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            task.cancel()
-            raise
-        if task.done():  # the call that decided an abort still returns its own result
-            return task.result()
-        task.cancel()
-        await asyncio.wait((task,))  # let it unwind (close its connection) before raising
-        assert self._aborted is not None
-        raise self._aborted
-
-    async def _gated_call(
-        self,
-        backend: Backend,
-        msg_dicts: list[dict[str, str]],
-        wire: dict[str, Any],
-        effective: dict[str, Any],
-        digest: str,
-        start: float,
-        key: str,
-    ) -> ChatResult:
-        canary = False
-        if not self._gate_open:  # the first request is out: wait for its outcome
-            await self._gate.acquire()
-            if self._gate_open or self._aborted is not None:
-                self._gate.release()
-                if self._aborted is not None:
-                    raise self._aborted
-            else:
-                canary = True
-        try:
-            result, error = await self._call(backend, msg_dicts, wire, effective, digest, start, key)
-        except BaseException:
-            if canary:  # a cancelled canary: the next waiter becomes the canary
-                self._gate.release()
-            raise
-        self._observe(result, error)
-        if canary:
-            self._gate_open = True
-            self._gate.release()
-        return result
-
-    def _observe(self, result: ChatResult, error: ProviderError | None) -> None:
-        """Decide from one finished network call whether the provider can serve the job."""
-        first = not self._observed_any
-        self._observed_any = True
-        if error is None:  # an answer (ok, truncated, refused): the provider works
-            self._succeeded = True
-            self._permanent_run = self._transport_run = 0
-            return
-        kind, status = error.kind, error.status_code
-        limit = self.config.abort_after
-        if kind == "auth" or (status == 404 and kind not in _NOT_PERMANENT_KINDS):
-            self._abort(error)
-        elif kind in ("connection", "timeout"):
-            self._transport_run += 1
-            if (first and not self._succeeded) or self._transport_run >= limit:
-                self._abort(error, run=self._transport_run)
-        elif kind in _PERMANENT_KINDS or (
-            status is not None and 400 <= status < 500 and kind not in _NOT_PERMANENT_KINDS
-        ):
-            self._permanent_run += 1
-            if self._permanent_run >= limit:
-                self._abort(error, run=self._permanent_run)
-
-    def _abort(self, error: ProviderError, run: int = 1) -> None:
-        if self._aborted is not None:
-            return
-        message = self._redact(error.message)
-        if run > 1:
-            message = f"{run} requests in a row failed; the last: {message}"
-        self._aborted = ProviderAbort(
-            error.kind, message, status_code=error.status_code, hint=self._hint(error)
-        )
-        log.debug("aborting: %s", self._aborted)
-        if self._abort_signal is not None and not self._abort_signal.done():
-            self._abort_signal.set_result(None)
-
-    def _hint(self, error: ProviderError) -> str | None:
-        """What to check, for the failures that usually mean a misconfiguration."""
-        base = self.config.base_url
-        where = normalise_base_url(base) or {"ollama": "the default Ollama address"}.get(
-            self.backend_name, "the provider's default address"
-        )
-        if error.kind == "auth":
-            if self.backend_name == "openai":
-                return "check the API key (OPENAI_API_KEY / --api-key-env)"
-            return "check the API key (the provider's key variable / --api-key-env)"
-        if error.status_code == 404:
-            path = normalise_base_url(base).partition("://")[2].partition("/")[2]
-            if self.backend_name == "openai" and base and not path.endswith("v1"):
-                return f"the base URL may need /v1 ({normalise_base_url(base)}/v1)"
-            if self.backend_name == "ollama":
-                if path.endswith("v1"):
-                    return "the ollama backend takes the server address without /v1"
-                return f"is the model pulled? (ollama pull {self.model})"
-            return f"is the model {self.model!r} served at {where}?"
-        if error.kind == "connection":
-            return f"is the server running at {where}?"
-        if error.kind == "timeout":
-            return (
-                f"the server at {where} did not answer within {self.config.timeout_s:g} s: "
-                "is it the right address, and is it up?"
-            )
-        return None
 
     # -- internals ------------------------------------------------------------------------------
     def _params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:

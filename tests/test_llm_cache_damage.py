@@ -83,8 +83,8 @@ async def test_a_full_disk_stops_storing_not_the_run(server, tmp_path, caplog):
     path = tmp_path / "cache.sqlite"
     async with LLMClient(config(server, path)) as client:
         first = await client.chat(msgs(0))
-        (pages,) = client._cache._conn.execute("PRAGMA page_count").fetchone()
-        client._cache._conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's "disk is full"
+        (pages,) = client._cache.db._conn.execute("PRAGMA page_count").fetchone()
+        client._cache.db._conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's "disk is full"
         rest = [await client.chat(msgs(i)) for i in range(1, 200)]  # stores fill the last page
         again = await client.chat(msgs(0))  # still read
     assert first.ok and all(r.ok for r in rest) and again.cached
@@ -96,7 +96,7 @@ async def test_a_read_only_cache_is_read_and_not_written(server, tmp_path, caplo
     path = tmp_path / "cache.sqlite"
     async with LLMClient(config(server, path)) as client:
         await client.chat(msgs(0))
-        client._cache._conn.execute(
+        client._cache.db._conn.execute(
             "PRAGMA query_only = ON"
         )  # writes fail: "attempt to write a readonly database"
         hit = await client.chat(msgs(0))

@@ -102,7 +102,7 @@ async def test_a_cached_value_that_is_not_an_entry_is_a_miss_never_a_string(tmp_
         async with LLMClient(config(srv, tmp_path)) as client:
             first = await client.chat(MSGS)
             assert first.text == "##final score: 1"
-            client._cache.put(first.cache_key, "openai", "gpt-4o-mini", {"text": value, "status": "ok"})
+            client._cache.db.put(first.cache_key, "openai", "gpt-4o-mini", {"text": value, "status": "ok"})
             again = await client.chat(MSGS)
     assert not again.cached and again.text == "##final score: 1" and srv.calls == 2
 

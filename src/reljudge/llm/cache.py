@@ -6,8 +6,9 @@ dropped) and ``params`` are the effective decoding params. The API key is never 
 or the stored value. Only successful answers (``ok``) are stored.
 
 This class reports every SQLite failure (a file that is not a database, a damaged page, a
-read-only file, a full disk) as ``sqlite3.Error``; `LLMClient` turns them into one warning and goes
-on without the cache, and ``judge cache clear`` can delete a file this class cannot open.
+read-only file, a full disk) as ``sqlite3.Error``; the client (`reljudge.llm.optional_cache`)
+turns them into one warning and goes on without the cache, and ``judge cache clear`` can delete a
+file this class cannot open.
 
 Safe under concurrency: each process opens its own connection; WAL lets readers run while one
 writer writes, ``busy_timeout`` makes concurrent writers wait instead of failing, and

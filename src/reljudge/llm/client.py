@@ -3,8 +3,9 @@
 A call goes: build messages and effective params -> response cache -> (join an identical call
 already in flight) -> RPM/TPM limiter -> concurrency semaphore -> backend request, retried by the
 policy in `reljudge.llm.retry` -> classify (ok / truncated / refused / api_error) -> cache (ok only:
-a cut-off answer is asked again by ``judge run --retry-failed``) -> `ChatResult`. `chat` never raises for provider errors,
-except `ProviderAbort` once the client has decided the provider cannot serve the job (fail fast).
+a cut-off answer is asked again by ``judge run --retry-failed``) -> `ChatResult`. `chat` never
+raises for provider errors, except `ProviderAbort` once the client has decided the provider cannot
+serve the job (fail fast).
 
 Fail fast (``ClientConfig.fail_fast``, on by default; `reljudge.llm.failfast`): the first request
 to the provider is a canary the others wait for, and the client gives up on a provider that
@@ -15,11 +16,11 @@ What a provider sends is bounded: bodies (`MAX_RESPONSE_BYTES`, in the backends)
 ``oversized=True``), error messages (`MAX_ERROR_CHARS`), token counts (`MAX_TOKENS_PER_CALL`), and
 limiter waits (`reljudge.llm.limits`). Secrets the client knows (the API key, secret environment
 variables, the password and Basic credentials of a ``user:pass@`` base URL) are replaced by ``***``
-in the answer, its logprobs and errors before anything is cached or returned.
+in the answer, its logprobs and errors before anything is cached or returned
+(`reljudge.llm.results`, with `reljudge.io.redact.KnownSecrets`).
 
-The cache is optional equipment: a cache file that cannot be opened, read or written (damaged,
-read-only, disk full) is reported once (a logging warning) and the job goes on without it (or
-without storing); the file is left as it is (``judge cache clear --yes`` deletes a damaged one).
+The cache is optional equipment (`reljudge.llm.optional_cache`): a cache file that cannot be
+opened, read or written is reported once and the job goes on without it (or without storing).
 
 Accounting: ``client.usage`` sums what this run spent at the provider (cache hits add nothing);
 ``client.stats`` counts chats, provider requests, cache hits, retries and final failures by kind.
@@ -31,11 +32,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from tenacity import RetryCallState
@@ -43,16 +43,16 @@ from tenacity import RetryCallState
 from reljudge.errors import InputError
 from reljudge.io.redact import KnownSecrets
 from reljudge.llm.backends import Backend, create_backend
-from reljudge.llm.backends.base import clamp_tokens, clean_logprobs, normalise_base_url
-from reljudge.llm.cache import CacheKeys, ResponseCache
+from reljudge.llm.backends.base import normalise_base_url
+from reljudge.llm.cache import CacheKeys
 from reljudge.llm.failfast import FailFast
 from reljudge.llm.limits import RateLimiter, estimate_tokens
-from reljudge.llm.pricing import find_price, merge_prices, price_cost
+from reljudge.llm.optional_cache import OptionalCache
+from reljudge.llm.pricing import find_price, merge_prices
+from reljudge.llm.results import ResultBuilder, shared
 from reljudge.llm.retry import make_retrying
 from reljudge.llm.routing import resolve_model
 from reljudge.llm.types import (
-    MAX_ANSWER_CHARS,
-    MAX_ERROR_CHARS,
     ChatResult,
     ClientConfig,
     Completion,
@@ -100,18 +100,20 @@ class LLMClient:
         self.on_event = on_event
         self.usage = Usage()
         self.stats = ClientStats()
-        self._prices = merge_prices(config.prices)
-        self._price = find_price(self.model, self._prices)  # the model is fixed: look it up once
         self._keys = CacheKeys(self.backend_name, self.model, normalise_base_url(config.base_url))
         self._semaphore = asyncio.Semaphore(config.concurrency)
         self._limiter = RateLimiter(config.rpm, config.tpm)
         self._backend: Backend | None = None
-        self._cache: ResponseCache | None = None
-        self._cache_writable = True
-        self._cache_warned = False
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
-        self._secrets = KnownSecrets(config.api_key, config.base_url)
-        self._failfast = FailFast(config, self.backend_name, self.model, self._redact)
+        self._results = ResultBuilder(
+            self.backend_name,
+            self.model,
+            self._keys.base_url,
+            find_price(self.model, merge_prices(config.prices)),  # the model is fixed: look it up once
+            KnownSecrets(config.api_key, config.base_url),
+        )
+        self._failfast = FailFast(config, self.backend_name, self.model, self._results.redact)
+        self._cache = OptionalCache(config.cache_path, config.use_cache, self._results.redact)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def open(self) -> LLMClient:
@@ -128,28 +130,14 @@ class LLMClient:
                 )
             except ValueError as err:
                 raise InputError(self._redact(str(err))) from None
-        if (
-            self._cache is None
-            and not self._cache_warned
-            and self.config.use_cache
-            and self.config.cache_path is not None
-        ):
-            try:
-                self._cache = ResponseCache(self.config.cache_path)
-            except (sqlite3.Error, OSError) as err:  # damaged, read-only, no room: go on without
-                self._cache_trouble("opened", err)
+        self._cache.open()
         return self
 
     async def aclose(self) -> None:
         if self._backend is not None:
             await self._backend.aclose()
             self._backend = None
-        if self._cache is not None:
-            try:
-                self._cache.close()
-            except sqlite3.Error:
-                pass
-            self._cache = None
+        self._cache.close()
 
     async def __aenter__(self) -> LLMClient:
         return self.open()
@@ -197,13 +185,13 @@ class LLMClient:
         messages_json = canonical_json(msg_dicts)
         digest = sha256_text(messages_json)  # = records.messages_sha256(msgs)
         key = self._keys.key(messages_json, effective)
-        cache_key = key if self._cache is not None else None
+        cache_key = key if self._cache.db is not None else None
 
-        if self._cache is not None and not refresh:
+        if self._cache.db is not None and not refresh:
             # a point read in WAL mode takes tens of microseconds: cheaper inline than a thread hop
-            hit = self._cache_get(key)
+            hit = self._cache.get(key)
             if hit is not None:
-                return self._finish(self._from_cache(hit, digest, effective, start), msg_dicts, cache_key)
+                return self._finish(self._results.cached(hit, digest, effective, start), msg_dicts, cache_key)
 
         pending = None if refresh else self._inflight.get(key)
         if pending is not None:  # an identical call is running: share its answer if it succeeds
@@ -214,7 +202,7 @@ class LLMClient:
                     raise  # this call was cancelled, not the one it waited for
                 first = None
             if first is not None and first.status in ("ok", "truncated"):
-                return self._finish(_as_cached(first, time.monotonic() - start), msg_dicts, cache_key)
+                return self._finish(shared(first, time.monotonic() - start), msg_dicts, cache_key)
             if self._failfast.aborted is not None:
                 raise self._failfast.aborted
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
@@ -232,26 +220,10 @@ class LLMClient:
         self.usage = self.usage + result.usage
         return self._finish(result, msg_dicts, cache_key)
 
-    async def _store(self, key: str, result: ChatResult) -> None:
-        """Commit a good answer to the response cache (called while its request still holds its
-        concurrency slot: see `_call`)."""
-        if self._cache is None or not self._cache_writable or not _cacheable(result):
-            return
-        try:
-            await asyncio.to_thread(self._cache.put, key, self.backend_name, self.model, _cache_value(result))
-        except sqlite3.Error as err:  # a full disk or a locked file must not lose the answer
-            self._cache_trouble("written", err, reads_too=False)
-
     def forget(self, result: ChatResult) -> bool:
         """Drop ``result``'s answer from the response cache (an answer the judge could not use,
         so that a later run asks again instead of replaying it). True when an entry was removed."""
-        if self._cache is None or result.cache_key is None or not self._cache_writable:
-            return False
-        try:
-            return self._cache.delete(result.cache_key)
-        except sqlite3.Error as err:
-            self._cache_trouble("written", err, reads_too=False)
-            return False
+        return result.cache_key is not None and self._cache.forget(result.cache_key)
 
     # -- internals ------------------------------------------------------------------------------
     def _params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -312,8 +284,8 @@ class LLMClient:
             result, error = await self._attempts(
                 one_attempt, cfg, msg_dicts, effective, digest, start, lambda: attempts
             )
-            if holding:
-                await self._store(key, result)
+            if holding:  # commit the answer while its slot is held
+                await self._cache.store(key, self.backend_name, self.model, result)
             return result, error
         finally:
             if holding:
@@ -347,13 +319,6 @@ class LLMClient:
                 },
             )
 
-        base = {
-            "backend": self.backend_name,
-            "base_url": self._keys.base_url,
-            "model": self.model,
-            "messages_sha256": digest,
-            "params": effective,
-        }
         retrying = make_retrying(
             cfg.max_attempts, cfg.backoff_base_s, cfg.backoff_max_s, cfg.retry_after_max_s, before_sleep
         )
@@ -364,140 +329,19 @@ class LLMClient:
                     completion = await one_attempt()
             assert completion is not None
         except ProviderError as err:
-            status = "refused" if err.kind == "content_filter" else "api_error"
-            failed = ChatResult(
-                text="",
-                status=status,
-                error=self._redact(str(err)),
-                error_kind=err.kind,
-                usage=Usage(calls=attempts_made()),
-                latency_s=time.monotonic() - start,
-                attempts=attempts_made(),
-                **base,
-            )
-            return failed, (None if status == "refused" else err)
+            failed = self._results.failure(err, digest, effective, attempts_made(), start)
+            return failed, (None if failed.status == "refused" else err)
         except Exception as err:  # a bug in a provider library must not kill a whole run
             log.warning(
                 "unexpected error from the %s backend: %s", self.backend_name, self._redact(repr(err))
             )
-            failed = ChatResult(
-                text="",
-                status="api_error",
-                error=self._redact(f"unexpected {type(err).__name__}: {err}"),
-                error_kind="other",
-                usage=Usage(calls=attempts_made()),
-                latency_s=time.monotonic() - start,
-                attempts=attempts_made(),
-                **base,
-            )
+            failed = self._results.unexpected(err, digest, effective, attempts_made(), start)
             return failed, ProviderError("other", failed.error or "")
-
-        cost, known = price_cost(
-            self._price, self.backend_name, completion.prompt_tokens, completion.completion_tokens
-        )
-        text = self._secrets.answer(completion.text)
-        oversized = len(text) > MAX_ANSWER_CHARS
-        if oversized:
-            text = text[:MAX_ANSWER_CHARS]
-        status, error, kind = "ok", None, None
-        if completion.refusal or completion.finish_reason == "content_filter":
-            status, kind = "refused", "content_filter"
-            error = self._redact(completion.refusal or "the provider's content filter stopped the answer")
-        elif oversized:
-            status = "truncated"
-            error = (
-                f"the answer was cut to its first {MAX_ANSWER_CHARS} characters "
-                f"(the provider sent {len(completion.text)})"
-            )
-        elif completion.finish_reason == "length":
-            status = "truncated"
-            error = "the answer hit the token limit (finish_reason=length)"
-        result = ChatResult(
-            text=text,
-            status=status,
-            error=error,
-            error_kind=kind,
-            finish_reason=completion.finish_reason,
-            usage=Usage(
-                prompt_tokens=completion.prompt_tokens,
-                completion_tokens=completion.completion_tokens,
-                calls=attempts_made(),
-                cost_usd=cost,
-            ),
-            price_known=known,
-            latency_s=time.monotonic() - start,
-            attempts=attempts_made(),
-            logprobs=self._secrets.logprobs(completion.logprobs),
-            oversized=oversized,
-            **base,
-        )
-        return result, None
-
-    def _from_cache(
-        self, hit: dict[str, Any], digest: str, effective: dict[str, Any], start: float
-    ) -> ChatResult:
-        _, known = price_cost(self._price, self.backend_name, 0, 0)
-        return ChatResult(
-            text=self._secrets.answer(hit["text"]),
-            status="ok",
-            error=None,
-            finish_reason=hit.get("finish_reason"),
-            usage=Usage(
-                prompt_tokens=hit["prompt_tokens"],
-                completion_tokens=hit["completion_tokens"],
-                calls=0,
-                cost_usd=0.0,
-            ),
-            price_known=known,
-            latency_s=time.monotonic() - start,
-            cached=True,
-            attempts=0,
-            logprobs=self._secrets.logprobs(hit.get("logprobs")),
-            backend=self.backend_name,
-            base_url=self._keys.base_url,
-            model=self.model,
-            messages_sha256=digest,
-            params=effective,
-        )
-
-    # -- the cache, which may fail ----------------------------------------------------------------
-    def _cache_get(self, key: str) -> dict[str, Any] | None:
-        """A valid cached entry for ``key`` (`_valid_entry`), or None: a miss, a damaged entry, or
-        a cache that cannot be read (then the client goes on without it)."""
-        assert self._cache is not None
-        try:
-            hit = self._cache.get(key)
-        except sqlite3.Error as err:
-            self._cache_trouble("read", err)
-            return None
-        return _valid_entry(hit) if hit is not None else None
-
-    def _cache_trouble(self, what: str, err: BaseException, *, reads_too: bool = True) -> None:
-        """Warn once that the cache cannot be used, and go on without it (``reads_too=False``:
-        still read it, but store nothing more, e.g. on a full disk)."""
-        path = self.config.cache_path
-        if not self._cache_warned:
-            self._cache_warned = True
-            log.warning(
-                "the response cache %s cannot be %s (%s); going on without %s. "
-                "A damaged cache file can be deleted with: judge cache clear --cache %s --yes",
-                path,
-                what,
-                self._redact(str(err) or type(err).__name__),
-                "it" if reads_too else "storing answers",
-                path,
-            )
-        self._cache_writable = False
-        if reads_too and self._cache is not None:
-            try:
-                self._cache.close()
-            except sqlite3.Error:
-                pass
-            self._cache = None
+        return self._results.answer(completion, digest, effective, attempts_made(), start), None
 
     def _finish(self, result: ChatResult, prompt: list[dict[str, str]], cache_key: str | None) -> ChatResult:
         result.prompt = prompt
-        result.cache_key = cache_key if self._cache is not None else None
+        result.cache_key = cache_key if self._cache.db is not None else None
         self.stats.statuses[result.status] += 1
         if result.cached:
             self.stats.cache_hits += 1
@@ -528,61 +372,9 @@ class LLMClient:
         except Exception as err:  # a display callback must not break the run
             log.warning("on_event callback failed: %r", err)
 
-    # -- secrets ----------------------------------------------------------------------------------
     def _redact(self, text: str) -> str:
-        """An error message fit to keep (`reljudge.io.redact.KnownSecrets.message`)."""
-        return self._secrets.message(text, MAX_ERROR_CHARS)
-
-
-def _valid_entry(hit: Any) -> dict[str, Any] | None:
-    """A cached value as the client stores it, with its fields of the right types, or None (a
-    value that is not a valid entry is a miss: never ``str()`` it into an answer)."""
-    if not isinstance(hit, dict) or hit.get("status", "ok") != "ok":
-        return None
-    text = hit.get("text")
-    if not isinstance(text, str) or len(text) > MAX_ANSWER_CHARS:
-        return None
-    finish = hit.get("finish_reason")
-    logprobs = hit.get("logprobs")
-    if logprobs is not None and not isinstance(logprobs, list):
-        return None
-    return {
-        "text": text,
-        "finish_reason": finish if isinstance(finish, str) else None,
-        "prompt_tokens": clamp_tokens(hit.get("prompt_tokens")),
-        "completion_tokens": clamp_tokens(hit.get("completion_tokens")),
-        "logprobs": clean_logprobs(logprobs),
-    }
-
-
-def _cacheable(result: ChatResult) -> bool:
-    """Only a whole, good answer is stored (and its fields are what `_valid_entry` accepts)."""
-    return result.status == "ok" and not result.oversized and isinstance(result.text, str)
-
-
-def _cache_value(result: ChatResult) -> dict[str, Any]:
-    return {
-        "text": result.text,
-        "status": result.status,
-        "error": result.error,
-        "finish_reason": result.finish_reason,
-        "prompt_tokens": result.usage.prompt_tokens,
-        "completion_tokens": result.usage.completion_tokens,
-        "logprobs": result.logprobs,
-        "stored": time.time(),
-    }
-
-
-def _as_cached(result: ChatResult, latency_s: float) -> ChatResult:
-    return replace(
-        result,
-        cached=True,
-        attempts=0,
-        latency_s=latency_s,
-        usage=Usage(
-            prompt_tokens=result.usage.prompt_tokens, completion_tokens=result.usage.completion_tokens
-        ),
-    )
+        """An error message fit to keep (`ResultBuilder.redact`)."""
+        return self._results.redact(text)
 
 
 def chat_sync(

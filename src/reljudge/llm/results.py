@@ -1,0 +1,156 @@
+"""The `ChatResult` of one call: built from a provider's completion (classified ok / truncated /
+refused), from a final failure, or from a response-cache entry.
+
+Every text that goes into a result passes the client's known secrets (`KnownSecrets`): the answer
+and its logprobs by exact match, error messages also by pattern and cut to `MAX_ERROR_CHARS`. An
+answer longer than `MAX_ANSWER_CHARS` keeps its beginning (``status="truncated"``,
+``oversized=True``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from reljudge.io.redact import KnownSecrets
+from reljudge.llm.pricing import Price, price_cost
+from reljudge.llm.types import MAX_ANSWER_CHARS, MAX_ERROR_CHARS, ChatResult, Completion, ProviderError
+from reljudge.records import Usage
+
+
+@dataclass(frozen=True)
+class ResultBuilder:
+    """Builds the results of one client: its backend, model, base URL (as the cache key has it),
+    price (None: not in the table) and known secrets."""
+
+    backend: str
+    model: str
+    base_url: str
+    price: Price | None
+    secrets: KnownSecrets
+
+    def redact(self, text: str) -> str:
+        """An error message fit to keep (`KnownSecrets.message`, cut to `MAX_ERROR_CHARS`)."""
+        return self.secrets.message(text, MAX_ERROR_CHARS)
+
+    def _fixed(self, digest: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "base_url": self.base_url,
+            "model": self.model,
+            "messages_sha256": digest,
+            "params": params,
+        }
+
+    def answer(
+        self, completion: Completion, digest: str, params: dict[str, Any], attempts: int, start: float
+    ) -> ChatResult:
+        """The result of a completion: ok, refused (content filter) or truncated (too long an
+        answer, or the token limit)."""
+        cost, known = price_cost(
+            self.price, self.backend, completion.prompt_tokens, completion.completion_tokens
+        )
+        text = self.secrets.answer(completion.text)
+        oversized = len(text) > MAX_ANSWER_CHARS
+        if oversized:
+            text = text[:MAX_ANSWER_CHARS]
+        status, error, kind = "ok", None, None
+        if completion.refusal or completion.finish_reason == "content_filter":
+            status, kind = "refused", "content_filter"
+            error = self.redact(completion.refusal or "the provider's content filter stopped the answer")
+        elif oversized:
+            status = "truncated"
+            error = (
+                f"the answer was cut to its first {MAX_ANSWER_CHARS} characters "
+                f"(the provider sent {len(completion.text)})"
+            )
+        elif completion.finish_reason == "length":
+            status = "truncated"
+            error = "the answer hit the token limit (finish_reason=length)"
+        return ChatResult(
+            text=text,
+            status=status,
+            error=error,
+            error_kind=kind,
+            finish_reason=completion.finish_reason,
+            usage=Usage(
+                prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens,
+                calls=attempts,
+                cost_usd=cost,
+            ),
+            price_known=known,
+            latency_s=time.monotonic() - start,
+            attempts=attempts,
+            logprobs=self.secrets.logprobs(completion.logprobs),
+            oversized=oversized,
+            **self._fixed(digest, params),
+        )
+
+    def failure(
+        self, error: ProviderError, digest: str, params: dict[str, Any], attempts: int, start: float
+    ) -> ChatResult:
+        """The result of a final provider error: refused (content filter) or api_error."""
+        return ChatResult(
+            text="",
+            status="refused" if error.kind == "content_filter" else "api_error",
+            error=self.redact(str(error)),
+            error_kind=error.kind,
+            usage=Usage(calls=attempts),
+            latency_s=time.monotonic() - start,
+            attempts=attempts,
+            **self._fixed(digest, params),
+        )
+
+    def unexpected(
+        self, error: Exception, digest: str, params: dict[str, Any], attempts: int, start: float
+    ) -> ChatResult:
+        """The result of an exception no backend should raise (a bug in a provider library)."""
+        return ChatResult(
+            text="",
+            status="api_error",
+            error=self.redact(f"unexpected {type(error).__name__}: {error}"),
+            error_kind="other",
+            usage=Usage(calls=attempts),
+            latency_s=time.monotonic() - start,
+            attempts=attempts,
+            **self._fixed(digest, params),
+        )
+
+    def cached(self, hit: dict[str, Any], digest: str, params: dict[str, Any], start: float) -> ChatResult:
+        """The result of a cache entry (`reljudge.llm.optional_cache.valid_entry`): no call, no cost; the token counts of the
+        original answer kept for information."""
+        _, known = price_cost(self.price, self.backend, 0, 0)
+        return ChatResult(
+            text=self.secrets.answer(hit["text"]),
+            status="ok",
+            error=None,
+            finish_reason=hit.get("finish_reason"),
+            usage=Usage(
+                prompt_tokens=hit["prompt_tokens"],
+                completion_tokens=hit["completion_tokens"],
+                calls=0,
+                cost_usd=0.0,
+            ),
+            price_known=known,
+            latency_s=time.monotonic() - start,
+            cached=True,
+            attempts=0,
+            logprobs=self.secrets.logprobs(hit.get("logprobs")),
+            **self._fixed(digest, params),
+        )
+
+
+def shared(result: ChatResult, latency_s: float) -> ChatResult:
+    """``result`` as the answer of an identical call that waited for it: a cache hit (no call,
+    no cost)."""
+    return replace(
+        result,
+        cached=True,
+        attempts=0,
+        latency_s=latency_s,
+        usage=Usage(
+            prompt_tokens=result.usage.prompt_tokens, completion_tokens=result.usage.completion_tokens
+        ),
+    )

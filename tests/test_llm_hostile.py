@@ -27,7 +27,7 @@ from reljudge.llm.types import (
     ProviderError,
 )
 from reljudge.testing import MockLLMServer, MockReply, responders
-from reljudge.testing.server import MOVED_PREFIX
+from reljudge.testing.exchange import MOVED_PREFIX
 
 SECRET = "sk-test-SECRET-9f8e7d6c5b4a"
 MSGS = [

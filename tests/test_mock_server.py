@@ -16,11 +16,11 @@ from reljudge.testing import (
     FaultInjector,
     MockLLMServer,
     MockReply,
+    MockRequest,
     PerPrompt,
     Scripted,
     responders,
 )
-from reljudge.testing.server import MockRequest
 
 
 def post(url: str, body: dict, timeout: float | httpx.Timeout = 60.0) -> httpx.Response:

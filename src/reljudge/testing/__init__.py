@@ -7,8 +7,9 @@
 
 from reljudge.testing import responders
 from reljudge.testing.auto import AutoResponder, Rule, default_rules, passage_text, stable_choice
+from reljudge.testing.exchange import MockReply, MockRequest, Responder, count_tokens
 from reljudge.testing.responders import FaultInjector, PerPrompt, Scripted
-from reljudge.testing.server import MockLLMServer, MockReply, MockRequest, Responder, count_tokens
+from reljudge.testing.server import MockLLMServer
 
 __all__ = [
     "AutoResponder",

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reljudge.testing.server import MockReply, MockRequest
+from reljudge.testing.exchange import MockReply, MockRequest
 
 Matcher = Callable[[MockRequest], bool]
 Replier = Callable[[MockRequest], str]

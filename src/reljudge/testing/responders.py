@@ -41,7 +41,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from reljudge.testing.server import MOVED_PREFIX, MockReply, MockRequest, Responder
+from reljudge.testing.exchange import MOVED_PREFIX, MockReply, MockRequest, Responder
 
 
 def fixed(text: str) -> Responder:

@@ -20,7 +20,7 @@ import json
 import re
 
 from reljudge.testing.auto import Rule, _label_list, passage_text, stable_choice
-from reljudge.testing.server import MockRequest
+from reljudge.testing.exchange import MockRequest
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 

@@ -1,0 +1,112 @@
+"""What passes between the mock server and its responder: the request as received
+(`MockRequest`), the reply to send (`MockReply`), and the `Responder` that maps one to the other.
+
+Token counts are word/punctuation counts (`count_tokens`), so they are deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+TOKEN = re.compile(r"\w+|[^\w\s]")
+#: the path prefix under which every chat route also answers (the target of redirects)
+MOVED_PREFIX = "/moved"
+
+
+class _NotSet:
+    def __repr__(self) -> str:
+        return "NOT_SET"
+
+
+NOT_SET: Any = _NotSet()
+
+
+@dataclass
+class MockRequest:
+    """One chat request as the server received it."""
+
+    api: str  # "openai", "ollama" or "anthropic"
+    model: str
+    messages: list[dict[str, Any]]
+    body: dict[str, Any]
+    index: int  # 0-based number of this chat request on the server
+    seen: int  # how many identical (model, messages) requests came before this one
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names; authorization redacted
+    path: str = ""  # the request path, e.g. /v1/chat/completions or /moved/v1/chat/completions
+    #: the Authorization header as received: set only while the responder runs (``key-echo``
+    #: answers with it); recorded requests never keep it
+    raw_authorization: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def prompt(self) -> str:
+        """All message contents joined by newlines."""
+        return "\n".join(str(m.get("content", "")) for m in self.messages)
+
+    @property
+    def last_user(self) -> str:
+        for m in reversed(self.messages):
+            if m.get("role") == "user":
+                return str(m.get("content", ""))
+        return ""
+
+    @property
+    def content_key(self) -> str:
+        """SHA-256 of (model, messages): identical prompts share it."""
+        blob = json.dumps([self.model, self.messages], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @property
+    def max_tokens(self) -> int | None:
+        if self.api in ("openai", "anthropic"):
+            value = self.body.get("max_completion_tokens", self.body.get("max_tokens"))
+        else:
+            value = (self.body.get("options") or {}).get("num_predict")
+        return int(value) if isinstance(value, (int, float)) and value >= 0 else None
+
+    @property
+    def wants_logprobs(self) -> bool:
+        return bool(self.body.get("logprobs"))
+
+
+@dataclass
+class MockReply:
+    """What the server answers. ``status`` != 200 sends an error body with ``error`` as message.
+
+    ``hang=True`` never answers (until the server stops or ``hang_s`` passes);
+    ``finish_reason`` defaults to "stop" (or "length" when cut by max_tokens).
+    ``content`` (any JSON value) is sent as the message content instead of ``text``;
+    ``usage_literals`` = (prompt, completion) are sent verbatim as the token counts (JSON number
+    text such as ``"1e400"`` or ``"-5"``); ``body`` is sent as the exact response body (with
+    ``status`` and ``headers``), bypassing everything else.
+    """
+
+    text: str = ""
+    status: int = 200
+    error: str | None = None
+    error_code: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    hang: bool = False
+    finish_reason: str | None = None
+    refusal: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    content: Any = NOT_SET
+    usage_literals: tuple[str, str] | None = None
+    body: bytes | None = None
+
+    def __call__(self, req: MockRequest) -> MockReply:
+        """A reply is also a responder that always gives itself: ``MockLLMServer(error(500))``."""
+        return self
+
+
+Responder = Callable[[MockRequest], "MockReply | str"]
+
+
+def count_tokens(text: str) -> int:
+    return len(TOKEN.findall(text))

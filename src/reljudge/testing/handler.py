@@ -1,0 +1,197 @@
+"""The mock server's HTTP handler: reading a request, routing it (chat under each API's path and
+under ``MOVED_PREFIX``, model lists), and sending the reply in the API's shape
+(`reljudge.testing.protocols`), slowly, never, or as an exact body when the reply says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Protocol
+
+from reljudge.testing.exchange import MOVED_PREFIX, NOT_SET, MockReply, MockRequest
+from reljudge.testing.protocols import (
+    answer_of,
+    anthropic_body,
+    error_body,
+    ollama_body,
+    ollama_stream,
+    openai_body,
+    with_literals,
+)
+
+#: chat routes by path; each also answers under ``MOVED_PREFIX`` (the target of redirects)
+ROUTES = {"/v1/chat/completions": "openai", "/api/chat": "ollama", "/v1/messages": "anthropic"}
+
+
+class MockBackend(Protocol):
+    """What the handler needs of its server (`reljudge.testing.server.MockLLMServer`)."""
+
+    models: tuple[str, ...]
+    latency_s: float
+    hang_s: float | None
+
+    def _register(
+        self, api: str, body: dict[str, Any], headers: dict[str, str], path: str, authorization: str | None
+    ) -> MockRequest: ...
+
+    def _done(self) -> None: ...
+
+    def _answer(self, req: MockRequest) -> MockReply: ...
+
+    def _wait(self, seconds: float) -> bool: ...
+
+
+class MockHandler(BaseHTTPRequestHandler):
+    mock: MockBackend
+    protocol_version = "HTTP/1.1"  # keep-alive: one connection serves many requests
+    server_version = "reljudge-mock/1"
+    # TCP_NODELAY: without it, the headers and the body (two writes) meet Nagle's algorithm and
+    # the client's delayed ACK, which adds ~40 ms to every answer on a kept-alive connection
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _send_json(
+        self,
+        status: int,
+        payload: Any,
+        headers: dict[str, str] | None = None,
+        literals: dict[str, str] | None = None,
+    ) -> None:
+        text = json.dumps(payload)
+        if literals:
+            text = with_literals(text, literals)
+        self._send_raw(status, text.encode("utf-8"), headers)
+
+    def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        try:
+            self.send_response(status)
+            names = {k.lower() for k in headers or {}}
+            if "content-type" not in names:
+                self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            self.close_connection = True
+
+    def _send_ndjson(self, data: bytes) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-ndjson")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _read_json(self) -> dict[str, Any] | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            return None
+        return body if isinstance(body, dict) else None
+
+    def _raw_authorization(self) -> str | None:
+        return self.headers.get("Authorization") or self.headers.get("x-api-key")
+
+    def _headers(self) -> dict[str, str]:
+        out = {k.lower(): v for k, v in self.headers.items()}
+        for name in ("authorization", "x-api-key"):
+            if name in out:
+                out[name] = "<redacted>"
+        return out
+
+    # -- routes ---------------------------------------------------------------------------------
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path == "/v1/models":
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "reljudge-mock"}
+                for m in self.mock.models
+            ]
+            self._send_json(200, {"object": "list", "data": data})
+        elif path == "/api/tags":
+            models = [
+                {
+                    "name": m,
+                    "model": m,
+                    "modified_at": "2025-01-01T00:00:00Z",
+                    "size": 0,
+                    "digest": hashlib.sha256(m.encode()).hexdigest(),
+                    "details": {"format": "mock", "family": "mock", "parameter_size": "0B"},
+                }
+                for m in self.mock.models
+            ]
+            self._send_json(200, {"models": models})
+        elif path in ("", "/"):
+            self._send_json(200, {"status": "reljudge mock LLM server"})
+        else:
+            self._send_json(404, {"error": f"no route GET {path}"})
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        route = path[len(MOVED_PREFIX) :] if path.startswith(MOVED_PREFIX + "/") else path
+        api = ROUTES.get(route)
+        body = self._read_json()
+        if api is None:
+            self._send_json(404, {"error": f"no route POST {path}"})
+            return
+        if body is None or not isinstance(body.get("messages"), list):
+            self._error(api, 400, "the request body must be a JSON object with a 'messages' list", None)
+            return
+        req = self.mock._register(api, body, self._headers(), path, self._raw_authorization())
+        try:
+            self._chat(api, req)
+        finally:
+            self.mock._done()
+
+    def _chat(self, api: str, req: MockRequest) -> None:
+        mock = self.mock
+        reply = mock._answer(req)
+        if reply.hang:
+            mock._wait(mock.hang_s if mock.hang_s is not None else 3600.0)
+            self.close_connection = True
+            return
+        if mock._wait(mock.latency_s + reply.delay_s):
+            self.close_connection = True
+            return
+        if reply.body is not None:
+            self._send_raw(reply.status, reply.body, reply.headers)
+            return
+        if reply.status != 200:
+            self._error(
+                api,
+                reply.status,
+                reply.error or f"mock error {reply.status}",
+                reply.error_code,
+                reply.headers,
+            )
+            return
+        if api == "openai" and req.body.get("stream"):
+            self._error(api, 400, "the mock server does not stream OpenAI responses", None)
+            return
+        ans = answer_of(req, reply)
+        if api == "openai":
+            payload, literals = openai_body(req, ans, reply)
+        elif api == "anthropic":
+            payload, literals = anthropic_body(req, ans, reply)
+        else:
+            payload, literals = ollama_body(req, ans, reply)
+            if not (req.body.get("stream") is False or literals or reply.content is not NOT_SET):
+                self._send_ndjson(ollama_stream(ans.text, payload))  # Ollama streams by default
+                return
+        self._send_json(200, payload, reply.headers, literals)
+
+    def _error(
+        self, api: str, status: int, message: str, code: str | None, headers: dict[str, str] | None = None
+    ) -> None:
+        self._send_json(status, error_body(api, status, message, code), headers)

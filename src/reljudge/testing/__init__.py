@@ -6,9 +6,10 @@
 """
 
 from reljudge.testing import responders
-from reljudge.testing.auto import AutoResponder, Rule, default_rules, passage_text, stable_choice
+from reljudge.testing.auto import AutoResponder, default_rules
 from reljudge.testing.exchange import MockReply, MockRequest, Responder, count_tokens
 from reljudge.testing.responders import FaultInjector, PerPrompt, Scripted
+from reljudge.testing.rules import Rule, passage_text, stable_choice
 from reljudge.testing.server import MockLLMServer
 
 __all__ = [

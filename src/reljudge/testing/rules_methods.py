@@ -19,8 +19,8 @@ import ast
 import json
 import re
 
-from reljudge.testing.auto import Rule, _label_list, passage_text, stable_choice
 from reljudge.testing.exchange import MockRequest
+from reljudge.testing.rules import Rule, label_list, passage_text, stable_choice
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 
@@ -90,7 +90,7 @@ def method_rules() -> list[Rule]:
         Rule(
             "nugget-assign-2grade",
             lambda r: "not_support" in r.prompt and "partial_support" not in r.prompt,
-            lambda r: _label_list(r, ("support", "not_support"), (1, 1)),
+            lambda r: label_list(r, ("support", "not_support"), (1, 1)),
         ),
         Rule(
             "nugget-create",

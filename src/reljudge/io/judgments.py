@@ -8,221 +8,45 @@ with a warning too. Any other malformed line is an `InputError` naming ``file:li
 
 Re-runs append: when a key (`Judgment.key`) appears several times, e.g. after
 ``--retry-failed``, `load_judgments(..., latest=True)` keeps the last record of each key.
+
+This module reads and indexes judgment files; beside it, `reljudge.io.judgment_lines` reads one
+line, `reljudge.io.judgment_writer` appends and repairs, and `reljudge.io.label_views` reads the
+label fields alone. Every name is importable from here.
 """
 
 from __future__ import annotations
 
-import functools
-import json
-import logging
-import os
-import threading
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from reljudge.io.judgment_lines import JUDGMENTS_FILE, is_judgments_path, parse_line, resolve_judgments_path
+from reljudge.io.judgment_writer import JudgmentWriter, repair_torn_tail, write_judgments
+from reljudge.io.label_views import LabelView, iter_label_views
+from reljudge.records import Judgment, Key
 
-from reljudge.errors import InputError, input_error_from_validation
-from reljudge.io.lines import JSONL_SUFFIXES
-from reljudge.io.redact import is_secret_name, scrub_secrets
-from reljudge.records import Judgment
-
-logger = logging.getLogger(__name__)
-
-JUDGMENTS_FILE = "judgments.jsonl"
-#: the UTF-8 byte order mark some editors put at the start of a file; ignored when reading
-BOM = b"\xef\xbb\xbf"
-
-
-def is_judgments_path(path: str | Path) -> bool:
-    """Whether ``path`` is read as reljudge judgment records rather than as a qrels-like file:
-    a directory (a run directory holding ``judgments.jsonl``) or a JSON Lines file name
-    (`reljudge.io.lines.JSONL_SUFFIXES`: ``.jsonl``, ``.json``, ``.ndjson``)."""
-    path = Path(path)
-    return path.is_dir() or path.name.endswith(JSONL_SUFFIXES)
-
-
-# The same few param names (temperature, seed, ...) come with every record: check each once.
-_secret_name = functools.lru_cache(maxsize=1024)(is_secret_name)
-
-
-def resolve_judgments_path(path: str | Path) -> Path:
-    """A judgments file, or the ``judgments.jsonl`` inside a run directory."""
-    path = Path(path)
-    if path.is_dir():
-        inner = path / JUDGMENTS_FILE
-        if not inner.exists():
-            raise InputError(f"directory has no {JUDGMENTS_FILE}", path)
-        return inner
-    if not path.exists():
-        raise InputError("file not found", path)
-    return path
-
-
-def repair_torn_tail(path: str | Path) -> int:
-    """Make the last line of a judgments file whole; return the bytes cut off.
-
-    A last line without its newline is either a complete record that lost only its newline (a
-    crash between the two, or a file edited by hand): it gets the newline and is kept (0 bytes
-    cut); or a partial line left by a crash in the middle of a write: it is cut off, with a
-    warning. Call this before indexing a file that will be appended to, so that the index and
-    the file agree (`RunDir.repair_tail`)."""
-    path = Path(path)
-    if not path.exists():
-        return 0
-    with path.open("r+b") as handle:
-        handle.seek(0, os.SEEK_END)
-        size = handle.tell()
-        if size == 0:
-            return 0
-        handle.seek(size - 1)
-        if handle.read(1) == b"\n":
-            return 0
-        # find the last newline, reading backwards in blocks
-        end = size
-        keep = 0
-        while end > 0:
-            start = max(0, end - 65536)
-            handle.seek(start)
-            block = handle.read(end - start)
-            index = block.rfind(b"\n")
-            if index >= 0:
-                keep = start + index + 1
-                break
-            end = start
-        handle.seek(keep)
-        if _is_complete_line(handle.read(size - keep)):
-            handle.seek(size)
-            handle.write(b"\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-            logger.warning("%s: the last record had no final newline; added it (the record is kept)", path)
-            return 0
-        handle.truncate(keep)
-        handle.flush()
-        os.fsync(handle.fileno())
-    cut = size - keep
-    logger.warning("%s: cut off a torn last line (%d bytes, left by an interrupted write)", path, cut)
-    return cut
-
-
-def _is_complete_line(raw: bytes) -> bool:
-    """Whether a line (without its newline) is a whole JSON object, i.e. not cut by a crash."""
-    try:
-        return isinstance(json.loads(raw.removeprefix(BOM)), dict)
-    except ValueError:  # JSONDecodeError, UnicodeDecodeError
-        return False
-
-
-class JudgmentWriter:
-    """Append `Judgment` records to a JSONL file, one flushed line per record.
-
-    Use as a context manager or call `close()`. Safe to call from several threads. On open,
-    a torn last line from an earlier crash is removed (see `repair_torn_tail`). As a last line
-    of defence, secret-named entries of ``provenance.params`` (``api_key``, ...) are masked.
-    """
-
-    def __init__(self, path: str | Path, *, fsync: bool = False):
-        self.path = Path(path)
-        self.fsync = fsync
-        self.count = 0
-        self._failed: OSError | None = None  # the error of a write that failed
-        self._lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        repair_torn_tail(self.path)
-        self._handle = self.path.open("a", encoding="utf-8", newline="\n")
-
-    def write(self, judgment: Judgment) -> None:
-        if not isinstance(judgment, Judgment):
-            raise TypeError(f"expected a Judgment, got {type(judgment).__name__}")
-        params = judgment.provenance.params
-        if params and any(_secret_name(str(name)) for name in params):
-            clean = judgment.provenance.model_copy(update={"params": scrub_secrets(params)})
-            judgment = judgment.model_copy(update={"provenance": clean})
-        line = judgment.to_json() + "\n"
-        with self._lock:
-            if self._handle.closed:
-                raise ValueError(f"JudgmentWriter for {self.path} is closed")
-            try:
-                self._handle.write(line)
-                self._handle.flush()
-                if self.fsync:
-                    os.fsync(self._handle.fileno())
-            except OSError as err:  # a full disk: the caller decides; `close` will not raise again
-                self._failed = err
-                raise
-            self.count += 1
-
-    def write_many(self, judgments: Iterable[Judgment]) -> None:
-        for judgment in judgments:
-            self.write(judgment)
-
-    def close(self) -> None:
-        """Flush, sync and close. After a write failed (`OSError`, e.g. a full disk) the file is
-        closed without raising the same error again; a partial last line it may have left is
-        cut when the file is next opened for appending (`repair_torn_tail`)."""
-        with self._lock:
-            if self._handle.closed:
-                return
-            error: OSError | None = None
-            try:
-                self._handle.flush()
-                os.fsync(self._handle.fileno())
-            except OSError as err:
-                error = err
-            try:
-                self._handle.close()  # closes the file even when its last flush fails
-            except OSError as err:
-                error = error or err
-            if error is not None and self._failed is None:
-                raise error
-
-    @property
-    def closed(self) -> bool:
-        return self._handle.closed
-
-    def __enter__(self) -> JudgmentWriter:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-
-def _parse_line(raw: bytes, path: Path, number: int, *, last: bool) -> Judgment | None:
-    """One line as a record; None for a torn last line (skipped with a warning). A UTF-8 byte
-    order mark (at the start of the file) is ignored."""
-    if raw.startswith(BOM):
-        raw = raw[len(BOM) :]
-    try:
-        # fast path: pydantic's own JSON parser validates straight from the bytes
-        return Judgment.model_validate_json(raw)
-    except ValidationError:
-        pass  # the slow path below gives the precise error (or accepts what JSON mode did not)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(f"not valid UTF-8 (byte {raw[err.start : err.start + 1]!r})", path, number) from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as err:
-        if last:
-            logger.warning("%s:%d: skipped a torn last line (an interrupted write)", path, number)
-            return None
-        raise InputError(f"not valid JSON ({err.msg} at column {err.colno})", path, number) from None
-    if not isinstance(obj, dict):
-        raise InputError("expected a JSON object (one judgment record per line)", path, number)
-    try:
-        return Judgment.model_validate(obj)
-    except ValidationError as err:
-        raise input_error_from_validation(
-            err, path=path, line=number, what="invalid judgment record"
-        ) from None
+__all__ = [
+    "JUDGMENTS_FILE",
+    "ExistingRecords",
+    "JudgmentWriter",
+    "JudgmentsIndex",
+    "LabelView",
+    "index_judgments",
+    "is_judgments_path",
+    "iter_judgments",
+    "iter_label_views",
+    "latest_by_key",
+    "load_judgments",
+    "read_judgment_at",
+    "read_judgments",
+    "read_judgments_at",
+    "repair_torn_tail",
+    "resolve_judgments_path",
+    "scan_judgments",
+    "write_judgments",
+]
 
 
 def scan_judgments(path: str | Path) -> Iterator[tuple[int, Judgment]]:
@@ -237,7 +61,7 @@ def scan_judgments(path: str | Path) -> Iterator[tuple[int, Judgment]]:
             if not raw.strip():
                 continue
             torn = not raw.endswith(b"\n")  # only the last line can lack its newline
-            record = _parse_line(raw, path, number, last=torn)
+            record = parse_line(raw, path, number, last=torn)
             if record is None:
                 return
             yield here, record
@@ -249,7 +73,7 @@ def read_judgment_at(path: str | Path, offset: int) -> Judgment:
     with path.open("rb") as handle:
         handle.seek(offset)
         raw = handle.readline()
-    record = _parse_line(raw, path, 0, last=False)
+    record = parse_line(raw, path, 0, last=False)
     assert record is not None
     return record
 
@@ -261,7 +85,7 @@ def read_judgments_at(path: str | Path, offsets: Iterable[int]) -> Iterator[Judg
     with path.open("rb") as handle:
         for offset in sorted(offsets):
             handle.seek(offset)
-            record = _parse_line(handle.readline(), path, 0, last=False)
+            record = parse_line(handle.readline(), path, 0, last=False)
             assert record is not None
             yield record
 
@@ -293,21 +117,6 @@ def load_judgments(path: str | Path, *, latest: bool = True) -> list[Judgment]:
     """Read judgments; with ``latest=True`` (default) the last record of each key wins."""
     judgments = iter_judgments(path)
     return latest_by_key(judgments) if latest else list(judgments)
-
-
-def write_judgments(judgments: Iterable[Judgment], path: str | Path) -> int:
-    """Write records to a new JSONL file atomically (replacing it); return the count."""
-    from reljudge.io.atomic import atomic_write
-
-    count = 0
-    with atomic_write(path) as handle:
-        for judgment in judgments:
-            handle.write(judgment.to_json() + "\n")
-            count += 1
-    return count
-
-
-Key = tuple[str, str, str, str, str]
 
 
 class ExistingRecords(Mapping[Key, Judgment]):
@@ -419,87 +228,3 @@ def index_judgments(
     return JudgmentsIndex(
         ordinal + 1, latest, superseded, ExistingRecords(path, offsets, kept), offsets_by_ordinal
     )
-
-
-class _LabelFields(BaseModel):
-    """The `LabelView` fields of a judgment line (the rest of the line is skipped, not built)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    qid: str
-    docid: str | None = None
-    docid_b: str | None = None
-    item_id: str | None = None
-    method: str
-    label: int | float | None = None
-    status: str = "ok"
-
-
-def iter_label_views(path: str | Path, label_methods: Collection[str]) -> Iterator[LabelView | Judgment]:
-    """Every record of a judgments file in order: those of ``label_methods`` as `LabelView`s,
-    read without building (or checking) the rest of the record, at about half the cost of
-    `iter_judgments`; the others in full. Meant for a file whose records were checked when
-    they were written (a run's own file at the end of the run): a label line is checked only
-    for these fields; any other line that does not read as a record is an `InputError`."""
-    path = resolve_judgments_path(path)
-    labels = frozenset(label_methods)
-    strings: dict[str, str] = {}
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                fields: _LabelFields | None = _LabelFields.model_validate_json(raw)
-            except ValidationError:
-                fields = None
-            if fields is not None and fields.method in labels:
-                yield LabelView(
-                    strings.setdefault(fields.qid, fields.qid),
-                    fields.docid,
-                    fields.docid_b,
-                    fields.item_id,
-                    strings.setdefault(fields.method, fields.method),
-                    fields.label,
-                    fields.status,
-                )
-                continue
-            record = _parse_line(raw, path, number, last=not raw.endswith(b"\n"))
-            if record is None:  # a torn last line, skipped with a warning
-                return
-            yield LabelView.of(record, strings) if record.method in labels else record
-
-
-@dataclass(slots=True)
-class LabelView:
-    """The fields of a `Judgment` that label aggregation reads (``qid``, ``docid``, ``docid_b``,
-    ``item_id``, ``method``, ``label``, ``status``; ``ok``, ``key``), without the raw answer and
-    provenance: a few dozen bytes instead of a few kilobytes, for aggregating many records."""
-
-    qid: str
-    docid: str | None
-    docid_b: str | None
-    item_id: str | None
-    method: str
-    label: int | float | None
-    status: str
-
-    @classmethod
-    def of(cls, record: Judgment, strings: dict[str, str] | None = None) -> LabelView:
-        intern = strings.setdefault if strings is not None else (lambda s, _d: s)
-        return cls(
-            intern(record.qid, record.qid),
-            record.docid,
-            record.docid_b,
-            record.item_id,
-            intern(record.method, record.method),
-            record.label,
-            record.status,
-        )
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    @property
-    def key(self) -> Key:
-        return (self.method, self.qid, self.docid or "", self.docid_b or "", self.item_id or "")

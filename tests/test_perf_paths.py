@@ -18,7 +18,7 @@ from reljudge.llm.types import canonical_json
 from reljudge.prompts import list_prompts
 from reljudge.prompts.template import ROLE_ALIASES
 from reljudge.records import Judgment, Provenance, Usage
-from reljudge.runner import RunConfig, run_job
+from reljudge.run import RunConfig, run_job
 from reljudge.testing import MockLLMServer, responders
 
 TEXT = 'ab"\\\né{}\u2028 <think>x</think>1**yes*`'

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from _common import make_dataset, mock_server, verdict
 
-from reljudge.runner import RunConfig, run_job
+from reljudge.run import RunConfig, run_job
 
 
 def main(n: int = 10_000) -> list[tuple[str, float, float, str]]:

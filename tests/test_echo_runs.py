@@ -16,7 +16,7 @@ import pytest
 
 from reljudge.io.judgments import read_judgments
 from reljudge.prompts import get_prompt
-from reljudge.runner import RunConfig, run_job
+from reljudge.run import RunConfig, run_job
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply, MockRequest, passage_text
 
 ECHOES: dict[str, Callable[[MockRequest], str]] = {

@@ -94,8 +94,8 @@ def test_a_utf8_bom_is_not_part_of_the_first_line(tmp_path: Path, stream: bool, 
 
 def test_every_input_reader_ignores_a_bom(tmp_path: Path) -> None:
     from reljudge.io.corpus import load_corpus
+    from reljudge.io.pairs import read_pairs
     from reljudge.io.trec import read_qrels, read_run, read_topics
-    from reljudge.runner import read_pairs
 
     def write(name: str, text: str) -> Path:
         path = tmp_path / name

@@ -4,7 +4,8 @@
 The floors, lowest first: records/errors < io < llm < prompts < aggregation < judges < metrics
 < evaluation/sweep/run < cli. `MAY_IMPORT` lists, per checked package, the reljudge packages its
 modules may import (its own is always allowed); every import counts, also one inside a function
-or under ``if TYPE_CHECKING``. Add a row to check another package.
+or under ``if TYPE_CHECKING``. Add a row to check another package. The entry ``reljudge`` (the
+package root: ``__version__``, the lazy façade) allows the root itself, not what is below it.
 """
 
 from __future__ import annotations
@@ -19,11 +20,24 @@ import pytest
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 BASE = frozenset({"reljudge.records", "reljudge.errors"})
+#: the package root: its lazy façade and ``__version__`` (an entry that allows only itself)
+ROOT = "reljudge"
+#: every package and module of reljudge, and the root
+EVERYTHING = frozenset(
+    {ROOT}
+    | {
+        f"reljudge.{p.stem}"
+        for p in (SRC / "reljudge").iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()
+    }
+)
 #: package -> the reljudge packages (or modules) its modules may import, besides its own
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "reljudge.metrics": BASE,  # pure: numpy/scipy/ir_measures/rbo and the records, nothing else
     "reljudge.evaluation": BASE
     | {"reljudge.io", "reljudge.aggregation", "reljudge.datasets", "reljudge.metrics", "reljudge.judges"},
+    # the pipeline of `judge run`: anything below the applications and the command line
+    "reljudge.run": EVERYTHING - {"reljudge.cli", "reljudge.evaluation", "reljudge.sweep"},
 }
 #: module-level imports of these are file or process I/O, which `reljudge.metrics` never does
 IO_MODULES = frozenset({"os", "pathlib", "io", "shutil", "tempfile", "glob", "tarfile", "gzip", "subprocess"})
@@ -69,7 +83,7 @@ def allowed(target: str, package: str) -> bool:
     if not target.startswith("reljudge.") and target != "reljudge":
         return True  # third-party and standard library
     ok = {package, *MAY_IMPORT[package]}
-    return any(target == p or target.startswith(p + ".") for p in ok)
+    return target in ok or any(target.startswith(p + ".") for p in ok if p != ROOT)
 
 
 @pytest.mark.parametrize("package", sorted(MAY_IMPORT))
@@ -101,6 +115,16 @@ def test_the_checker_catches_an_upward_import(tmp_path):
         "reljudge.io.trec",
         "reljudge.evaluation",
     }
+
+
+def test_the_rows_of_the_pipeline_and_the_command_line():
+    assert not allowed("reljudge.cli.options", "reljudge.run")
+    assert not allowed("reljudge.sweep.execute", "reljudge.run")
+    assert not allowed("reljudge.evaluation", "reljudge.run")
+    assert allowed("reljudge.judges.registry", "reljudge.run")
+    assert allowed("reljudge.llm.pricing", "reljudge.run")
+    # the root (``from reljudge import __version__``) allows only itself
+    assert allowed("reljudge", "reljudge.run") and not allowed("reljudge", "reljudge.metrics")
 
 
 def _graph() -> dict[str, set[str]]:

@@ -16,7 +16,7 @@ from reljudge.llm.cache import CacheKeys, cache_key
 from reljudge.prompts import list_prompts, parsing
 from reljudge.prompts.template import ROLE_ALIASES
 from reljudge.records import Judgment, Provenance, Usage, canonical_json
-from reljudge.runner import RunConfig, run_job
+from reljudge.run import RunConfig, run_job
 from reljudge.testing import MockLLMServer, responders
 
 TEXT = 'ab"\\\né{}\u2028 <think>x</think>1**yes*`'

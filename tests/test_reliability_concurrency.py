@@ -16,7 +16,7 @@ import pytest
 from _reliability import MODEL, Gate, cli, env, final_labels, judge_cmd, make_dataset, run_args
 from reljudge.errors import InputError
 from reljudge.io.judgments import read_judgments
-from reljudge.runner import RunConfig, run_job_async
+from reljudge.run import RunConfig, run_job_async
 from reljudge.testing import AutoResponder, MockLLMServer
 
 

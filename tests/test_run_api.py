@@ -8,13 +8,13 @@ import pytest
 
 from reljudge.errors import InputError
 from reljudge.io.judgments import read_judgments
+from reljudge.io.pairs import read_pairs
 from reljudge.llm import ClientConfig, LLMClient
-from reljudge.runner import (
+from reljudge.run import (
     RunConfig,
     failure_rate,
     parse_options,
     parse_pool_spec,
-    read_pairs,
     run_job,
     run_job_async,
 )
@@ -71,7 +71,7 @@ def test_jobs_share_one_client_and_its_counters(server, tmp_path):
 
 def test_limit_and_topics_limit_take_items_in_pool_order(server, tmp_path):
     from reljudge.datasets import load_dataset
-    from reljudge.runner import build_pool, resolve_inputs
+    from reljudge.run import build_pool, resolve_inputs
 
     data = load_dataset("dl19-sample")
     topics = [q for q in data.topics if q in data.qrels]

@@ -14,7 +14,7 @@ from reljudge.cli import app
 from reljudge.evaluation import load_judgment_sets
 from reljudge.io.judgments import load_judgments
 from reljudge.io.trec import read_qrels
-from reljudge.runner import RunConfig, run_job
+from reljudge.run import RunConfig, run_job
 from reljudge.testing import MockLLMServer
 
 NUGGET_SETS = ("all", "all-strict", "vital", "vital-strict", "weighted", "weighted-strict")

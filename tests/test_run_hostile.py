@@ -212,8 +212,8 @@ class AbortingClient:
 
 async def _run_with_abort(config, after: int, run_job_async=None):
     from reljudge.llm import LLMClient
-    from reljudge.runner import client_config
-    from reljudge.runner import run_job_async as the_runner
+    from reljudge.run import client_config
+    from reljudge.run import run_job_async as the_runner
 
     async with LLMClient(client_config(config)) as real:
         return await (run_job_async or the_runner)(config, AbortingClient(real, after))
@@ -223,7 +223,7 @@ async def _run_with_abort(config, after: int, run_job_async=None):
 def test_a_provider_abort_stops_the_job_and_keeps_what_was_done(srv, tmp_path, method):
     import asyncio
 
-    from reljudge.runner import RunConfig, run_job
+    from reljudge.run import RunConfig, run_job
 
     config = RunConfig(
         method=method, model=MODEL, base_url=srv.openai_url, api_key_env=None, dataset="dl19-sample",
@@ -256,10 +256,10 @@ def test_a_provider_abort_stops_the_job_and_keeps_what_was_done(srv, tmp_path, m
 
 
 def test_judge_run_prints_the_provider_message_once_and_exits_1(srv, tmp_path, monkeypatch):
-    import reljudge.runner
+    import reljudge.run
 
-    real = reljudge.runner.run_job_async
-    monkeypatch.setattr(reljudge.runner, "run_job_async", lambda config: _run_with_abort(config, 2, real))
+    real = reljudge.run.run_job_async
+    monkeypatch.setattr(reljudge.run, "run_job_async", lambda config: _run_with_abort(config, 2, real))
     out = tmp_path / "run"
     argv = ["run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache",
             *SAMPLE, "--limit", "5", "--concurrency", "1"]  # fmt: skip
@@ -300,7 +300,7 @@ def test_the_summary_says_which_failures_retry_failed_fixes(srv, tmp_path):
 
 
 def test_failure_advice_by_kind():
-    from reljudge.runner import failure_advice
+    from reljudge.run import failure_advice
 
     lines = failure_advice(
         {"api_error": 6, "truncated": 2, "unparsed": 1},
@@ -536,7 +536,7 @@ def test_a_run_directory_written_before_the_base_url_was_recorded_still_resumes(
 
 
 def test_the_identity_holds_the_base_url_normalised_and_without_credentials():
-    from reljudge.runner import RunConfig
+    from reljudge.run import RunConfig
 
     config = RunConfig(method="binary", model=MODEL, base_url="HTTP://user:s3cret@Example.org:8000/v1/")
     assert config.identity()["base_url"] == "http://example.org:8000/v1"
@@ -567,7 +567,7 @@ def test_an_interrupted_multi_stage_run_leaves_incomplete_documents_out_of_qrels
 ):
     import asyncio
 
-    from reljudge.runner import RunConfig, run_job
+    from reljudge.run import RunConfig, run_job
 
     config = RunConfig(
         method=method, model=MODEL, base_url=srv.openai_url, dataset="dl19-sample",
@@ -609,7 +609,7 @@ def _big_dataset(root: Path, *, n_docs: int = 2000, long_chars: int = 30_000) ->
 
 
 def test_a_job_reads_only_the_passages_it_uses(tmp_path):
-    from reljudge.runner import RunConfig, prepare
+    from reljudge.run import RunConfig, prepare
 
     data = _big_dataset(tmp_path / "data")
     config = RunConfig(method="binary", model=MODEL, dataset=str(data), output=tmp_path / "run", limit=4)
@@ -628,7 +628,7 @@ def test_long_passages_are_reported_and_can_be_cut(srv, tmp_path, caplog):
     code, output = run(srv, out, *args, "--dry-run")
     assert code == 0, output
     assert "passages: 1 of 3 longer than 20,000 characters (the longest, d1-1, has 30,000)" in output
-    with caplog.at_level(logging.WARNING, logger="reljudge.runner"):
+    with caplog.at_level(logging.WARNING, logger="reljudge.run.job"):
         code, output = run(srv, out, *args)
     assert code == 0, output
     assert "1 pooled passage(s) are longer than 20,000 characters" in caplog.text

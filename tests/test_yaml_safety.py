@@ -280,7 +280,7 @@ def test_user_prompt_file_and_price_file_without_aliases_load(tmp_path):
 
 
 def test_option_value_with_aliases_stays_a_string():
-    from reljudge.runner import parse_option_value, parse_options
+    from reljudge.run import parse_option_value, parse_options
 
     bomb = laughs()
     # before: a 9^9-value structure of shared lists, expanded when the job identity was serialised

@@ -38,10 +38,10 @@ _EXPORTS: dict[str, str] = {
     "Dataset": "reljudge.datasets",
     "load_dataset": "reljudge.datasets",
     "list_datasets": "reljudge.datasets",
-    "RunConfig": "reljudge.runner",
-    "RunSummary": "reljudge.runner",
-    "run_job": "reljudge.runner",
-    "run_job_async": "reljudge.runner",
+    "RunConfig": "reljudge.run",
+    "RunSummary": "reljudge.run",
+    "run_job": "reljudge.run",
+    "run_job_async": "reljudge.run",
     "get_judge": "reljudge.judges.registry",
     "available_judges": "reljudge.judges.registry",
     "get_prompt": "reljudge.prompts",
@@ -72,7 +72,7 @@ if TYPE_CHECKING:  # the real names, for type checkers and editors (imported laz
     from reljudge.llm import ClientConfig, LLMClient
     from reljudge.prompts import PromptTemplate, get_prompt, list_prompts
     from reljudge.records import Judgment, Provenance, Usage
-    from reljudge.runner import RunConfig, RunSummary, run_job, run_job_async
+    from reljudge.run import RunConfig, RunSummary, run_job, run_job_async
 
 
 def __getattr__(name: str) -> Any:

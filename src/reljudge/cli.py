@@ -17,7 +17,7 @@ import typer
 from reljudge.errors import EXIT_BAD_INPUT, InputError, ReljudgeError
 
 if TYPE_CHECKING:
-    from reljudge.runner import RunConfig
+    from reljudge.run import RunConfig
 
 app = typer.Typer(
     name="judge",
@@ -383,7 +383,7 @@ def _run_config(
     from pydantic import ValidationError
 
     from reljudge.errors import input_error_from_validation
-    from reljudge.runner import RunConfig, parse_options
+    from reljudge.run import RunConfig, parse_options
 
     if float_policy not in ("round", "scale", "keep"):
         raise InputError(f"--float {float_policy!r}: expected round, scale or keep")
@@ -519,7 +519,7 @@ def run_cmd(
     import logging
 
     from reljudge.interrupts import Stopped, run_stoppable
-    from reljudge.runner import run_job_async
+    from reljudge.run import run_job_async
 
     config = _run_config(
         method=method,

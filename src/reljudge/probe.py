@@ -30,7 +30,7 @@ from reljudge.records import Judgment
 
 if TYPE_CHECKING:
     from reljudge.llm import LLMClient
-    from reljudge.runner import RunConfig
+    from reljudge.run.config import RunConfig
 
 Perturbation = Callable[[str, str], str]  # (passage, query) -> altered passage
 
@@ -189,7 +189,9 @@ async def probe_async(
     from reljudge import __version__
     from reljudge.judges.base import JudgeInputs
     from reljudge.judges.context import JudgeContext
-    from reljudge.runner import build_judge, build_pool, client_config, resolve_inputs
+    from reljudge.run.inputs import resolve_inputs
+    from reljudge.run.pool import build_pool
+    from reljudge.run.prepare import build_judge, client_config
 
     if sample < 1:
         raise InputError(f"--sample must be at least 1, got {sample}")

@@ -99,6 +99,12 @@ def load_prices(path: str | Path) -> dict[str, Price]:
     return table
 
 
+def price_table(path: str | Path | None = None) -> dict[str, Price]:
+    """The price table of a job: the built-in one, updated from the ``--prices`` file when one
+    is given. The one place a job's price file is read."""
+    return load_prices(path) if path is not None else merge_prices(None)
+
+
 def find_price(model: str, table: Mapping[str, Price]) -> Price | None:
     """Longest-prefix match of the model name (with or without its ``provider/`` prefix)."""
     candidates = [model, model.rsplit("/", 1)[-1]]
@@ -125,5 +131,26 @@ def price_cost(
 ) -> tuple[float, bool]:
     """`cost_usd` with the price already looked up (`find_price`; None: not in the table)."""
     if price is None:
-        return 0.0, backend == "ollama"
+        return 0.0, is_free(backend)
     return (prompt_tokens * price.input + completion_tokens * price.output) / 1_000_000, True
+
+
+def is_free(backend: str) -> bool:
+    """Whether a model the price table does not list costs nothing: a local one (``ollama``)."""
+    return backend == "ollama"
+
+
+def model_cost(
+    model: str, prompt_tokens: int, completion_tokens: int, table: Mapping[str, Price]
+) -> tuple[float, bool]:
+    """(cost in USD, price known) of ``prompt_tokens`` + ``completion_tokens`` with a model as
+    the user names it (``gpt-4o``, ``ollama/llama3.2``; see `reljudge.llm.routing`)."""
+    from reljudge.llm.routing import resolve_model
+
+    backend, name = resolve_model(model)
+    return cost_usd(backend, name, prompt_tokens, completion_tokens, table)
+
+
+def price_known(model: str, table: Mapping[str, Price]) -> bool:
+    """Whether the cost of a model as the user names it is known (listed, or free)."""
+    return model_cost(model, 0, 0, table)[1]

@@ -1,6 +1,6 @@
 """Running a sweep: prepare the sampled inputs, expand the grid, run every cell as a judging job.
 
-Each cell is one `reljudge.runner` job with the ``custom`` judge and the cell's prompt, written
+Each cell is one `reljudge.run` job with the ``custom`` judge and the cell's prompt, written
 to ``OUT/cells/<dataset>/<model>/<task>/<prompt>/`` (judgments.jsonl, qrels.txt, manifest.json),
 exactly like ``judge run``. All cells of a model share one `LLMClient` (one cache, one set of
 rate limits); up to ``limits.cells`` cells run at the same time. The runner resumes a cell from
@@ -146,7 +146,7 @@ def prepare_inputs(config: SweepConfig, inputs_root: Path | None = None) -> dict
             pairs_path = base / "pairs.tsv"
             given = s.pairs or spec.pairs
             if given:
-                from reljudge.runner import read_pairs
+                from reljudge.io.pairs import read_pairs
 
                 pairs, cats = read_pairs(config.path(given))
                 keep = set(topics)
@@ -190,7 +190,7 @@ def plan(
 
 
 def cell_run_config(plan: SweepPlan, cell: Cell, *, dry_run: bool = False) -> Any:
-    from reljudge.runner import RunConfig
+    from reljudge.run import RunConfig
 
     config = plan.config
     ds = plan.datasets[cell.dataset]
@@ -238,7 +238,7 @@ def cell_run_config(plan: SweepPlan, cell: Cell, *, dry_run: bool = False) -> An
 
 def estimate(plan: SweepPlan) -> dict[str, Any]:
     """Calls, tokens and cost of every cell from scratch (nothing called, nothing written)."""
-    from reljudge.runner import estimate_job, prepare
+    from reljudge.run import estimate_job, prepare
 
     total = {
         "cells": len(plan.cells),
@@ -267,7 +267,7 @@ def estimate(plan: SweepPlan) -> dict[str, Any]:
 async def run_async(plan: SweepPlan, *, on_cell: Any = None) -> dict[str, Any]:
     """Run every cell (resuming finished work) and write the sweep index."""
     from reljudge.llm import LLMClient
-    from reljudge.runner import client_config, run_job_async
+    from reljudge.run import client_config, run_job_async
 
     write_index(plan)
     configs = {cell.id: cell_run_config(plan, cell) for cell in plan.cells}

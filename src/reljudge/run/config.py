@@ -1,0 +1,363 @@
+"""`RunConfig`: everything one judging job needs, and the one declaration of the run options.
+
+Each field that a command-line option sets carries its `Flag` (``Annotated[type, Flag(...)]``):
+the option's name, help text and the commands that take it. ``judge run`` and ``judge probe``
+generate their options from these (`reljudge.cli.options`), so adding a run option means adding
+one field here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from reljudge.run.options import (
+    Flag,
+    FloatPolicy,
+    judge_option_list,
+    parse_float_policy,
+    parse_pool_spec,
+    request_field_list,
+)
+
+#: how a job ended: all items done, Ctrl-C or a signal, an error, or the provider could not serve it
+JobState = Literal["finished", "interrupted", "failed", "aborted"]
+#: the settings a resumed job must share with the run directory's manifest
+IDENTITY_FIELDS: tuple[str, ...] = (
+    "method",
+    "model",
+    "prompt",
+    "options",
+    "temperature",
+    "seed",
+    "max_tokens",
+    "logprobs",
+    "params",
+    "question_bank",
+    "base_url",
+    "max_passage_chars",
+)
+#: options that name a resource file a judge can take (`reljudge.judges.base.Resource`)
+RESOURCE_FIELDS: tuple[str, ...] = ("question_bank",)
+#: passages longer than this many characters are reported (a warning, and in ``--dry-run``):
+#: MS MARCO passages are under 1,000; a 20,000-character one is usually an extraction accident
+DEFAULT_WARN_PASSAGE_CHARS = 20_000
+
+RUN = ("run",)  # options of `judge run` only
+
+
+def _no_cache(no_cache: bool) -> bool:
+    return not no_cache
+
+
+def _no_progress(no_progress: bool) -> bool | None:
+    return False if no_progress else None
+
+
+class RunConfig(BaseModel):
+    """Everything one judging job needs. Mirrors the options of ``judge run``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: Annotated[
+        str,
+        Flag(
+            "--method",
+            "Judging method: binary, umbrela, pairwise, exam, nuggets, custom (or a plugin).",
+            variants={
+                "probe": {
+                    "help": "Pointwise judging method: binary, umbrela or custom (binary/graded prompt)."
+                }
+            },
+        ),
+    ]
+    model: Annotated[
+        str,
+        Flag(
+            "--model",
+            "Model, e.g. gpt-4o, openai/<name> (any OpenAI-compatible server), ollama/llama3.2, "
+            "litellm/<provider>/<name>.",
+            variants={"probe": {"help": "Model, as for 'judge run'."}},
+        ),
+    ]
+    base_url: Annotated[
+        str | None, Flag("--base-url", "Server URL (vLLM, llama.cpp, Ollama on another host, a proxy).")
+    ] = None
+    #: the NAME of the variable holding the key, never the key
+    api_key_env: Annotated[
+        str | None,
+        Flag(
+            "--api-key-env",
+            "Name of the environment variable holding the API key (default: the provider's usual "
+            "one, e.g. OPENAI_API_KEY). The key is never written anywhere.",
+        ),
+    ] = None
+    dataset: Annotated[
+        str | None,
+        Flag(
+            "--dataset",
+            "A known dataset (dl19-sample, trec-dl19, ...; see 'judge datasets') or a dataset directory.",
+        ),
+    ] = None
+    topics: Annotated[
+        Path | None, Flag("--topics", "Topics file 'qid<TAB>query' (overrides the dataset's).")
+    ] = None
+    qrels: Annotated[
+        Path | None, Flag("--qrels", "Qrels file 'qid iter docid grade' (overrides the dataset's).")
+    ] = None
+    corpus: Annotated[
+        Path | None, Flag("--corpus", "Passages: 'docid<TAB>text' TSV or JSONL (overrides the dataset's).")
+    ] = None
+    pool: Annotated[
+        str,
+        Flag(
+            "--pool",
+            "What to judge: 'qrels' (the judged pairs), 'run:FILE:K' (a run's top K) or "
+            "'unjudged:FILE:K' (the top K not in the qrels).",
+            variants={"probe": {"help": "What to sample from: 'qrels', 'run:FILE:K' or 'unjudged:FILE:K'."}},
+        ),
+    ] = "qrels"  # qrels | run:FILE:K | unjudged:FILE:K
+    pairs: Annotated[
+        Path | None,
+        Flag(
+            "--pairs",
+            "Pairwise: the pairs to judge, 'qid docidA docidB' per line or the 'qid cat1 cat2 docid1 docid2' TSV.",
+            commands=RUN,
+        ),
+    ] = None
+    prompt: Annotated[
+        str | None,
+        Flag(
+            "--prompt",
+            "Prompt id (see 'judge prompts list') or a template file, e.g. umbrela/bing-fewshot for "
+            "few-shot UMBRELA.",
+        ),
+    ] = None
+    options: Annotated[
+        dict[str, Any],
+        Flag(
+            "--option",
+            "Judge option key=value (repeatable), e.g. -o pairs=sampler -o p=5 for pairwise; a wrong "
+            "name lists the judge's options.",
+            short="-o",
+            type=list[str] | None,
+            default=None,
+            parse=judge_option_list,
+        ),
+    ] = Field(default_factory=dict)
+    output: Annotated[
+        Path | None,
+        Flag(
+            "--output",
+            "Run directory (default runs/<dataset>-<method>-<model>/). Re-running the same command resumes it.",
+            commands=RUN,
+        ),
+    ] = None
+    runs_root: Path = Path("runs")
+    concurrency: Annotated[int, Flag("--concurrency", "Requests in flight at once.")] = Field(8, ge=1)
+    rpm: Annotated[float | None, Flag("--rpm", "Cap on requests per minute (> 0).")] = Field(None, gt=0)
+    tpm: Annotated[float | None, Flag("--tpm", "Cap on tokens per minute (> 0).")] = Field(None, gt=0)
+    timeout_s: Annotated[float, Flag("--timeout", "Seconds per request attempt (> 0).")] = Field(60.0, gt=0)
+    max_attempts: Annotated[
+        int, Flag("--max-attempts", "Attempts per call (retries on 429, 5xx, timeouts).")
+    ] = Field(6, ge=1)
+    limit: Annotated[
+        int | None,
+        Flag(
+            "--limit",
+            "Judge only the first N items of the pool (topics in file order, documents in qrels order "
+            "or by rank; a pair counts as one item).",
+            commands=RUN,
+        ),
+    ] = Field(None, ge=1)
+    topics_limit: Annotated[
+        int | None, Flag("--topics-limit", "Judge only the first N topics of the pool.", commands=RUN)
+    ] = Field(None, ge=1)
+    dry_run: Annotated[
+        bool,
+        Flag(
+            "--dry-run",
+            "Print the number of calls, tokens and cost; call nothing, write nothing.",
+            commands=RUN,
+        ),
+    ] = False
+    retry_failed: Annotated[
+        bool,
+        Flag(
+            "--retry-failed",
+            "Judge again the records that failed: api_error, truncated and unparsed (a plain resume keeps them).",
+            commands=RUN,
+        ),
+    ] = False
+    skip_missing: Annotated[
+        bool,
+        Flag(
+            "--skip-missing", "Record passages without text as 'skipped' instead of stopping.", commands=RUN
+        ),
+    ] = False
+    use_cache: Annotated[
+        bool,
+        Flag(
+            "--no-cache",
+            "Neither read nor write the response cache.",
+            type=bool,
+            default=False,
+            parse=_no_cache,
+        ),
+    ] = True
+    cache_path: Annotated[
+        Path | None,
+        Flag(
+            "--cache", "Response cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."
+        ),
+    ] = None
+    max_failure_rate: Annotated[
+        float,
+        Flag(
+            "--max-failure-rate",
+            "Exit with code 1 when the share of failed records (unparsed, api_error, refused, truncated) "
+            "is above this.",
+            commands=RUN,
+        ),
+    ] = Field(0.05, ge=0, le=1)
+    temperature: Annotated[
+        float | None, Flag("--temperature", "Sampling temperature.", type=float, min=0.0)
+    ] = 0.0
+    seed: Annotated[
+        int | None,
+        Flag(
+            "--seed",
+            "Sampling seed (where the provider supports it).",
+            variants={"probe": {"name": "--model-seed", "help": "Sampling seed sent to the model."}},
+        ),
+    ] = 42
+    max_tokens: Annotated[int | None, Flag("--max-tokens", "Cap on answer tokens.")] = Field(None, ge=1)
+    logprobs: Annotated[
+        bool,
+        Flag(
+            "--logprobs",
+            "Ask for token log-probabilities (kept in each record's extra.logprobs).",
+            commands=RUN,
+        ),
+    ] = False
+    #: a question file for judges that take one, or "dataset"
+    question_bank: Annotated[
+        str | None,
+        Flag(
+            "--question-bank",
+            "EXAM: grade these questions instead of generating them: a '<qid>_<n><TAB>question' file, "
+            "or 'dataset' for the dataset's own bank.",
+            commands=RUN,
+        ),
+    ] = None
+    #: extra request fields (--param)
+    params: Annotated[
+        dict[str, Any],
+        Flag(
+            "--param",
+            "Extra request field key=value sent with every call (repeatable; YAML/JSON values), e.g. "
+            "--param 'grammar=root ::= [0-3]' for llama.cpp or --param 'response_format={type: json_object}'.",
+            type=list[str] | None,
+            default=None,
+            parse=request_field_list,
+        ),
+    ] = Field(default_factory=dict)
+    prices: Annotated[
+        Path | None,
+        Flag(
+            "--prices",
+            "YAML/JSON price table {model: {input: USD/1M, output: USD/1M}} overriding the built-in one.",
+        ),
+    ] = None
+    #: cut longer passages to this many characters
+    max_passage_chars: Annotated[
+        int | None,
+        Flag(
+            "--max-passage-chars",
+            "Cut passages longer than N characters to N before judging (part of the job's settings: a "
+            "resume needs the same N).",
+            commands=RUN,
+        ),
+    ] = Field(None, ge=1)
+    #: warn about longer ones (0: never)
+    warn_passage_chars: Annotated[
+        int,
+        Flag(
+            "--warn-passage-chars",
+            "Warn about pooled passages longer than N characters (0: never); --dry-run counts them.",
+            commands=RUN,
+        ),
+    ] = Field(DEFAULT_WARN_PASSAGE_CHARS, ge=0)
+    float_policy: Annotated[
+        FloatPolicy,
+        Flag(
+            "--float",
+            "Non-integer labels in qrels.txt: round (half up), scale (x100, round) or keep.",
+            type=str,
+            parse=parse_float_policy,
+            commands=RUN,
+        ),
+    ] = "round"
+    #: None: a bar when stderr is a terminal
+    progress: Annotated[
+        bool | None,
+        Flag(
+            "--no-progress",
+            "No progress bar (it is shown only on a terminal anyway).",
+            type=bool,
+            default=False,
+            parse=_no_progress,
+            commands=RUN,
+        ),
+    ] = None
+    command: list[str] | None = None  # the command line, for the manifest (secrets are masked)
+
+    @field_validator("pool")
+    @classmethod
+    def _check_pool(cls, value: str) -> str:
+        parse_pool_spec(value)
+        return value
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that make two runs' records comparable (checked on resume). The base
+        URL is normalised and without credentials (``""`` for the provider's default)."""
+        from reljudge.llm.backends.base import normalise_base_url
+
+        identity = {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
+        identity["base_url"] = normalise_base_url(self.base_url)
+        return identity
+
+    @classmethod
+    def flags(cls, command: str = "run") -> dict[str, Flag]:
+        """Field name -> the `Flag` that sets it in ``command`` (fields in declaration order)."""
+        found: dict[str, Flag] = {}
+        for name, info in cls.model_fields.items():
+            for meta in info.metadata:
+                if isinstance(meta, Flag):
+                    flag = meta.for_command(command)
+                    if flag is not None:
+                        found[name] = flag
+        return found
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+__all__ = [
+    "DEFAULT_WARN_PASSAGE_CHARS",
+    "IDENTITY_FIELDS",
+    "RESOURCE_FIELDS",
+    "Flag",
+    "JobState",
+    "RunConfig",
+]

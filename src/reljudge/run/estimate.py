@@ -1,0 +1,100 @@
+"""``--dry-run``: the calls, tokens and cost a job would spend from scratch, and its text."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from reljudge.run.config import RunConfig
+from reljudge.run.pool import Pool
+
+if TYPE_CHECKING:
+    from reljudge.judges.base import Judge, JudgeInputs
+    from reljudge.llm.pricing import Price
+
+
+def estimate_job(
+    config: RunConfig,
+    judge: Judge,
+    inputs: JudgeInputs,
+    pool: Pool,
+    prices: Mapping[str, Price] | None = None,
+) -> dict[str, Any]:
+    """Calls, tokens and cost the job would spend from scratch, with how calls grow with depth
+    (`Judge.estimate_growth`). ``prices``: the job's price table (default: read from
+    ``config.prices``, see `reljudge.llm.pricing.price_table`)."""
+    from reljudge.llm.pricing import model_cost, price_table
+
+    est = judge.estimate(inputs)
+    table = prices if prices is not None else price_table(config.prices)
+    cost, known = model_cost(config.model, est.prompt_tokens, est.completion_tokens, table)
+    return {
+        "method": config.method,
+        "model": config.model,
+        "topics": len(pool.docs),
+        "items": pool.n_items,
+        "documents": sum(len(d) for d in pool.docs.values()),
+        "pool": pool.description,
+        "calls": est.calls,
+        "prompt_tokens": est.prompt_tokens,
+        "completion_tokens": est.completion_tokens,
+        "cost_usd": cost,
+        "price_known": known,
+        "note": est.note,
+        "growth": judge.estimate_growth(inputs),  # how the calls grow with the pool depth
+    }
+
+
+def render_estimate(est: Mapping[str, Any]) -> str:
+    """The text of ``judge run --dry-run``."""
+    if not est:
+        return "dry run: nothing to estimate"
+    cost = (
+        f"${est['cost_usd']:.4f}"
+        if est.get("price_known", True)
+        else "unknown (no price for this model; see --prices)"
+    )
+    lines = [
+        f"dry run: {est['method']} with {est['model']} on {est['topics']} topic(s), {est['items']} item(s) ({est['pool']})",
+        f"LLM calls: {est['calls']}",
+        f"tokens (estimate, ~4 characters a token): {est['prompt_tokens']} prompt + {est['completion_tokens']} completion",
+        f"cost (estimate): {cost}",
+    ]
+    if est.get("existing_records"):
+        lines.append(
+            f"{est['existing_records']} record(s) already in {est['output_dir']}: a resumed run makes fewer calls"
+        )
+    passages = est.get("passages") or {}
+    if passages.get("truncated"):
+        lines.append(
+            f"passages: {passages['truncated']} of {passages['read']} cut to {passages['max_chars']:,} "
+            "characters (--max-passage-chars)"
+        )
+    if passages.get("longer"):
+        docid, chars = passages["longest"]
+        advice = "" if passages.get("max_chars") else "; --max-passage-chars N cuts them"
+        lines.append(
+            f"passages: {passages['longer']} of {passages['read']} longer than {passages['warn_chars']:,} "
+            f"characters (the longest, {docid}, has {chars:,}){advice}"
+        )
+    if est.get("note"):
+        lines.append(f"note: {est['note']}")
+    growth = est.get("growth") or []
+    if growth:
+        lines.append(f"{est['method']} calls by pool depth (documents per topic):")
+        lines += render_table(growth)
+    lines.append("nothing was called and nothing was written")
+    return "\n".join(lines)
+
+
+def render_table(rows: Sequence[Mapping[str, Any]], indent: str = "  ") -> list[str]:
+    """Rows of a table (dicts, the keys of the first row are the columns) as right-aligned text,
+    a header line first."""
+    columns = list(rows[0])
+    widths = [max(len(str(c)), *(len(str(row.get(c, ""))) for row in rows)) for c in columns]
+    lines = [indent + "  ".join(f"{c:>{w}}" for c, w in zip(columns, widths, strict=True))]
+    for row in rows:
+        lines.append(
+            indent + "  ".join(f"{row.get(c, '')!s:>{w}}" for c, w in zip(columns, widths, strict=True))
+        )
+    return lines

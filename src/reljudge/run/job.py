@@ -1,0 +1,217 @@
+"""Running a job: prepare it, take the run directory's lock, run the judge, append each record
+as it comes, and finish (qrels, manifest, summary) -- also when it is interrupted or aborted.
+
+The job's outcome is a `RunSummary`; its ``exit_code`` is 1 when the share of failed records
+(unparsed, api_error, refused, truncated among all non-skipped records) exceeds
+``max_failure_rate``, or when the provider cannot serve the job at all (a `ProviderAbort` from
+the client: ``state="aborted"``, the records so far are kept). A run directory that cannot be
+written (a full disk, a read-only file system) is an `OutputError` (an `InputError`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from reljudge.io.rundir import RETRY_FAILED_STATUSES
+from reljudge.records import Judgment, utc_now
+from reljudge.run.config import JobState, RunConfig
+from reljudge.run.errors import OutputError, close_writer, find_provider_abort, first_input_error, writing
+from reljudge.run.estimate import estimate_job
+from reljudge.run.finish import finish, write_manifest
+from reljudge.run.identity import check_identity, job_identity
+from reljudge.run.prepare import PreparedJob, client_config, label_methods, prepare
+from reljudge.run.session import ReadBack, Session
+from reljudge.run.summary import RunSummary
+
+logger = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from reljudge.judges.base import Judge, JudgeInputs
+    from reljudge.llm import ClientConfig, LLMClient
+    from reljudge.llm.types import ProviderAbort
+
+
+def dry_run(job: PreparedJob) -> RunSummary:
+    """The summary of ``--dry-run``: the estimate, nothing called, nothing written."""
+    est = estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices)
+    est["passages"] = job.passages.as_dict()
+    if job.existing:
+        est.update(existing_records=len(job.existing), output_dir=str(job.rundir.path))
+    return RunSummary(
+        state="dry-run",
+        method=job.config.method,
+        model=job.config.model,
+        items=job.pool.n_items,
+        estimate=est,
+        max_failure_rate=job.config.max_failure_rate,
+    )
+
+
+async def run_job_async(
+    config: RunConfig,
+    client: LLMClient | None = None,
+    *,
+    on_record: Callable[[Judgment], None] | None = None,
+) -> RunSummary:
+    """Run one judging job (see `reljudge.run`).
+
+    With ``client``, the job uses that client (its cache, limits and usage counters, e.g. one
+    shared by all cells of a sweep) and leaves it open; otherwise it opens its own from
+    ``config``. ``on_record`` is called with every new record after it is saved. On
+    interruption (KeyboardInterrupt, task cancellation) the records so far are kept, qrels and
+    manifest are written, and the exception propagates.
+    """
+    session = Session(started=time.monotonic(), started_at=utc_now())
+    job = prepare(config, read_existing=config.dry_run)  # a run reads them under its lock
+    if config.dry_run:
+        return dry_run(job)
+    long_passages = job.passages.warning()
+    if long_passages is not None:
+        logger.warning("%s", long_passages)
+    own_config = client_config(config, job.prices) if client is None else None
+
+    created = not job.rundir.path.exists()
+    with writing(job.rundir.path):
+        lock = job.rundir.lock()  # one writer per run directory: a second job is refused here
+    try:
+        return await _run_locked(job, session, client, own_config, created, on_record)
+    finally:
+        lock.release()
+
+
+async def _run_locked(
+    job: PreparedJob,
+    session: Session,
+    client: LLMClient | None,
+    own_config: ClientConfig | None,
+    created: bool,
+    on_record: Callable[[Judgment], None] | None,
+) -> RunSummary:
+    """`run_job_async` once the run directory's lock is held."""
+    from reljudge import __version__
+    from reljudge.judges.context import JudgeContext
+    from reljudge.progress import JobProgress
+
+    config = job.config
+    # read the directory again under the lock: another process may have finished meanwhile
+    job.manifest = check_identity(job.rundir, job_identity(config, job.judge))
+    # a last record without its newline is kept (and gets it), a torn one is cut: before the
+    # index, so that the index and the file the writer appends to agree
+    with writing(job.rundir.judgments_path):
+        job.rundir.repair_tail()
+    # the one streamed pass at start-up: the keys already judged (the label records stay on
+    # disk, read back on lookup), which records later ones replace, and the manifest's counts
+    index = job.rundir.index(
+        lazy_methods=label_methods(job.judge),
+        exclude_statuses=RETRY_FAILED_STATUSES if config.retry_failed else (),
+        stats=True,
+    )
+    existing = job.existing = index.existing
+    start_latest = index.latest  # key -> ordinal of its latest record in judgments.jsonl
+    session.superseded = index.superseded
+    if index.records == 0:
+        session.tally = ReadBack.tally()
+    try:
+        with writing(job.rundir.manifest_path):
+            write_manifest(job, session, "running", {}, stats=index.stats)
+            writer = job.rundir.writer()
+    except BaseException:
+        if created:
+            shutil.rmtree(job.rundir.path, ignore_errors=True)
+        raise
+
+    # the bar's total costs an estimate (every prompt rendered): only when a bar is shown
+    shown = config.progress if config.progress is not None else sys.stderr.isatty()
+    progress = JobProgress(
+        total=_expected_records(job.judge, job.inputs, existing) if shown else None,
+        desc=f"{config.method} {config.model}",
+        enabled=config.progress,
+    )
+
+    def on_event(kind: str, info: dict[str, Any]) -> None:
+        progress.on_event(kind, info)
+        session.ledger.on_event(kind, info)
+
+    def emit(record: Judgment) -> None:
+        tally, session.tally = session.tally, None  # restored once the record is counted in it
+        with writing(writer.path):  # a full disk ends the job as an input error, records kept
+            writer.write(record)
+        if tally is not None:
+            tally.count_new(record)
+            session.tally = tally
+        replaced = start_latest.pop(record.key, None)
+        if replaced is not None:  # this record replaces the latest one of an earlier session
+            session.superseded.add(replaced)
+        session.count(record)
+        progress.on_record(record)
+        if on_record is not None:
+            on_record(record)
+
+    state: JobState = "interrupted"
+    abort: ProviderAbort | None = None
+    output_failed = False  # the run directory could not be written (a full disk, ...)
+    own: LLMClient | None = None
+    client_stats: dict[str, Any] = {}
+    try:
+        if client is None:
+            from reljudge.llm import LLMClient
+
+            assert own_config is not None
+            async with LLMClient(own_config, on_event=on_event) as own:
+                await job.judge.run(job.inputs, JudgeContext(own, emit, existing, tool_version=__version__))
+        else:
+            await job.judge.run(job.inputs, JudgeContext(client, emit, existing, tool_version=__version__))
+        state = "finished"
+    except Exception as err:
+        abort = find_provider_abort(err)
+        if abort is None:
+            state = "failed"
+            problem = first_input_error(err)
+            output_failed = isinstance(problem, OutputError)
+            if problem is not None and problem is not err:  # raised inside the judge's task group
+                raise problem from None
+            raise
+        state = "aborted"  # the provider cannot serve the job: stop, keep what was done
+    finally:
+        progress.close()
+        unwritten = close_writer(writer)
+        if own is not None:
+            client_stats = own.stats.as_dict()
+        if state == "failed" and created and not session.new_records:
+            shutil.rmtree(job.rundir.path, ignore_errors=True)  # nothing done: leave nothing behind
+        elif state == "failed" and (unwritten is not None or output_failed):
+            # the disk is full (or read-only): writing qrels and manifest would fail the same way;
+            # the error that propagates says what happened and that the records so far are kept
+            with contextlib.suppress(OSError):
+                finish(job, session, state, client_stats, abort)
+        else:
+            with writing(job.rundir.path):
+                if unwritten is not None:
+                    raise unwritten
+                summary = finish(job, session, state, client_stats, abort)
+            if state in ("interrupted", "failed"):  # the exception propagates: say what was kept
+                print(summary.render(), file=sys.stderr)
+    return summary
+
+
+def _expected_records(judge: Judge, inputs: JudgeInputs, existing: Mapping[Any, Judgment]) -> int | None:
+    """Bar total: the judge's estimated label records less those already done (a guide)."""
+    try:
+        calls = judge.estimate(inputs).label_records
+    except Exception:  # an estimate is a nicety for the bar, never a reason to fail
+        return None
+    labels = label_methods(judge)
+    done = sum(1 for key in existing if key[0] in labels)
+    return max(calls - done, 0) or None
+
+
+def run_job(config: RunConfig, client: LLMClient | None = None) -> RunSummary:
+    """Synchronous `run_job_async` (runs its own event loop)."""
+    return asyncio.run(run_job_async(config, client))

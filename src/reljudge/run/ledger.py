@@ -1,0 +1,91 @@
+"""The one account of what a job spent: usage and cost, cache hits, retries and re-asks.
+
+Each is counted once, from the records the job writes (a record's provenance holds every call
+made for it, see `reljudge.judges.reading.Answer`):
+
+- a record's *calls* are one per order it was asked in (two for a pair judged in both orders);
+- its *retries* are the attempts beyond those calls;
+- its usage and cost count unless it was answered from the response cache.
+
+The client's events say *why* calls were retried or finally failed (``retry_causes``,
+``failure_causes``); they are counted only when the job owns the client (a shared client, as in
+a sweep, serves several jobs at once).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from reljudge.records import Judgment, Usage
+
+
+class UsageSum:
+    """`Usage` summed with plain numbers (adding pydantic models per record is slow)."""
+
+    __slots__ = ("prompt_tokens", "completion_tokens", "calls", "cost_usd")
+
+    def __init__(self) -> None:
+        self.prompt_tokens = self.completion_tokens = self.calls = 0
+        self.cost_usd = 0.0
+
+    def add(self, usage: Usage) -> None:
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.calls += usage.calls
+        self.cost_usd += usage.cost_usd
+
+    def total(self) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            calls=self.calls,
+            cost_usd=self.cost_usd,
+        )
+
+
+def retries(record: Judgment) -> int:
+    """The attempts made for ``record`` beyond one per call."""
+    orders = record.extra.get("orders")
+    calls = len(orders) if isinstance(orders, Mapping) and orders else 1
+    return max(0, record.provenance.attempts - calls)
+
+
+class Ledger:
+    """What one invocation of a job spent, counted as its records are written (no record is
+    kept, so memory does not grow with the run)."""
+
+    def __init__(self) -> None:
+        self.usage = UsageSum()  # spent at the provider (records not answered from the cache)
+        self.cache_hits = 0
+        self.retries = 0  # attempts beyond one per call
+        self.retry_causes: Counter[str] = Counter()  # retried attempts by error kind
+        self.failure_causes: Counter[str] = Counter()  # calls that finally failed, by kind
+
+    def count(self, record: Judgment) -> None:
+        """Count a record the job wrote."""
+        provenance = record.provenance
+        if provenance.cached:
+            self.cache_hits += 1
+        else:
+            self.usage.add(provenance.usage)
+        self.retries += retries(record)
+
+    def on_event(self, kind: str, info: Mapping[str, Any]) -> None:
+        """The client's event callback: why calls were retried or finally failed."""
+        cause = str(info.get("kind") or "other")
+        if kind == "retry":
+            self.retry_causes[cause] += 1
+        elif kind == "failure":
+            self.failure_causes[cause] += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts as the manifest's ``last_session`` holds them."""
+        return {
+            "usage": self.usage.total().model_dump(),
+            "cache_hits": self.cache_hits,
+            "retries": self.retries,
+            "retry_causes": dict(sorted(self.retry_causes.items())),
+            "failure_causes": dict(sorted(self.failure_causes.items())),
+        }

@@ -1,0 +1,144 @@
+"""How a run option is written on the command line, and how its text becomes a value.
+
+`Flag` is the metadata a `reljudge.run.config.RunConfig` field carries (``Annotated[..., Flag(...)]``):
+the option that sets it, its help text, the commands that take it and how the option's value
+becomes the field's. `reljudge.cli` generates the ``judge run`` and ``judge probe`` options from
+these, so a run option is declared once, next to its field.
+
+The parsers turn option text into values: ``--option``/``--param`` ``key=value`` lists, the
+``--pool`` spec and the ``--float`` policy; bad text is an `InputError` naming the option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from reljudge.errors import InputError
+from reljudge.io.export import FLOAT_POLICIES, FloatPolicy
+
+PoolKind = Literal["qrels", "run", "unjudged"]
+#: the commands whose options come from `RunConfig` fields
+RUN_COMMANDS: tuple[str, ...] = ("run", "probe")
+
+
+class _FromField:
+    """A `Flag` attribute left to what the field says (its type, default or bounds)."""
+
+    def __repr__(self) -> str:
+        return "FROM_FIELD"
+
+
+FROM_FIELD: Any = _FromField()
+
+
+@dataclass(frozen=True)
+class Flag:
+    """The command-line option that sets a `RunConfig` field (metadata of the field).
+
+    ``name`` is the option (``--concurrency``), ``short`` an optional short form (``-o``),
+    ``help`` its help text. The option's value reaches the command as a parameter named after
+    the option (``--no-cache`` -> ``no_cache``). By default its type, default and lower/upper
+    bound are the field's (``ge``/``gt``, ``le``/``lt``); ``type``, ``default``, ``min`` and
+    ``max`` set them when the option differs from the field (``--no-cache`` is a flag that sets
+    ``use_cache`` to False: ``type=bool, default=False, parse=...``). ``parse`` turns the option's
+    value into the field's. ``commands`` are the commands that take the option; ``variants``
+    changes attributes for one command (``{"probe": {"name": "--model-seed", "help": ...}}``).
+    """
+
+    name: str
+    help: str
+    short: str | None = None
+    type: Any = FROM_FIELD
+    default: Any = FROM_FIELD
+    min: float | None = FROM_FIELD
+    max: float | None = FROM_FIELD
+    parse: Callable[[Any], Any] | None = None
+    commands: tuple[str, ...] = RUN_COMMANDS
+    variants: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def for_command(self, command: str) -> Flag | None:
+        """This flag as ``command`` takes it (None when the command does not take it)."""
+        if command not in self.commands:
+            return None
+        changes = self.variants.get(command)
+        return replace(self, **changes, variants={}) if changes else self
+
+    @property
+    def param(self) -> str:
+        """The name of the command parameter that receives the option's value."""
+        return self.name.lstrip("-").replace("-", "_")
+
+    def value(self, given: Any) -> Any:
+        """The field's value for the option's value ``given``."""
+        return given if self.parse is None else self.parse(given)
+
+
+def parse_option_value(text: str) -> Any:
+    """``--option key=value`` values: YAML scalars (``3`` -> 3, ``true`` -> True, ``[a, b]``),
+    anything else (also YAML with aliases, see `reljudge.io.yamlsafe`) stays a string."""
+    from reljudge.io.yamlsafe import load_yaml
+
+    try:
+        value = load_yaml(text, "<option>")
+    except InputError:
+        return text
+    return text if value is None and text.strip() not in ("null", "~") else value
+
+
+def parse_options(items: Iterable[str], *, flag: str = "--option", normalise: bool = True) -> dict[str, Any]:
+    """``["k=v", ...]`` -> ``{"k": parsed v}``; a malformed item or repeated key is an InputError.
+
+    ``normalise`` turns dashes in keys into underscores (judge options are Python names;
+    request fields given with ``--param`` are sent as written)."""
+    options: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if normalise:
+            name = name.replace("-", "_")
+        if not sep or not name:
+            raise InputError(f"{flag} {item!r}: expected key=value")
+        if name in options:
+            raise InputError(f"{flag} {name!r} is given twice")
+        options[name] = parse_option_value(value)
+    return options
+
+
+def judge_option_list(items: Iterable[str] | None) -> dict[str, Any]:
+    """The values of ``--option`` (repeatable)."""
+    return parse_options(items or ())
+
+
+def request_field_list(items: Iterable[str] | None) -> dict[str, Any]:
+    """The values of ``--param`` (repeatable): request fields, keys as written."""
+    return parse_options(items or (), flag="--param", normalise=False)
+
+
+def parse_float_policy(text: str) -> FloatPolicy:
+    """The ``--float`` policy."""
+    if text not in FLOAT_POLICIES:
+        raise InputError(f"--float {text!r}: expected round, scale or keep")
+    return text  # type: ignore[return-value]
+
+
+def parse_pool_spec(spec: str) -> tuple[PoolKind, Path | None, int | None]:
+    """``qrels`` | ``run:FILE:K`` | ``unjudged:FILE:K`` -> (kind, file, k)."""
+    if spec == "qrels":
+        return "qrels", None, None
+    kind, sep, rest = spec.partition(":")
+    if kind in ("run", "unjudged") and sep:
+        file, sep2, k_text = rest.rpartition(":")
+        if sep2 and file:
+            try:
+                k = int(k_text)
+            except ValueError:
+                k = 0
+            if k >= 1:
+                return kind, Path(file), k  # type: ignore[return-value]
+        raise InputError(
+            f"--pool {spec!r}: expected {kind}:FILE:K with K a positive integer (e.g. {kind}:run.txt:10)"
+        )
+    raise InputError(f"--pool {spec!r}: expected 'qrels', 'run:FILE:K' or 'unjudged:FILE:K'")

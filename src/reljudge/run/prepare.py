@@ -1,0 +1,170 @@
+"""Preparing a job: everything that can fail on bad input, before anything is written or called
+-- the judge, the inputs and pool, the passages, the run directory's identity, the LLM client's
+settings and the price table."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from reljudge.errors import InputError
+from reljudge.run.config import RunConfig
+from reljudge.run.identity import check_identity, default_output_dir, job_identity
+from reljudge.run.inputs import ResolvedInputs, load_resources, resolve_inputs
+from reljudge.run.passages import PassageStats, read_passages
+from reljudge.run.pool import Pool, build_pool, check_passages
+
+if TYPE_CHECKING:
+    from reljudge.io.rundir import RunDir
+    from reljudge.judges.base import Judge, JudgeInputs
+    from reljudge.llm import ClientConfig
+    from reljudge.llm.pricing import Price
+    from reljudge.records import Judgment
+
+
+@dataclass
+class PreparedJob:
+    """A job whose inputs are read and checked (nothing written, nothing called yet)."""
+
+    config: RunConfig
+    resolved: ResolvedInputs
+    pool: Pool
+    judge: Judge
+    inputs: JudgeInputs
+    rundir: RunDir
+    manifest: dict[str, Any]
+    #: the latest record of each key already in the run directory (a compact, lazy mapping)
+    existing: Mapping[tuple[str, str, str, str, str], Judgment]
+    #: what reading the pooled passages found (long passages, truncation)
+    passages: PassageStats = field(default_factory=lambda: PassageStats())
+    #: the job's price table (the built-in one, updated from ``--prices``)
+    prices: Mapping[str, Price] = field(default_factory=dict)
+
+
+def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
+    """Everything that can fail on bad input, before anything is written or called.
+
+    ``read_existing=False`` leaves ``existing`` empty (a job reads the run directory once it
+    holds its lock, see `reljudge.run.job.run_job_async`)."""
+    from reljudge.io.rundir import RunDir
+    from reljudge.llm.pricing import price_table
+
+    judge = build_judge(config)
+    resolved = resolve_inputs(config, passages=False)
+    resources = load_resources(config, judge)
+    pool = build_pool(config, resolved)
+    passages = read_passages(config, resolved, pool)  # only the pooled ones
+    check_passages(pool, resolved, skip_missing=config.skip_missing)
+    rundir = RunDir(config.output or default_output_dir(config, resolved.name))
+    manifest = check_identity(rundir, job_identity(config, judge))
+    existing: Mapping[tuple[str, str, str, str, str], Judgment] = (
+        rundir.index(lazy_methods=label_methods(judge)).existing if read_existing else {}
+    )
+    return PreparedJob(
+        config=config,
+        resolved=resolved,
+        pool=pool,
+        judge=judge,
+        inputs=judge_inputs(resolved, pool, resources),
+        rundir=rundir,
+        manifest=manifest,
+        existing=existing,
+        passages=passages,
+        prices=price_table(config.prices),
+    )
+
+
+def label_methods(judge: Judge) -> tuple[str, ...]:
+    """The record methods of the judge's labels (its name when it declares none)."""
+    return tuple(judge.label_methods) or (judge.name,)
+
+
+def judge_inputs(inputs: ResolvedInputs, pool: Pool, given: Mapping[str, Any] | None = None) -> JudgeInputs:
+    """What the judge gets: topics, the read passages, the pool and the resources."""
+    from reljudge.judges.base import JudgeInputs
+
+    resources: dict[str, Any] = {"nonrelevant_grade": inputs.nonrelevant_grade}
+    if pool.pair_categories:
+        resources["pair_categories"] = dict(pool.pair_categories)
+    resources.update(given or {})
+    return JudgeInputs(
+        topics=inputs.topics,
+        corpus=inputs.corpus,
+        pool=pool.docs,
+        qrels=inputs.qrels,
+        pairs=pool.pairs,
+        resources=resources,
+    )
+
+
+def judge_options(config: RunConfig) -> dict[str, Any]:
+    """The judge's constructor options: ``--option``s and ``--prompt``, adapted by the judge to
+    the run's inputs (`Judge.adapt_options`: with a ``--pairs`` file a pairwise judge judges
+    exactly those pairs)."""
+    from reljudge.judges.registry import registered
+
+    options = dict(config.options)
+    if config.prompt is not None:
+        if "prompt" in options:
+            raise InputError("give the prompt either with --prompt or with --option prompt=..., not both")
+        options["prompt"] = config.prompt  # a bundled prompt id or a template file
+    cls = registered().get(config.method)
+    if cls is not None:
+        options = cls.adapt_options(options, pairs_given=config.pairs is not None)
+    return options
+
+
+def build_judge(config: RunConfig, **overrides: Any) -> Judge:
+    """The judge of a job (an unknown method is bad input)."""
+    from reljudge.judges.registry import available_judges, get_judge
+
+    names = available_judges()
+    if config.method not in names:
+        raise InputError(f"unknown method {config.method!r}; available: {', '.join(names)}")
+    return get_judge(config.method, **{**judge_options(config), **overrides})
+
+
+def client_config(config: RunConfig, prices: Mapping[str, Price] | None = None) -> ClientConfig:
+    """The `ClientConfig` of a job; the API key is read from ``api_key_env`` (when given) and
+    exists only in memory. ``prices``: the job's price table (default: read from
+    ``config.prices``, see `reljudge.llm.pricing.price_table`)."""
+    from reljudge.llm import ClientConfig
+    from reljudge.llm.pricing import price_table
+    from reljudge.llm.routing import resolve_model
+
+    try:
+        resolve_model(config.model)
+    except ValueError as err:
+        raise InputError(f"--model {config.model!r}: {err}") from None
+    api_key: str | None = None
+    if config.api_key_env is not None:
+        api_key = os.environ.get(config.api_key_env)
+        if not api_key:
+            raise InputError(f"--api-key-env {config.api_key_env}: the environment variable is not set")
+    if prices is None and config.prices is not None:
+        prices = price_table(config.prices)
+    kwargs: dict[str, Any] = dict(
+        model=config.model,
+        base_url=config.base_url,
+        api_key=api_key,
+        concurrency=config.concurrency,
+        rpm=config.rpm,
+        tpm=config.tpm,
+        timeout_s=config.timeout_s,
+        max_attempts=config.max_attempts,
+        use_cache=config.use_cache,
+        temperature=config.temperature,
+        seed=config.seed,
+        max_tokens=config.max_tokens,
+        logprobs=config.logprobs,
+        extra_params=dict(config.params),
+        prices=dict(prices) if config.prices is not None and prices is not None else None,
+    )
+    if config.cache_path is not None:
+        kwargs["cache_path"] = config.cache_path
+    try:
+        return ClientConfig(**kwargs)
+    except ValueError as err:
+        raise InputError(str(err)) from None

@@ -97,3 +97,49 @@ def test_without_the_plugin_its_records_are_a_clear_error(site, tmp_path):
     )
     assert exported.returncode == 2
     assert "no judge declares that method" in exported.stderr
+
+
+def test_a_plugin_judge_runs_through_a_sweep_beside_a_built_in_judge(site, tmp_path):
+    with MockLLMServer() as srv:
+        config = tmp_path / "sweep.yaml"
+        config.write_text(
+            f"""
+output: out
+cache: cache.sqlite
+datasets: [dl19-sample]
+models:
+  - {{name: mock, model: openai/mock-model, base_url: "{srv.openai_url}"}}
+judges:
+  - {{method: demo-facts, options: {{facts: 2}}, scale: binary}}
+  - umbrela
+sampling: {{topics: 2, per_grade: 1}}
+analysis: {{plots: false}}
+""",
+            encoding="utf-8",
+        )
+        done = judge(site, tmp_path, "sweep", str(config))
+        assert done.returncode == 0, done.stderr
+        calls = srv.calls
+        index = json.loads((tmp_path / "out" / "sweep.json").read_text())
+        cells = {(c["task"], c["prompt"]): c for c in index["cells"]}
+        assert set(cells) == {("binary", "demo-facts"), ("graded", "umbrela")}
+        assert {c["judge"] for c in cells.values()} == {"demo-facts", "umbrela"}
+        pooled = index["datasets"]["dl19-sample"]["items"]["pointwise"]
+        facts = read_judgments(tmp_path / "out" / cells[("binary", "demo-facts")]["dir"] / "judgments.jsonl")
+        assert len(facts) == 2 * pooled and {r.method for r in facts} == {"demo-fact"}
+        assert calls == 3 * pooled  # two facts and one UMBRELA grade per sampled passage
+        rows = {
+            r["prompt"]: r for r in json.loads((tmp_path / "out" / "analysis" / "cells.json").read_text())
+        }
+        # each judge's document scores (its qrels.txt) are its labels, compared with the humans
+        assert rows["demo-facts"]["items"] == pooled and rows["demo-facts"]["invalid"] == 0
+        assert rows["demo-facts"]["paired"] == pooled and 0 <= rows["demo-facts"]["positive_rate"] <= 1
+        assert rows["umbrela"]["labelled"] == pooled and rows["umbrela"]["group"] == "judge"
+        # the same sweep again: every cell resumed, nothing asked twice
+        again = judge(site, tmp_path, "sweep", str(config))
+        assert again.returncode == 0 and srv.calls == calls, again.stderr
+
+    # an option the plugin does not take is bad input at its line, before anything runs
+    config.write_text(config.read_text().replace("facts: 2", "fact: 2"), encoding="utf-8")
+    bad = judge(site, tmp_path, "sweep", str(config))
+    assert bad.returncode == 2 and f"{config}:8:" in bad.stderr and "'fact'" in bad.stderr, bad.stderr

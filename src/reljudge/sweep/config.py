@@ -16,9 +16,16 @@ A sweep crosses datasets × models × tasks × prompts. Shape (see ``examples/sw
         exclude: ["4", "6"]
       - id: mine                      # inline
         binary: {system: "...", user: "Query: {query}\\nPassage: {document}\\nRelevant (1/0)?"}
+    judges:                           # whole judging methods (built in or plugins) as cells too
+      - {method: umbrela}
+      - {method: exam, name: exam-cover, options: {score: coverage}, scale: binary}
     sampling: {per_grade: 10, topics: 5, seed: 42, pairs_per_type: 10}
     limits: {concurrency: 8, rpm: 500, cells: 4}
     analysis: {threshold: 2}
+
+A judge entry runs a registered judge (``judge run --method NAME``, plugins included) with its
+own prompts on the same sampled items; its document scores (the ``qrels.txt`` of its cell) are
+compared with the human grades as the ``scale`` says (binary or graded, default graded).
 
 Placeholders: binary and graded prompts need ``{query}`` and ``{document}``; pairwise prompts
 need ``{query}``, ``{documentA}`` and ``{documentB}`` (in the system or the user message). Any
@@ -173,6 +180,35 @@ class PromptSource(_Strict):
         return self
 
 
+class JudgeEntry(_Strict):
+    """A judging method as sweep cells: ``method`` is a registered judge (`judge run --method`),
+    ``options`` its options, ``name`` the cell's label (default: the method), ``scale`` how the
+    analysis compares its document scores with the human grades, ``pairs`` whether it judges the
+    sweep's pairs (as ``judge run --pairs``) rather than its sampled passages."""
+
+    method: str
+    name: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    scale: Literal["binary", "graded"] = "graded"
+    pairs: bool = False  # judge the sweep's pairs (a judge that compares two passages), not its pool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, value: Any) -> Any:
+        return {"method": value} if isinstance(value, str) else value
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ID.match(value):
+            raise ValueError(f"judge name {shown(value)}: use letters, digits, '.', '_', '+', '-'")
+        return value
+
+    @property
+    def label(self) -> str:
+        return self.name or self.method
+
+
 class Sampling(_Strict):
     """Which items each cell judges (the same for every cell of a dataset)."""
 
@@ -242,7 +278,8 @@ class SweepConfig(_Strict):
     datasets: list[DatasetSpec] = Field(min_length=1)
     models: list[ModelSpec] = Field(min_length=1)
     methods: list[Task] = Field(default_factory=lambda: list(TASKS))
-    prompts: list[PromptSource] = Field(min_length=1)
+    prompts: list[PromptSource] = Field(default_factory=list)
+    judges: list[JudgeEntry] = Field(default_factory=list)
     sampling: Sampling = Field(default_factory=Sampling)
     limits: Limits = Field(default_factory=Limits)
     analysis: Analysis = Field(default_factory=Analysis)
@@ -255,10 +292,13 @@ class SweepConfig(_Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> SweepConfig:
+        if not self.prompts and not self.judges:
+            raise ValueError("a sweep needs 'prompts', 'judges' or both")
         for what, names in (
             ("dataset", [d.name for d in self.datasets]),
             ("model name", [m.label for m in self.models]),
             ("method", list(self.methods)),
+            ("judge name", [j.label for j in self.judges]),
         ):
             dupes = sorted({n for n in names if names.count(n) > 1})
             if dupes:

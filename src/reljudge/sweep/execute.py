@@ -142,7 +142,7 @@ def prepare_inputs(config: SweepConfig, inputs_root: Path | None = None) -> dict
         pool_path = base / "pool.qrels.txt"
         pairs_path: Path | None = None
         n_pairs = 0
-        if "pairwise" in config.methods:
+        if "pairwise" in config.methods or any(j.pairs for j in config.judges):
             pairs_path = base / "pairs.tsv"
             given = s.pairs or spec.pairs
             if given:
@@ -183,7 +183,10 @@ def plan(
     config: SweepConfig, only: Mapping[str, Sequence[str]] | None = None, *, inputs_root: Path | None = None
 ) -> SweepPlan:
     """Prompts, cells and sampled inputs of a sweep (inputs go to ``inputs_root`` when given)."""
+    from reljudge.sweep.judges import resolve_judges
+
     prompts, skipped = resolve_prompts(config)
+    prompts += resolve_judges(config, prompts)
     cells = expand_grid(config, prompts, only)
     datasets = prepare_inputs(config, inputs_root)
     return SweepPlan(config, cells, prompts, skipped, datasets)
@@ -204,17 +207,20 @@ def cell_run_config(plan: SweepPlan, cell: Cell, *, dry_run: bool = False) -> An
     }
     if cell.prompt.builtin:
         options = {"prompt": cell.prompt.builtin}
+    judge = cell.prompt.judge
+    if judge is not None:
+        options = dict(judge.options)
     request_fields = dict(params.pop("extra", None) or {})  # sent as-is with every request
     if params.get("top_logprobs") is not None:
         request_fields["top_logprobs"] = params.pop("top_logprobs")
     kwargs: dict[str, Any] = dict(
-        method="custom",
+        method=judge.method if judge is not None else "custom",
         model=model.model_string,
         base_url=model.base_url,
         api_key_env=model.api_key_env,
         dataset=ds.dataset_arg,
         qrels=ds.pool_qrels,
-        pairs=ds.pairs if cell.task == "pairwise" else None,
+        pairs=ds.pairs if cell.task == "pairwise" or (judge is not None and judge.pairs) else None,
         options=options,
         output=cell.directory(config.output_dir),
         concurrency=config.limits.concurrency,
@@ -329,6 +335,7 @@ def write_index(plan: SweepPlan) -> Path:
                 "prompt": c.prompt.id,
                 "group": c.prompt.group,
                 "dir": str(c.directory(out).relative_to(out)),
+                **({"judge": c.prompt.judge.method} if c.prompt.judge is not None else {}),
             }
             for c in plan.cells
         ],
@@ -359,6 +366,8 @@ def cell_labels_from_dir(
     )
     path = directory / "judgments.jsonl"
     records = load_judgments(path) if path.exists() else []
+    if entry.get("judge"):
+        return _judge_cell_labels(cell, directory, records)
     usage = Usage()
     prefs = []
     qids: list[str] = []
@@ -387,6 +396,34 @@ def cell_labels_from_dir(
         pairwise_outcomes(cell, qrels, prefs, unacceptable)
     else:
         cell.qids, cell.docids, cell.values = qids, docids, np.asarray(values, dtype=float)
+    return cell
+
+
+def _judge_cell_labels(cell: CellLabels, directory: Path, records: Sequence[Any]) -> CellLabels:
+    """A judge cell's labels: the document scores its run wrote to ``qrels.txt``; its items are
+    the passages its records are about, and those without a score are invalid."""
+    import numpy as np
+
+    from reljudge.io.trec import read_qrels
+    from reljudge.records import Usage
+
+    usage = Usage()
+    items: set[tuple[str, str]] = set()
+    for r in records:
+        if not r.provenance.cached:
+            usage = usage + r.provenance.usage
+        if r.status == "skipped":
+            continue
+        items.update((r.qid, d) for d in (r.docid, r.docid_b) if d is not None)
+    qrels_path = directory / "qrels.txt"
+    scores = read_qrels(qrels_path) if qrels_path.exists() else {}
+    labelled = [(q, d, float(v)) for q, docs in scores.items() for d, v in docs.items() if (q, d) in items]
+    cell.usage = usage
+    cell.items = len(items)
+    cell.invalid = len(items) - len(labelled)
+    cell.qids = [q for q, _, _ in labelled]
+    cell.docids = [d for _, d, _ in labelled]
+    cell.values = np.asarray([v for _, _, v in labelled], dtype=float)
     return cell
 
 

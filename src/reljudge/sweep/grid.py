@@ -68,6 +68,7 @@ def expand_grid(
 ) -> list[Cell]:
     """Every (dataset, model, task, prompt) cell, in a stable order."""
     only = only or {}
+    tasks = list(config.methods) + sorted({j.scale for j in config.judges} - set(config.methods))
     cells = []
     for ds in config.datasets:
         if not _keep(ds.name, only.get("dataset")):
@@ -75,7 +76,7 @@ def expand_grid(
         for model in config.models:
             if not _keep(model.label, only.get("model")):
                 continue
-            for task in config.methods:
+            for task in tasks:
                 if not _keep(task, only.get("task")):
                     continue
                 for prompt in prompts:

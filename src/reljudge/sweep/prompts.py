@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from reljudge.errors import InputError, shown
-from reljudge.sweep.config import TASKS, SweepConfig, check_placeholders
+from reljudge.sweep.config import TASKS, JudgeEntry, SweepConfig, check_placeholders
 from reljudge.sweep.yamlines import load_file_with_lines
 
 logger = logging.getLogger(__name__)
@@ -40,6 +40,7 @@ class SweepPrompt:
     source: str  # file:line it came from
     name: str | None = None  # participant name / title
     builtin: str | None = None  # the built-in prompt id, when it is one
+    judge: JudgeEntry | None = None  # a whole judging method (`reljudge.sweep.judges`), not a prompt
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,6 @@ def resolve_prompts(config: SweepConfig) -> tuple[list[SweepPrompt], list[Skippe
                 source,
             )
         seen[(p.task, p.id)] = p
-    if not prompts:
+    if config.prompts and not prompts:
         raise InputError(f"no prompts for the methods {list(tasks)}", source, config.line("prompts"))
     return prompts, skipped

@@ -41,7 +41,10 @@ class DemoFactsJudge(Judge):
 
     def _facts(self, query: str) -> list[tuple[str, str]]:
         words = [w for w in query.split() if len(w) > 3] or query.split()
-        return [(f"fact{i}", f"fact {i + 1}: the passage is about {words[i % len(words)]}") for i in range(self.facts)]
+        return [
+            (f"fact{i}", f"fact {i + 1}: the passage is about {words[i % len(words)]}")
+            for i in range(self.facts)
+        ]
 
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         parse = self.prompt.output.parse
@@ -59,7 +62,9 @@ class DemoFactsJudge(Judge):
                 return
             answer = await ctx.ask(self.prompt, {"question": text, "document": inputs.corpus[docid]}, parse)
             ctx.emit(
-                record_from_answer(ctx, self.prompt, answer, method=FACT_METHOD, qid=qid, docid=docid, item_id=fact_id)
+                record_from_answer(
+                    ctx, self.prompt, answer, method=FACT_METHOD, qid=qid, docid=docid, item_id=fact_id
+                )
             )
 
         await run_bounded(items, ask, limit=ctx.fan_out)

@@ -1,11 +1,13 @@
-"""The layering of the packages: no module imports from a floor above it, no import circle, and
-`reljudge.metrics` stays pure (no file I/O, no application module).
+"""The layering of the packages: no module imports from a floor above it, no import circle
+between any two modules of reljudge, and `reljudge.metrics` stays pure (no file I/O, no
+application module).
 
-The floors, lowest first: records/errors < io < llm < prompts < aggregation < judges < metrics
-< evaluation/sweep/run < cli. `MAY_IMPORT` lists, per checked package, the reljudge packages its
-modules may import (its own is always allowed); every import counts, also one inside a function
-or under ``if TYPE_CHECKING``. Add a row to check another package. The entry ``reljudge`` (the
-package root: ``__version__``, the lazy façade) allows the root itself, not what is below it.
+The floors, lowest first: records/errors/version < io < datasets/llm/prompts < aggregation <
+judges < metrics < the applications (run, export, evaluation, probe, sweep) < cli. `MAY_IMPORT`
+has a row for every package and top-level module: the reljudge packages its modules may import
+(its own is always allowed); every import counts, also one inside a function or under ``if
+TYPE_CHECKING``. The root ``reljudge`` (the typed façade) may import anything but the command
+line, and nothing below it imports the root.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 
-BASE = frozenset({"reljudge.records", "reljudge.errors"})
-#: the package root: its lazy façade and ``__version__`` (an entry that allows only itself)
+BASE = frozenset({"reljudge.records", "reljudge.errors", "reljudge.version"})
+#: the package root: its lazy façade (an entry that allows only itself)
 ROOT = "reljudge"
 #: every package and module of reljudge, and the root
 EVERYTHING = frozenset(
@@ -31,13 +33,39 @@ EVERYTHING = frozenset(
         if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()
     }
 )
-#: package -> the reljudge packages (or modules) its modules may import, besides its own
+#: the data flow's layers, lowest first: the records, the formats (io), the model client (llm),
+#: the prompts, the aggregation of labels, the judges, the pure metrics; then the applications
+#: (run, evaluation, export, sweep, probe) and, on top, the command line
+IO = BASE | {"reljudge.io"}
+#: package or module -> the reljudge packages (or modules) it may import, besides itself
 MAY_IMPORT: dict[str, frozenset[str]] = {
+    "reljudge.records": frozenset({"reljudge.errors"}),
+    "reljudge.errors": frozenset(),
+    "reljudge.version": frozenset(),
+    "reljudge.interrupts": frozenset(),
+    "reljudge.progress": BASE,
+    "reljudge.io": BASE,
+    "reljudge.datasets": IO,  # the bundled and on-disk datasets: readers of io's formats
+    "reljudge.llm": IO,
+    "reljudge.prompts": IO,
+    "reljudge.aggregation": BASE,
     "reljudge.metrics": BASE,  # pure: numpy/scipy/ir_measures/rbo and the records, nothing else
+    # judges render, ask and parse; `datasets` only for the readers of the resources a judge
+    # declares (an EXAM question bank), which the run calls for it
+    "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation", "reljudge.datasets"},
+    "reljudge.testing": frozenset(),  # the mock LLM server stands alone
+    "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
     "reljudge.evaluation": BASE
     | {"reljudge.io", "reljudge.aggregation", "reljudge.datasets", "reljudge.metrics", "reljudge.judges"},
     # the pipeline of `judge run`: anything below the applications and the command line
-    "reljudge.run": EVERYTHING - {"reljudge.cli", "reljudge.evaluation", "reljudge.sweep"},
+    "reljudge.run": EVERYTHING
+    - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.sweep", "reljudge.probe"},
+    "reljudge.probe": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.sweep"},
+    "reljudge.sweep": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.probe"},
+    "reljudge.cli": EVERYTHING,
+    "reljudge.__main__": frozenset({"reljudge.cli"}),
+    # the typed façade (``from reljudge import run_job, LLMClient``): anything but the command line
+    ROOT: EVERYTHING - {"reljudge.cli", "reljudge.__main__"},
 }
 #: module-level imports of these are file or process I/O, which `reljudge.metrics` never does
 IO_MODULES = frozenset({"os", "pathlib", "io", "shutil", "tempfile", "glob", "tarfile", "gzip", "subprocess"})
@@ -52,7 +80,11 @@ def module_name(path: Path) -> str:
 
 
 def package_files(package: str) -> list[Path]:
-    return sorted((SRC / package.replace(".", "/")).rglob("*.py"))
+    """The source files of a package (every module below it), a module, or the root's ``__init__``."""
+    if package == ROOT:
+        return [SRC / "reljudge" / "__init__.py"]
+    base = SRC / package.replace(".", "/")
+    return sorted(base.rglob("*.py")) if base.is_dir() else [base.with_suffix(".py")]
 
 
 def imported_modules(path: Path, name: str | None = None) -> set[str]:
@@ -123,8 +155,22 @@ def test_the_rows_of_the_pipeline_and_the_command_line():
     assert not allowed("reljudge.evaluation", "reljudge.run")
     assert allowed("reljudge.judges.registry", "reljudge.run")
     assert allowed("reljudge.llm.pricing", "reljudge.run")
-    # the root (``from reljudge import __version__``) allows only itself
-    assert allowed("reljudge", "reljudge.run") and not allowed("reljudge", "reljudge.metrics")
+    # the root is the façade: nothing below it imports it (``reljudge.version`` holds the version)
+    assert not allowed("reljudge", "reljudge.run") and not allowed("reljudge", "reljudge.metrics")
+    assert allowed("reljudge.version", "reljudge.io") and not allowed("reljudge.llm", "reljudge.io")
+
+
+def test_every_package_and_module_has_a_row():
+    assert set(MAY_IMPORT) == EVERYTHING
+
+
+def test_the_version_is_the_package_metadata_version():
+    import tomllib
+
+    from reljudge.version import __version__
+
+    project = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert __version__ == project["version"]
 
 
 def _graph() -> dict[str, set[str]]:

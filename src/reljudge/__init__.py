@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from reljudge.version import __version__
 
 # name -> module that defines it
 _EXPORTS: dict[str, str] = {

@@ -186,12 +186,12 @@ async def probe_async(
     client: LLMClient | None = None,
 ) -> ProbeReport:
     """Re-judge ``sample`` items of ``config``'s pool as is and under each perturbation."""
-    from reljudge import __version__
     from reljudge.judges.base import JudgeInputs
     from reljudge.judges.context import JudgeContext
     from reljudge.run.inputs import resolve_inputs
     from reljudge.run.pool import build_pool
     from reljudge.run.prepare import build_judge, client_config
+    from reljudge.version import __version__
 
     if sample < 1:
         raise InputError(f"--sample must be at least 1, got {sample}")

@@ -87,7 +87,7 @@ def environment() -> dict[str, Any]:
 
 @functools.cache
 def _environment() -> dict[str, Any]:  # looking versions up costs ~50 ms: once per process
-    from reljudge import __version__
+    from reljudge.version import __version__
 
     libraries: dict[str, str] = {}
     for name in KEY_LIBRARIES:

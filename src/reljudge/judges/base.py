@@ -203,7 +203,7 @@ class Judge(ABC):
         name (``binary``, ``exam-graded-max``, ...). ``options`` are scoring options; each method
         takes those it knows and ignores the others. The default scores the label records by
         their shape: pointwise labels, or pairwise win counts."""
-        from reljudge.judges.scoring import shape_sets
+        from reljudge.judges.shapes import shape_sets
 
         return shape_sets(records, **options)
 

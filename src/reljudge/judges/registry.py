@@ -34,11 +34,11 @@ def _load_all() -> None:
     global _BUILTINS_LOADED, _ENTRY_POINTS_LOADED
     if not _BUILTINS_LOADED:
         import pkgutil
+        from pathlib import Path
 
-        import reljudge.judges as package
-
-        for found in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{found.name}")
+        package = __name__.rpartition(".")[0]  # this module's package, reljudge.judges
+        for found in pkgutil.iter_modules([str(Path(__file__).parent)]):
+            importlib.import_module(f"{package}.{found.name}")
         _BUILTINS_LOADED = True
     if not _ENTRY_POINTS_LOADED:
         _ENTRY_POINTS_LOADED = True

@@ -20,9 +20,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from reljudge.aggregation.exclusions import Exclusions, check_policy
-from reljudge.aggregation.qrels import AggregatedScores, label_scores
+from reljudge.aggregation.qrels import AggregatedScores
 from reljudge.judges.base import Judge
 from reljudge.judges.registry import owner_of, registered
+from reljudge.judges.shapes import shape_scores, shape_sets
 
 __all__ = ["judgments_to_scores", "score_sets", "select_set", "shape_sets"]
 
@@ -53,49 +54,6 @@ def score_sets(records: Iterable[Any], **options: Any) -> dict[str, AggregatedSc
             if name in out:
                 raise ValueError(f"two score sets would be named {name!r}; rename the method of one judge")
             out[name] = result
-    return out
-
-
-def shape_sets(
-    records: Iterable[Any],
-    *,
-    on_failure: str = "exclude",
-    ties: str = "none",
-    lengths: Mapping[str, int] | None = None,
-    **_: Any,
-) -> dict[str, AggregatedScores]:
-    """Score sets of label records by their shape, one per record method: pointwise labels
-    (``docid``), or pairwise win counts (``docid`` and ``docid_b``; `ties` and `lengths` go to
-    `count_wins`, and the ``ok`` comparisons are kept in ``details["preferences"]``). Records
-    without a passage are skipped."""
-    from reljudge.judges.pairwise import pairwise_sets
-
-    check_policy(on_failure)
-    groups: dict[str, tuple[str, list[Any]]] = {}
-    for r in records:
-        if r.docid is None:
-            continue  # stage or topic-level records
-        if r.docid_b is not None:
-            kind = "pairwise"
-        elif r.item_id is None:
-            kind = "pointwise"
-        else:
-            raise ValueError(
-                f"records of method {r.method!r} grade items (item_id) of passages, and no judge "
-                "declares that method: install the judge that made them to score them"
-            )
-        group = groups.setdefault(r.method, (kind, []))
-        if group[0] != kind:
-            raise ValueError(f"records of method {r.method!r} mix {group[0]} and {kind} judgments")
-        group[1].append(r)
-    out: dict[str, AggregatedScores] = {}
-    for method, (kind, group) in groups.items():
-        if kind == "pointwise":
-            result = label_scores(group, on_failure=on_failure)  # type: ignore[arg-type]
-        else:
-            result = pairwise_sets(group, on_failure=on_failure, ties=ties, lengths=lengths)
-        result.family = method
-        out[method] = result
     return out
 
 
@@ -150,9 +108,7 @@ def judgments_to_scores(judgments: Iterable[Any], method: str, **options: Any) -
     owner = _owner_of_name(method)
     if owner is not None:
         return owner.scores_for(method, list(judgments), **options)
-    from reljudge.judges.pairwise import PairwiseJudge
-
-    return PairwiseJudge.scores_for(method, list(judgments), **options)
+    return shape_scores(method, list(judgments), **options)
 
 
 def _owner_of_name(name: str) -> type[Judge] | None:

@@ -150,7 +150,7 @@ class OutputSpec:
 
     def parse(self, text: str | None, expected_len: int | None = None) -> Parsed:
         """Parse a model answer against this contract (see `reljudge.prompts.parsing`)."""
-        from reljudge.prompts import parsing
+        import reljudge.prompts.parsing as parsing
 
         if self.type == "binary":
             if self.style == "answerability":

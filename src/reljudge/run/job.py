@@ -95,9 +95,9 @@ async def _run_locked(
     on_record: Callable[[Judgment], None] | None,
 ) -> RunSummary:
     """`run_job_async` once the run directory's lock is held."""
-    from reljudge import __version__
     from reljudge.judges.context import JudgeContext
     from reljudge.progress import JobProgress
+    from reljudge.version import __version__
 
     config = job.config
     # read the directory again under the lock: another process may have finished meanwhile

@@ -3,19 +3,34 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from reljudge.judges.base import CallEstimate, JudgeInputs
 from reljudge.judges.common import passage_problem, prompt_tokens, topic_problem
+from reljudge.prompts import PromptTemplate
 
-if TYPE_CHECKING:
-    from reljudge.judges.nuggets.judge import NuggetJudge
+
+class NuggetSettings(Protocol):
+    """What an estimate reads of a nugget judge (`reljudge.judges.nuggets.judge.NuggetJudge`)."""
+
+    create_from: str
+    window_size: int
+    max_nuggets: int
+    batch_size: int
+    top_k: int | None
+    create_prompt: PromptTemplate
+    score_prompt: PromptTemplate
+    prompt: PromptTemplate
+
+    def sources(self, inputs: JudgeInputs, qid: str) -> Sequence[str]: ...
+
 
 #: what a nugget looks like to an estimate (its length counts, not its words)
 TYPICAL_NUGGET = "a short atomic fact of about eight words"
 
 
-def estimate_calls(self: NuggetJudge, inputs: JudgeInputs) -> CallEstimate:
+def estimate_calls(self: NuggetSettings, inputs: JudgeInputs) -> CallEstimate:
     """The calls a nugget run makes from scratch: creation windows, scoring batches and
     assignment batches, with typical nuggets standing in for the ones not yet made."""
     calls = prompt_toks = answer_toks = 0

@@ -6,7 +6,7 @@ query better, judged in both orders; passage scores by wins.
 - `preferences`: combining the two orders and counting wins (pure).
 """
 
-from reljudge.judges.pairwise.judge import PAIRWISE_NAMES, PairwiseJudge, pairwise_sets
+from reljudge.judges.pairwise.judge import PAIRWISE_NAMES, PairwiseJudge
 from reljudge.judges.pairwise.preferences import combine_orders, count_wins
 from reljudge.judges.pairwise.sampler import PreferenceSampler, sampler_pair_bound, validate_pairs
 
@@ -16,7 +16,6 @@ __all__ = [
     "PreferenceSampler",
     "combine_orders",
     "count_wins",
-    "pairwise_sets",
     "sampler_pair_bound",
     "validate_pairs",
 ]

@@ -297,42 +297,19 @@ class PairwiseJudge(Judge):
         return rows
 
     @classmethod
-    def scores_for(cls, name: str, records: Sequence[Any], **options: Any) -> AggregatedScores:
-        """Scores of records scored by their shape: win counts for ``pairwise`` (alias
-        ``preferences``) or for a record method whose records are pairs, labels otherwise
-        (`reljudge.judges.scoring.judgments_to_scores` for any method no judge claims)."""
-        from reljudge.aggregation.exclusions import Exclusions, check_policy, single_method
-        from reljudge.aggregation.qrels import AggregatedScores
-        from reljudge.judges.scoring import shape_sets
+    def claims_name(cls, name: str) -> bool:
+        """``pairwise`` and its alias ``preferences`` name this method's win counts."""
+        return name in PAIRWISE_NAMES or super().claims_name(name)
 
-        on_failure = options.get("on_failure", "exclude")
-        recorded = single_method(records)
-        pairwise = name in PAIRWISE_NAMES or (recorded == name and any(r.docid_b for r in records))
-        if pairwise and on_failure != "exclude":
-            raise ValueError("a failed comparison gives no win; on_failure must be 'exclude' for pairwise")
-        if not pairwise:
-            if options.get("score") is not None:
-                raise ValueError(f"method {name!r} is pointwise and takes no score option")
-            for r in records:
-                if r.docid is None or r.docid_b is not None or r.item_id is not None:
-                    raise ValueError(
-                        f"not a pointwise record (topic {r.qid}: docid={r.docid!r}, docid_b={r.docid_b!r}, "
-                        f"item_id={r.item_id!r}); pass the matching method (pairwise, exam, nuggets)"
-                    )
-        check_policy(on_failure)
-        found = shape_sets(
-            records, **{k: v for k, v in options.items() if k in ("on_failure", "ties", "lengths")}
-        )
-        if found:
-            (result,) = found.values()
-            result.details.pop("preferences", None)
-        elif pairwise:  # no records
-            result = AggregatedScores(
-                name, {}, Exclusions(), {"never_won": {}, "ties": options.get("ties", "none")}
-            )
-        else:
-            result = AggregatedScores(name, {}, Exclusions(policy=on_failure))
-        result.method = "pairwise" if name in PAIRWISE_NAMES else name
+    @classmethod
+    def scores_for(cls, name: str, records: Sequence[Any], **options: Any) -> AggregatedScores:
+        """Win counts for ``pairwise`` (alias ``preferences``); any other name is scored by its
+        records' shape (`reljudge.judges.shapes.shape_scores`)."""
+        from reljudge.judges.shapes import shape_scores
+
+        result = shape_scores(name, records, pairwise=name in PAIRWISE_NAMES, **options)
+        if name in PAIRWISE_NAMES:
+            result.method = "pairwise"
         return result
 
     # -- estimating ------------------------------------------------------------------------
@@ -403,37 +380,4 @@ def _given_pairs(qid: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, 
 
 register(PairwiseJudge)
 
-__all__ = ["PAIRWISE_NAMES", "PAIR_SELECTIONS", "PairwiseJudge", "pairwise_sets"]
-
-
-def pairwise_sets(
-    group: Sequence[Any],
-    *,
-    on_failure: str = "exclude",
-    ties: Any = "none",
-    lengths: Mapping[str, int] | None = None,
-) -> AggregatedScores:
-    """The win counts of one record method's comparisons (`count_wins`), with the ``ok``
-    comparisons in ``details["preferences"]`` (one per unordered pair)."""
-    from reljudge.aggregation.qrels import AggregatedScores
-    from reljudge.judges.pairwise.preferences import _pair_key, count_wins
-
-    if on_failure != "exclude":
-        raise ValueError("a failed comparison gives no win; on_failure must be 'exclude' for pairwise")
-    prefs = count_wins(group, ties=ties, lengths=lengths)
-    seen: set[tuple[str, str, str]] = set()
-    comparisons: list[tuple[str, str, str, int]] = []
-    for r in group:
-        if r.status != "ok" or r.label is None:
-            continue
-        k = _pair_key(r)
-        if k not in seen:
-            seen.add(k)
-            comparisons.append((r.qid, r.docid, r.docid_b, int(r.label)))
-    method = group[0].method if group else "pairwise"
-    return AggregatedScores(
-        method=method,
-        scores=prefs.scores,
-        exclusions=prefs.exclusions,
-        details={"never_won": prefs.never_won, "ties": ties, "preferences": comparisons},
-    )
+__all__ = ["PAIRWISE_NAMES", "PAIR_SELECTIONS", "PairwiseJudge"]

@@ -18,7 +18,7 @@ A sweep crosses datasets × models × tasks × prompts. Shape (see ``examples/sw
         binary: {system: "...", user: "Query: {query}\\nPassage: {document}\\nRelevant (1/0)?"}
     judges:                           # whole judging methods (built in or plugins) as cells too
       - {method: umbrela}
-      - {method: exam, name: exam-cover, options: {score: coverage}, scale: binary}
+      - {method: exam, name: exam-5q, options: {n_questions: 5}, scale: binary}
     sampling: {per_grade: 10, topics: 5, seed: 42, pairs_per_type: 10}
     limits: {concurrency: 8, rpm: 500, cells: 4}
     analysis: {threshold: 2}

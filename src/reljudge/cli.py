@@ -191,16 +191,11 @@ def export_cmd(
     """Export judgments to qrels (document scores of any method), CSV or JSONL."""
     import logging
 
-    from reljudge.exporter import export_judgments
-    from reljudge.io.export import load_judgment_source
-    from reljudge.io.judgments import is_judgments_path
+    from reljudge.exporter import export_source
 
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
-    # qrels come from score sets, which need the stage records too: --method picks the set, not records
-    by_set = to == "qrels" and is_judgments_path(judgments)
-    records = load_judgment_source(judgments, method=None if by_set else method)
-    count = export_judgments(
-        records,
+    count = export_source(
+        judgments,
         out,
         to=to,
         float_policy=float_policy,  # type: ignore[arg-type]
@@ -670,21 +665,16 @@ def cache_clear_cmd(
 
 
 def _delete_damaged_cache(path: Path, err: Exception, *, model: str | None, yes: bool) -> None:
-    """Delete a cache file (and its -wal/-shm/-journal files) that cannot be read as a cache."""
-    files = [p for p in (path, *(Path(f"{path}{s}") for s in ("-wal", "-shm", "-journal"))) if p.exists()]
+    """Offer to delete a cache file that cannot be read as a cache (it can only go whole)."""
+    from reljudge.llm.cache import delete_cache_file
+
     problem = f"{path} cannot be read as a reljudge cache ({err})"
     if model is not None:
         raise InputError(f"{problem}; it can only be deleted whole: run without --model", path)
     if not yes and not typer.confirm(f"{problem}. Delete the file?", default=False):
         typer.echo("nothing deleted", err=True)
         raise typer.Exit(1)
-    for file in files:
-        try:
-            file.unlink()
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise InputError(f"cannot delete {file}: {exc.strerror or exc}", file) from None
+    delete_cache_file(path)
     typer.echo(f"deleted the damaged cache {path}")
 
 
@@ -1000,6 +990,7 @@ def sweep_cmd(
     import time
 
     from reljudge.sweep import api
+    from reljudge.sweep.report import ranking_markdown, summary_markdown
 
     def warn_if_no_matplotlib() -> None:
         # said up front, so nobody waits for a whole sweep to learn it; report.md says it too
@@ -1025,12 +1016,10 @@ def sweep_cmd(
         if config is not None:
             raise InputError("give either a sweep file or --from-judgments, not both")
         from reljudge.sweep.analysis import Conventions
-        from reljudge.sweep.execute import INDEX_FILE
-        from reljudge.sweep.report import summary_markdown, write_report
 
-        kwargs: dict = {}
-        if not (from_judgments.is_dir() and (from_judgments / INDEX_FILE).exists()):
-            kwargs = dict(
+        published: dict = {}
+        if not api.is_sweep_dir(from_judgments):
+            published = dict(
                 qrels=pairs_of(qrels, "--qrels"),
                 prompts=prompts_file,
                 runs=pairs_of(runs, "--runs"),
@@ -1039,15 +1028,9 @@ def sweep_cmd(
             )
         if plots:
             warn_if_no_matplotlib()
-        analysis = api.from_judgments(from_judgments, **kwargs)
-        target = out or (
-            from_judgments / "analysis" if (from_judgments / INDEX_FILE).exists() else Path("sweep-analysis")
-        )
-        write_report(analysis, target, plots=plots)
+        analysis, target = api.analyse_judgments(from_judgments, out=out, plots=plots, **published)
         typer.echo(summary_markdown(analysis))
         if analysis.rankings:
-            from reljudge.sweep.report import ranking_markdown
-
             typer.echo("\n" + ranking_markdown(analysis))
         typer.echo(
             f"analysis of {len(analysis.rows)} cells written to {target} ({time.monotonic() - started:.1f}s)",
@@ -1056,16 +1039,11 @@ def sweep_cmd(
         return
     if config is None:
         raise InputError("give a sweep file (judge sweep sweep.yaml) or --from-judgments DIR")
-    import tempfile
-
-    from reljudge.sweep import execute
     from reljudge.sweep.config import load_sweep_config
     from reljudge.sweep.grid import parse_only
-    from reljudge.sweep.report import summary_markdown, write_report
 
     cfg = load_sweep_config(config)
-    scratch = tempfile.TemporaryDirectory(prefix="reljudge-sweep-") if dry_run else None
-    plan = execute.plan(cfg, parse_only(only), inputs_root=Path(scratch.name) if scratch else None)
+    plan, est = api.plan_sweep(cfg, parse_only(only), dry_run=dry_run)
     models = sorted({c.model for c in plan.cells})
     typer.echo(
         f"sweep {cfg.name}: {len(plan.cells)} cells = {len(cfg.datasets)} dataset(s) × {len(models)} model(s) × "
@@ -1073,7 +1051,6 @@ def sweep_cmd(
     )
     for s in plan.skipped:
         typer.echo(f"  left out prompt {s.id} ({s.task}): {s.reason}")
-    est = execute.estimate(plan)
     cost = f"${est['cost_usd']:.4f}" + ("" if est["price_known"] else " (some prices unknown)")
     typer.echo(
         f"LLM calls from scratch: {est['calls']} ({est['prompt_tokens']} prompt + {est['completion_tokens']} completion tokens, estimated); cost {cost}"
@@ -1082,8 +1059,7 @@ def sweep_cmd(
         typer.echo(
             f"  {name}: {m['cells']} cells, {m['calls']} calls, ${m['cost_usd']:.4f}; {m['done_records']} records already done"
         )
-    if scratch is not None:
-        scratch.cleanup()
+    if dry_run:
         typer.echo("dry run: nothing was called and nothing was written")
         return
     if plots and cfg.analysis.plots:
@@ -1097,14 +1073,11 @@ def sweep_cmd(
             err=True,
         )
 
-    results = execute.run(plan, on_cell=on_cell)
-    calls = sum(s.usage.calls for s in results.values())
-    analysis = api.analyze_sweep_dir(cfg.output_dir)
-    target = out or cfg.output_dir / "analysis"
-    write_report(analysis, target, plots=plots and cfg.analysis.plots, title=f"Sweep {cfg.name}")
-    typer.echo(summary_markdown(analysis))
+    result = api.run_sweep(plan, out=out, plots=plots, on_cell=on_cell)
+    typer.echo(summary_markdown(result.analysis))
     typer.echo(
-        f"{len(plan.cells)} cells, {calls} LLM calls in this run; analysis in {target} ({time.monotonic() - started:.1f}s)",
+        f"{len(plan.cells)} cells, {result.calls} LLM calls in this run; analysis in {result.directory} "
+        f"({time.monotonic() - started:.1f}s)",
         err=True,
     )
 

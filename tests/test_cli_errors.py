@@ -113,14 +113,14 @@ def test_probe_takes_tpm_param_and_prices_like_run(tmp_path):
 
 
 def test_run_and_probe_build_their_config_in_one_place():
-    from reljudge.cli import _run_config
+    from reljudge.cli.options import run_config
 
     common = dict(method="binary", model=MODEL, dataset="dl19-sample", timeout=5.0, no_cache=True, cache=None)
-    config = _run_config(option=["pairs=sampler"], param=["top_k=3"], rpm=10.0, **common)
+    config = run_config("run", dict(option=["pairs=sampler"], param=["top_k=3"], rpm=10.0, **common))
     assert config.timeout_s == 5.0 and config.use_cache is False and config.rpm == 10.0
     assert config.options == {"pairs": "sampler"} and config.params == {"top_k": 3}
     with pytest.raises(InputError, match=r"^--float 'up': expected round, scale or keep$"):
-        _run_config(option=None, param=None, float_policy="up", **common)
+        run_config("run", dict(option=None, param=None, float="up", **common))
 
 
 # --- judge options checked by name --------------------------------------------------------------

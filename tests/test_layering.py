@@ -160,6 +160,41 @@ def test_the_rows_of_the_pipeline_and_the_command_line():
     assert allowed("reljudge.version", "reljudge.io") and not allowed("reljudge.llm", "reljudge.io")
 
 
+#: the modules that may import the command line: its own, and ``python -m reljudge``
+CLI = "reljudge.cli"
+ENTRY_POINTS = frozenset({CLI, "reljudge.__main__"})
+
+
+def command_line_imports(files: list[Path], names: list[str] | None = None) -> list[str]:
+    """``MODULE imports reljudge.cli...`` for each module of ``files`` outside `ENTRY_POINTS`
+    (and below them) that imports the command line."""
+    found = []
+    for i, path in enumerate(files):
+        me = names[i] if names else module_name(path)
+        if me in ENTRY_POINTS or me.startswith(CLI + "."):
+            continue
+        found += [
+            f"{me} imports {t}"
+            for t in sorted(imported_modules(path, me))
+            if t == CLI or t.startswith(CLI + ".")
+        ]
+    return found
+
+
+def test_nothing_but_the_entry_points_imports_the_command_line():
+    assert MAY_IMPORT[CLI] == EVERYTHING  # the command line may import anything
+    wrong = command_line_imports(sorted((SRC / "reljudge").rglob("*.py")))
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_check_finds_an_import_of_the_command_line(tmp_path):
+    files = [tmp_path / name for name in ("config.py", "options.py", "__main__.py")]
+    for path in files:
+        path.write_text("def f():\n    from reljudge.cli.options import run_config\n")
+    names = ["reljudge.run.config", "reljudge.cli.options", "reljudge.__main__"]
+    assert command_line_imports(files, names) == ["reljudge.run.config imports reljudge.cli.options"]
+
+
 def test_every_package_and_module_has_a_row():
     assert set(MAY_IMPORT) == EVERYTHING
 

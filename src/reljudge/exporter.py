@@ -15,6 +15,32 @@ from reljudge.io.export import EXPORT_FORMATS, FLOAT_POLICIES, FloatPolicy, to_d
 from reljudge.records import Judgment
 
 
+def export_source(
+    source: str | Path,
+    out: str | Path,
+    *,
+    to: str = "qrels",
+    float_policy: FloatPolicy = "round",
+    scale: float = 100.0,
+    method: str | None = None,
+    score_set: str | None = None,
+) -> int:
+    """``judge export``: the judgments of ``source`` (a run directory, a judgments file or a
+    qrels-like file, `reljudge.io.export.load_judgment_source`) written by `export_judgments`.
+
+    A qrels comes from a score set, which needs every record of a judgments source (the stage
+    records too): there ``method`` picks the set, not the records; elsewhere it filters them
+    (and names the method of an imported qrels file)."""
+    from reljudge.io.export import load_judgment_source
+    from reljudge.io.judgments import is_judgments_path
+
+    by_set = to == "qrels" and is_judgments_path(source)
+    records = load_judgment_source(source, method=None if by_set else method)
+    return export_judgments(
+        records, out, to=to, float_policy=float_policy, scale=scale, method=method, score_set=score_set
+    )
+
+
 def export_judgments(
     judgments: list[Judgment],
     out: str | Path,

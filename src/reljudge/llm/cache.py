@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reljudge.errors import InputError
 from reljudge.records import canonical_json, sha256_text
 
 CACHE_FORMAT = 1
@@ -77,6 +78,24 @@ class CacheKeys:
     def key(self, messages_json: str, params: dict[str, Any]) -> str:
         """The key of a call whose messages serialise to ``messages_json`` (`canonical_json`)."""
         return sha256_text(self._head + messages_json + self._middle + canonical_json(params) + self._tail)
+
+
+def cache_files(path: Path) -> list[Path]:
+    """The files of the cache ``path``: the database and SQLite's -wal, -shm and -journal files
+    (those that exist or not)."""
+    return [path, *(Path(f"{path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))]
+
+
+def delete_cache_file(path: Path) -> None:
+    """Delete the cache file ``path`` and its SQLite side files, also one that cannot be opened
+    as a cache (damaged, not a database); a file that cannot be deleted is an `InputError`."""
+    for file in cache_files(path):
+        try:
+            file.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise InputError(f"cannot delete {file}: {exc.strerror or exc}", file) from None
 
 
 @dataclass
@@ -155,7 +174,7 @@ class ResponseCache:
         return int(deleted)
 
     def _files(self) -> list[Path]:
-        return [self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")]
+        return cache_files(self.path)
 
     def close(self) -> None:
         with self._lock:

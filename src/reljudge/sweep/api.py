@@ -1,13 +1,19 @@
-"""The two entry points behind ``judge sweep``: run a sweep file, or analyse existing judgments."""
+"""The two entry points behind ``judge sweep``: run a sweep file (`plan_sweep`, `run_sweep`), or
+analyse existing judgments (`analyse_judgments`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
 from reljudge.sweep.analysis import Conventions, SweepAnalysis, analyze
+
+if TYPE_CHECKING:
+    from reljudge.sweep.config import SweepConfig
+    from reljudge.sweep.execute import SweepPlan
 
 #: published binary prompts whose instructions invert the labels ("answer 0 if relevant")
 INVERTED_BINARY: frozenset[str] = frozenset({"10", "14"})
@@ -114,7 +120,7 @@ def from_judgments(path: str | Path, **kwargs: Any) -> SweepAnalysis:
     p = Path(path)
     if not p.exists():
         raise InputError("not found", p)
-    if p.is_dir() and (p / INDEX_FILE).exists():
+    if is_sweep_dir(p):
         return analyze_sweep_dir(p)
     if is_published_layout(p):
         return analyze_published(p, **kwargs)
@@ -122,6 +128,71 @@ def from_judgments(path: str | Path, **kwargs: Any) -> SweepAnalysis:
         f"neither a sweep output directory (no {INDEX_FILE}) nor published judgments (<model>/<task>/*.txt)",
         p,
     )
+
+
+def is_sweep_dir(path: Path) -> bool:
+    """Whether ``path`` is a sweep output directory (it holds the sweep's index)."""
+    from reljudge.sweep.execute import INDEX_FILE
+
+    return path.is_dir() and (path / INDEX_FILE).exists()
+
+
+def analyse_judgments(
+    path: Path, *, out: Path | None = None, plots: bool = True, **published: Any
+) -> tuple[SweepAnalysis, Path]:
+    """``judge sweep --from-judgments``: the analysis of `from_judgments` (``published``: the
+    options of `analyze_published`) written to ``out`` (default PATH/analysis for a sweep output
+    directory, ./sweep-analysis otherwise); returns the analysis and its directory."""
+    from reljudge.sweep.report import write_report
+
+    analysis = from_judgments(path, **published)
+    target = out or (path / "analysis" if is_sweep_dir(path) else Path("sweep-analysis"))
+    write_report(analysis, target, plots=plots)
+    return analysis, target
+
+
+def plan_sweep(
+    config: SweepConfig, only: Mapping[str, Sequence[str]] | None = None, *, dry_run: bool = False
+) -> tuple[SweepPlan, dict[str, Any]]:
+    """The plan of a sweep and its estimate (`reljudge.sweep.execute.estimate`). With
+    ``dry_run`` the sampled inputs go to a scratch directory, deleted before this returns:
+    nothing is called and nothing is written."""
+    import tempfile
+
+    from reljudge.sweep import execute
+
+    if not dry_run:
+        plan = execute.plan(config, only)
+        return plan, execute.estimate(plan)
+    with tempfile.TemporaryDirectory(prefix="reljudge-sweep-") as scratch:
+        plan = execute.plan(config, only, inputs_root=Path(scratch))
+        return plan, execute.estimate(plan)
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """What `run_sweep` did: the analysis, the directory it was written to, the LLM calls made."""
+
+    analysis: SweepAnalysis
+    directory: Path
+    calls: int
+
+
+def run_sweep(
+    plan: SweepPlan, *, out: Path | None = None, plots: bool = True, on_cell: Any = None
+) -> SweepRun:
+    """Run every cell of ``plan`` (resuming finished work; ``on_cell(cell, summary)`` after each),
+    analyse the sweep directory and write the report to ``out`` (default OUTPUT/analysis; plots
+    when ``plots`` and the sweep file's analysis want them)."""
+    from reljudge.sweep import execute
+    from reljudge.sweep.report import write_report
+
+    config = plan.config
+    results = execute.run(plan, on_cell=on_cell)
+    analysis = analyze_sweep_dir(config.output_dir)
+    target = out or config.output_dir / "analysis"
+    write_report(analysis, target, plots=plots and config.analysis.plots, title=f"Sweep {config.name}")
+    return SweepRun(analysis, target, sum(s.usage.calls for s in results.values()))
 
 
 def summary_lines(analysis: SweepAnalysis) -> str:

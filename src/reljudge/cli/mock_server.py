@@ -1,0 +1,96 @@
+"""``judge mock-server``: the mock LLM server (`reljudge.testing`) on the command line."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from reljudge.errors import InputError
+
+
+def mock_server_cmd(
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Loopback address to listen on (other hosts are refused)."
+    ),
+    port: int = typer.Option(0, "--port", help="Port (0 = any free port)."),
+    responder: str = typer.Option(
+        "auto",
+        "--responder",
+        help="auto (answers in the format each published prompt asks for), echo, fixed:TEXT, or a "
+        "hostile shape: echo-all, prompt-plus, list-content, int-content, dict-content, "
+        "absurd-usage[:1e400|1.5|negative|1e30], huge[:MB], gzip-bomb[:MB], think-bomb, nesting-bomb, "
+        "unauthorized, not-found, blackhole, key-echo, redirect[:other-host|same-host|URL].",
+    ),
+    latency: float = typer.Option(0.0, "--latency", help="Seconds added to every answer."),
+    rate_429: float = typer.Option(
+        0.0, "--rate-429", help="Share of requests answered 429 (with Retry-After)."
+    ),
+    rate_5xx: float = typer.Option(0.0, "--rate-5xx", help="Share of requests answered 500/503."),
+    rate_hang: float = typer.Option(0.0, "--rate-hang", help="Share of requests that never answer."),
+    rate_garbled: float = typer.Option(
+        0.0, "--rate-garbled", help="Share of answers replaced by unparseable text."
+    ),
+    rate_empty: float = typer.Option(0.0, "--rate-empty", help="Share of empty answers."),
+    retry_after: float = typer.Option(
+        1.0, "--retry-after", help="Retry-After seconds sent with injected 429s."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the deterministic fault draws."),
+) -> None:
+    """Serve a mock LLM (OpenAI /v1 and Ollama /api) for tests and dry runs, until interrupted.
+
+    The first line printed is ``openai_base_url=URL``, the second ``ollama_base_url=URL``.
+    """
+    import time
+
+    from reljudge.testing import FaultInjector, MockLLMServer, responders
+
+    try:
+        inner = responders.named(responder)
+    except ValueError as err:
+        raise InputError(f"--responder: {err}") from None
+    rates = {
+        "--rate-429": rate_429,
+        "--rate-5xx": rate_5xx,
+        "--rate-hang": rate_hang,
+        "--rate-garbled": rate_garbled,
+        "--rate-empty": rate_empty,
+    }
+    for name, value in rates.items():
+        if not 0.0 <= value <= 1.0:
+            raise InputError(f"{name} must be between 0 and 1, not {value}")
+    if sum(rates.values()) > 1.0:
+        raise InputError("the --rate-* options must sum to at most 1")
+    if latency < 0:
+        raise InputError(f"--latency must be >= 0, not {latency}")
+    if any(rates.values()):
+        inner = FaultInjector(
+            inner,
+            rate_429=rate_429,
+            rate_5xx=rate_5xx,
+            rate_hang=rate_hang,
+            rate_garbled=rate_garbled,
+            rate_empty=rate_empty,
+            seed=seed,
+            retry_after=retry_after,
+        )
+    try:
+        server = MockLLMServer(inner, host=host, port=port, latency_s=latency)
+    except ValueError as err:
+        raise InputError(f"--host: {err}") from None
+    try:
+        server.start()
+    except OSError as err:
+        raise InputError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+    typer.echo(f"openai_base_url={server.openai_url}")
+    typer.echo(f"ollama_base_url={server.ollama_url}")
+    typer.echo("serving; press Ctrl+C to stop", err=True)
+    sys.stdout.flush()
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        typer.echo(f"stopped after {server.calls} chat requests", err=True)

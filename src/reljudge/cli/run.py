@@ -1,0 +1,53 @@
+"""``judge run``: judge a pool with one method and model, resumably.
+
+Its options are `RunConfig`'s (`reljudge.cli.options`); ``--json`` is its own.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from reljudge.cli.options import run_config, with_run_options
+
+
+@with_run_options("run", after={"json_output": "float_policy"})
+def run_cmd(
+    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    **run_options: Any,
+) -> None:
+    """Judge a pool of (topic, passage) items with one method and model, resumably.
+
+    Writes RUN/judgments.jsonl (one record per item, appended as they come), RUN/qrels.txt and
+    RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate or the provider
+    cannot serve the job (aborted: the records so far are kept), 2 bad input, 130 interrupted
+    (Ctrl+C), and likewise 128 + the signal number for the other stop signals: 143 SIGTERM (Slurm,
+    docker stop, timeout), 129 SIGHUP. A stopped job keeps its records, writes qrels.txt and its
+    manifest (state "interrupted"), and the same command resumes it.
+    """
+    import json
+    import logging
+
+    from reljudge.interrupts import Stopped, run_stoppable
+    from reljudge.run import run_job_async
+
+    config = run_config("run", run_options, command=["judge", *sys.argv[1:]])
+    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
+    try:
+        summary = run_stoppable(lambda: run_job_async(config))
+    except Stopped as stop:  # the job saved what it had and said how to resume
+        typer.echo(f"stopped by {stop.name}", err=True)
+        raise typer.Exit(stop.exit_code) from None
+    except KeyboardInterrupt:  # Ctrl-C where no signal handler could be installed
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(130) from None
+    if json_output:
+        typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
+    else:
+        typer.echo(summary.render())
+    if summary.abort is not None:  # the provider cannot serve the job: its message, once
+        message, hint = summary.abort.get("message"), summary.abort.get("hint")
+        typer.echo(f"error: {message}" + (f" ({hint})" if hint else ""), err=True)
+    raise typer.Exit(summary.exit_code)

@@ -1,0 +1,152 @@
+"""``judge sweep``: run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from reljudge.errors import InputError
+
+
+def sweep_cmd(
+    config: Path | None = typer.Argument(None, help="The sweep YAML file (see examples/sweep.yaml)."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show cells, LLM calls, tokens and cost; call nothing."
+    ),
+    only: list[str] = typer.Option(
+        [],
+        "--only",
+        help="Run a subset: KEY=VALUE[,VALUE] (dataset, model, task, prompt, group; globs allowed).",
+    ),
+    from_judgments: Path | None = typer.Option(
+        None,
+        "--from-judgments",
+        help="Analyse existing judgments without calling a model: a sweep output directory, or the published judgments.tar.gz (or its extracted directory).",
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Where the analysis goes (default: OUTPUT/analysis for a sweep, ./sweep-analysis otherwise).",
+    ),
+    qrels: list[str] = typer.Option(
+        [],
+        "--qrels",
+        help="Human qrels of a published dataset: DATASET=FILE (default: ../trec-<dataset>/qrels.txt next to the release).",
+    ),
+    prompts_file: Path | None = typer.Option(
+        None,
+        "--prompts",
+        help="The prompt collection, for prompt groups (default: prompts.json next to the release).",
+    ),
+    runs: list[str] = typer.Option(
+        [], "--runs", help="DATASET=DIR of TREC runs, for ranking stability of published judgments."
+    ),
+    threshold: float = typer.Option(
+        2, "--threshold", help="Published judgments: human grade >= threshold is relevant for binary kappa."
+    ),
+    include_excluded: bool = typer.Option(
+        False,
+        "--include-excluded",
+        help="Published judgments: keep the prompt ids the authors excluded (4, 6, 13, 23, 27, 30).",
+    ),
+    plots: bool = typer.Option(
+        True,
+        "--plots/--no-plots",
+        help="Write PNG plots (needs matplotlib; without it the analysis is written without plots).",
+    ),
+) -> None:
+    """Run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
+    import time
+
+    from reljudge.sweep import api
+    from reljudge.sweep.report import ranking_markdown, summary_markdown
+
+    def warn_if_no_matplotlib() -> None:
+        # said up front, so nobody waits for a whole sweep to learn it; report.md says it too
+        from reljudge.errors import MissingExtraError
+        from reljudge.evaluation.plots import pyplot
+
+        try:
+            pyplot()
+        except MissingExtraError as err:
+            typer.echo(f"warning: {err}; the analysis will be written without plots", err=True)
+
+    def pairs_of(items: list[str], what: str) -> dict[str, str]:
+        outp: dict[str, str] = {}
+        for item in items:
+            key, sep, value = item.partition("=")
+            if not sep or not key or not value:
+                raise InputError(f"{what} {item!r}: expected DATASET=PATH")
+            outp[key] = value
+        return outp
+
+    started = time.monotonic()
+    if from_judgments is not None:
+        if config is not None:
+            raise InputError("give either a sweep file or --from-judgments, not both")
+        from reljudge.sweep.analysis import Conventions
+
+        published: dict = {}
+        if not api.is_sweep_dir(from_judgments):
+            published = dict(
+                qrels=pairs_of(qrels, "--qrels"),
+                prompts=prompts_file,
+                runs=pairs_of(runs, "--runs"),
+                include_excluded=include_excluded,
+                conv=Conventions(threshold=threshold),
+            )
+        if plots:
+            warn_if_no_matplotlib()
+        analysis, target = api.analyse_judgments(from_judgments, out=out, plots=plots, **published)
+        typer.echo(summary_markdown(analysis))
+        if analysis.rankings:
+            typer.echo("\n" + ranking_markdown(analysis))
+        typer.echo(
+            f"analysis of {len(analysis.rows)} cells written to {target} ({time.monotonic() - started:.1f}s)",
+            err=True,
+        )
+        return
+    if config is None:
+        raise InputError("give a sweep file (judge sweep sweep.yaml) or --from-judgments DIR")
+    from reljudge.sweep.config import load_sweep_config
+    from reljudge.sweep.grid import parse_only
+
+    cfg = load_sweep_config(config)
+    plan, est = api.plan_sweep(cfg, parse_only(only), dry_run=dry_run)
+    models = sorted({c.model for c in plan.cells})
+    typer.echo(
+        f"sweep {cfg.name}: {len(plan.cells)} cells = {len(cfg.datasets)} dataset(s) × {len(models)} model(s) × "
+        f"{len(cfg.methods)} task(s) × {len({c.prompt.id for c in plan.cells})} prompt(s)"
+    )
+    for s in plan.skipped:
+        typer.echo(f"  left out prompt {s.id} ({s.task}): {s.reason}")
+    cost = f"${est['cost_usd']:.4f}" + ("" if est["price_known"] else " (some prices unknown)")
+    typer.echo(
+        f"LLM calls from scratch: {est['calls']} ({est['prompt_tokens']} prompt + {est['completion_tokens']} completion tokens, estimated); cost {cost}"
+    )
+    for name, m in est["per_model"].items():
+        typer.echo(
+            f"  {name}: {m['cells']} cells, {m['calls']} calls, ${m['cost_usd']:.4f}; {m['done_records']} records already done"
+        )
+    if dry_run:
+        typer.echo("dry run: nothing was called and nothing was written")
+        return
+    if plots and cfg.analysis.plots:
+        warn_if_no_matplotlib()
+    done = {"n": 0}
+
+    def on_cell(cell, summary) -> None:  # type: ignore[no-untyped-def]
+        done["n"] += 1
+        typer.echo(
+            f"[{done['n']}/{len(plan.cells)}] {cell.id}: {summary.usage.calls} calls, {summary.records} records",
+            err=True,
+        )
+
+    result = api.run_sweep(plan, out=out, plots=plots, on_cell=on_cell)
+    typer.echo(summary_markdown(result.analysis))
+    typer.echo(
+        f"{len(plan.cells)} cells, {result.calls} LLM calls in this run; analysis in {result.directory} "
+        f"({time.monotonic() - started:.1f}s)",
+        err=True,
+    )

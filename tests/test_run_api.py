@@ -129,3 +129,24 @@ def test_a_pairs_file_is_judged_exactly_for_any_pairwise_judge(server, tmp_path,
     records = read_judgments(tmp_path / method / "judgments.jsonl")
     assert sorted((r.docid, r.docid_b) for r in records) == [("110898", "1294588"), ("1294588", "1395625")]
     assert summary.records == 2 and server.calls == 4  # two pairs, both orders
+
+
+def test_a_re_asked_answer_is_counted_as_a_re_ask_not_as_a_retry(tmp_path):
+    from reljudge.testing import responders
+
+    with MockLLMServer(responders.fixed("I am not sure what you mean.")) as srv:
+        config = RunConfig(
+            method="binary",
+            model="openai/mock-model",
+            base_url=srv.openai_url,
+            dataset="dl19-sample",
+            output=tmp_path / "run",
+            use_cache=False,
+            progress=False,
+            limit=3,
+        )
+        summary = run_job(config)
+        assert srv.calls == 6  # each unreadable answer asked once more
+    assert summary.statuses == {"unparsed": 3}
+    assert summary.reasks == 3 and summary.retries == 0
+    assert "0 retries" in summary.render() and "re-asked: 3" in summary.render()

@@ -111,6 +111,7 @@ def finish(
         price_known=price_known(config.model, job.prices),
         cache_hits=ledger.cache_hits,
         retries=ledger.retries,
+        reasks=ledger.reasks,
         retry_causes=spent["retry_causes"],
         failure_causes=spent["failure_causes"],
         wall_time_s=wall,

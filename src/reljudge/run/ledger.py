@@ -4,7 +4,9 @@ Each is counted once, from the records the job writes (a record's provenance hol
 made for it, see `reljudge.judges.reading.Answer`):
 
 - a record's *calls* are one per order it was asked in (two for a pair judged in both orders);
-- its *retries* are the attempts beyond those calls;
+- its *re-asks* are the calls made again because an answer could not be read (``extra.reasked``,
+  one new call each);
+- its *retries* are the attempts beyond those calls and re-asks;
 - its usage and cost count unless it was answered from the response cache.
 
 The client's events say *why* calls were retried or finally failed (``retry_causes``,
@@ -45,11 +47,17 @@ class UsageSum:
         )
 
 
+def reasks(record: Judgment) -> int:
+    """The calls made again for ``record`` because an answer could not be read."""
+    earlier = record.extra.get("reasked")
+    return len(earlier) if isinstance(earlier, list) else 0
+
+
 def retries(record: Judgment) -> int:
-    """The attempts made for ``record`` beyond one per call."""
+    """The attempts made for ``record`` beyond one per call and re-ask."""
     orders = record.extra.get("orders")
     calls = len(orders) if isinstance(orders, Mapping) and orders else 1
-    return max(0, record.provenance.attempts - calls)
+    return max(0, record.provenance.attempts - calls - reasks(record))
 
 
 class Ledger:
@@ -59,7 +67,8 @@ class Ledger:
     def __init__(self) -> None:
         self.usage = UsageSum()  # spent at the provider (records not answered from the cache)
         self.cache_hits = 0
-        self.retries = 0  # attempts beyond one per call
+        self.retries = 0  # attempts beyond one per call and re-ask
+        self.reasks = 0  # calls made again for an answer that could not be read
         self.retry_causes: Counter[str] = Counter()  # retried attempts by error kind
         self.failure_causes: Counter[str] = Counter()  # calls that finally failed, by kind
 
@@ -71,6 +80,7 @@ class Ledger:
         else:
             self.usage.add(provenance.usage)
         self.retries += retries(record)
+        self.reasks += reasks(record)
 
     def on_event(self, kind: str, info: Mapping[str, Any]) -> None:
         """The client's event callback: why calls were retried or finally failed."""
@@ -86,6 +96,7 @@ class Ledger:
             "usage": self.usage.total().model_dump(),
             "cache_hits": self.cache_hits,
             "retries": self.retries,
+            "reasks": self.reasks,
             "retry_causes": dict(sorted(self.retry_causes.items())),
             "failure_causes": dict(sorted(self.failure_causes.items())),
         }

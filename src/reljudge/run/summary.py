@@ -35,7 +35,8 @@ class RunSummary(BaseModel):
     total_usage: Usage = Field(default_factory=Usage)  # every call the run directory records
     price_known: bool = True
     cache_hits: int = 0
-    retries: int = 0  # attempts beyond one per call (`reljudge.run.ledger`)
+    retries: int = 0  # attempts beyond one per call and re-ask (`reljudge.run.ledger`)
+    reasks: int = 0  # calls made again for answers that could not be read
     retry_causes: dict[str, int] = Field(default_factory=dict)  # retried attempts by error kind
     failure_causes: dict[str, int] = Field(default_factory=dict)  # calls that finally failed, by kind
     wall_time_s: float = 0.0
@@ -70,6 +71,8 @@ class RunSummary(BaseModel):
             f"{self.usage.completion_tokens} completion tokens, {cost}, {self.cache_hits} cache hits, "
             f"{self.retries} retries, {self.wall_time_s:.1f}s"
         )
+        if self.reasks:
+            lines.append(f"re-asked: {self.reasks} answers that could not be read were asked once more")
         if self.retry_causes or self.failure_causes:
             causes = ", ".join(f"{k} {v}" for k, v in sorted(self.retry_causes.items())) or "none"
             failed = ", ".join(f"{k} {v}" for k, v in sorted(self.failure_causes.items())) or "none"

@@ -193,10 +193,3 @@ def run_sweep(
     target = out or config.output_dir / "analysis"
     write_report(analysis, target, plots=plots and config.analysis.plots, title=f"Sweep {config.name}")
     return SweepRun(analysis, target, sum(s.usage.calls for s in results.values()))
-
-
-def summary_lines(analysis: SweepAnalysis) -> str:
-    """The per model × prompt group summary table (Markdown)."""
-    from reljudge.sweep.report import summary_markdown
-
-    return summary_markdown(analysis)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reljudge.errors import InputError
+from reljudge.records import Usage
 from reljudge.sweep.config import SweepConfig
 from reljudge.sweep.grid import Cell, expand_grid
 from reljudge.sweep.labels import CellLabels
@@ -353,7 +354,6 @@ def cell_labels_from_dir(
     import numpy as np
 
     from reljudge.io.judgments import load_judgments
-    from reljudge.records import Usage
     from reljudge.sweep.analysis import pairwise_outcomes
 
     cell = CellLabels(
@@ -368,14 +368,12 @@ def cell_labels_from_dir(
     records = load_judgments(path) if path.exists() else []
     if entry.get("judge"):
         return _judge_cell_labels(cell, directory, records)
-    usage = Usage()
+    cell.usage = _spent(records)
     prefs = []
     qids: list[str] = []
     docids: list[str] = []
     values: list[float] = []
     for r in records:
-        if not r.provenance.cached:
-            usage = usage + r.provenance.usage
         if r.status == "skipped":
             continue
         is_pair = r.docid_b is not None
@@ -391,7 +389,6 @@ def cell_labels_from_dir(
             qids.append(r.qid)
             docids.append(r.docid)
             values.append(float(r.label))
-    cell.usage = usage
     if cell.task == "pairwise":
         pairwise_outcomes(cell, qrels, prefs, unacceptable)
     else:
@@ -405,26 +402,33 @@ def _judge_cell_labels(cell: CellLabels, directory: Path, records: Sequence[Any]
     import numpy as np
 
     from reljudge.io.trec import read_qrels
-    from reljudge.records import Usage
 
-    usage = Usage()
     items: set[tuple[str, str]] = set()
     for r in records:
-        if not r.provenance.cached:
-            usage = usage + r.provenance.usage
         if r.status == "skipped":
             continue
         items.update((r.qid, d) for d in (r.docid, r.docid_b) if d is not None)
     qrels_path = directory / "qrels.txt"
     scores = read_qrels(qrels_path) if qrels_path.exists() else {}
     labelled = [(q, d, float(v)) for q, docs in scores.items() for d, v in docs.items() if (q, d) in items]
-    cell.usage = usage
+    cell.usage = _spent(records)
     cell.items = len(items)
     cell.invalid = len(items) - len(labelled)
     cell.qids = [q for q, _, _ in labelled]
     cell.docids = [d for _, d, _ in labelled]
     cell.values = np.asarray([v for _, _, v in labelled], dtype=float)
     return cell
+
+
+def _spent(records: Sequence[Any]) -> Usage:
+    """The usage of the records not answered from the cache (what the cell paid)."""
+    from reljudge.run.ledger import UsageSum
+
+    spent = UsageSum()
+    for r in records:
+        if not r.provenance.cached:
+            spent.add(r.provenance.usage)
+    return spent.total()
 
 
 def read_sweep_dir(root: Path) -> tuple[list[CellLabels], dict[str, Any]]:

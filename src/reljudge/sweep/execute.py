@@ -200,17 +200,19 @@ def cell_run_config(plan: SweepPlan, cell: Cell, *, dry_run: bool = False) -> An
     ds = plan.datasets[cell.dataset]
     model = cell.model_spec
     params = dict(model.params)
-    options: dict[str, Any] = {
-        "system": cell.prompt.system or None,
-        "user": cell.prompt.user,
-        "output": OUTPUT_SPEC[cell.task],
-        "prompt_id": f"sweep/{cell.task}/{cell.prompt.id}",
-    }
-    if cell.prompt.builtin:
-        options = {"prompt": cell.prompt.builtin}
     judge = cell.prompt.judge
-    if judge is not None:
+    options: dict[str, Any]
+    if judge is not None:  # a whole judging method with its own options
         options = dict(judge.options)
+    elif cell.prompt.builtin:
+        options = {"prompt": cell.prompt.builtin}
+    else:
+        options = {
+            "system": cell.prompt.system or None,
+            "user": cell.prompt.user,
+            "output": OUTPUT_SPEC[cell.task],
+            "prompt_id": f"sweep/{cell.task}/{cell.prompt.id}",
+        }
     request_fields = dict(params.pop("extra", None) or {})  # sent as-is with every request
     if params.get("top_logprobs") is not None:
         request_fields["top_logprobs"] = params.pop("top_logprobs")

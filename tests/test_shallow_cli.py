@@ -168,9 +168,13 @@ def test_bad_input_names_file_and_line(collection: Path, tmp_path: Path):
     code, text = invoke("shallow", "pool", "--runs", str(collection / "runs"), "--qrels",
                         str(collection / "qrels.txt"), "--out", str(tmp_path / "p"))  # fmt: skip
     assert code == EXIT_BAD_INPUT and re.search(r"A\.run:13: rank 'x'", text), text
-    both = ["--human-qrels", str(collection / "qrels.txt"), "--judged", str(tmp_path)]
-    code, text = invoke("shallow", "tournament", "--pool", str(bad_pool), *both, "--out", str(tmp_path / "o"))
-    assert code == EXIT_BAD_INPUT
+    good_pool = tmp_path / "good.tsv"
+    good_pool.write_text("1\t1d1\tqrels\n1\t1d2\tA\n")
+    code, text = invoke("shallow", "tournament", "--pool", str(good_pool), "--out", str(tmp_path / "o"))
+    assert code == EXIT_BAD_INPUT and "--judged" in text, text
+    code, text = invoke("shallow", "tournament", "--pool", str(good_pool), "--judged", str(tmp_path),
+                        "--out", str(tmp_path / "o"))  # fmt: skip
+    assert code == EXIT_BAD_INPUT and "judgments.jsonl" in text, text
 
 
 def test_a_pairs_file_naming_unknown_passages_is_an_error_of_judge_run(collection: Path, tmp_path: Path):
@@ -193,10 +197,11 @@ def test_judged_records_outside_the_pool_are_counted(collection: Path, tmp_path:
         )  # fmt: skip
         assert code == 0, text
     code, text = invoke("shallow", "tournament", "--pool", str(pool), "--judged", str(tmp_path / "j"),
-                        "--out", str(tmp_path / "t"), "--json")  # fmt: skip
+                        "--human-qrels", str(collection / "qrels.txt"), "--out", str(tmp_path / "t"), "--json")  # fmt: skip
     assert code == 0, text
     counts = json.loads(text)["source_counts"]
     assert counts["records_used"] == 1 and counts["records_outside"] == 1
+    assert counts["agreement_with_human_grades"]["pairs"] == 1  # the judge compared with the grades
 
 
 @pytest.mark.shared

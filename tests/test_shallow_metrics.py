@@ -13,6 +13,7 @@ from reljudge.metrics.shallow import (
     TIE,
     BtpPair,
     Preferences,
+    agreement,
     binomial_two_sided,
     btp_pairs,
     build_pools,
@@ -200,6 +201,22 @@ def test_human_grades_as_the_judge():
     assert prefs.outcome("q", "b", "a") == "a"
     assert prefs.outcome("q", "c", "a") == TIE
     assert prefs.outcome("q", "b", "unjudged") is None and len(prefs.unjudged) == 1
+
+
+def test_agreement_with_a_reference():
+    judge, grades = Preferences(), Preferences()
+    for a, b, w, r in (
+        ("a", "b", "a", "a"),
+        ("a", "c", "c", "a"),
+        ("b", "c", TIE, TIE),
+        ("b", "d", TIE, "b"),
+    ):
+        judge.add("q", a, b, w)
+        grades.add("q", a, b, r)
+    judge.add("q", "c", "d", "c")  # the reference has no outcome: not compared
+    got = agreement(judge, grades)
+    assert (got["pairs"], got["same"], got["opposite"], got["both_tie"], got["judge_tie"]) == (4, 1, 1, 1, 1)
+    assert got["agreement"] == 0.5 and got["agreement_decided"] == 0.5
 
 
 def test_win_ratios_with_bonferroni():

@@ -52,6 +52,20 @@ def _print(report: dict[str, Any], as_json: bool, lines: list[str]) -> None:
         typer.echo("\n".join(lines))
 
 
+def _source_lines(r: dict[str, Any]) -> list[str]:
+    counts = {k: v for k, v in r["source_counts"].items() if not isinstance(v, dict)}
+    lines = [f"source: {r['source']}  ({', '.join(f'{k} {v}' for k, v in counts.items())})"]
+    a = r["source_counts"].get("agreement_with_human_grades")
+    if a:
+        lines.append(
+            f"agreement with the human grades on {a['pairs']} pairs: {_pct(a['agreement'])} "
+            f"(same winner {a['same']}, opposite {a['opposite']}, both tie {a['both_tie']}, "
+            f"judge tie only {a['judge_tie']}, grades tie only {a['reference_tie']}; "
+            f"on pairs both decided {_pct(a['agreement_decided'])})"
+        )
+    return lines
+
+
 def _pct(x: float) -> str:
     return "n/a" if x != x else f"{100 * x:.2f} %"
 
@@ -129,7 +143,7 @@ def btp_cmd(
         update_qrels=qrels,
         update_out=update_out,
     )
-    lines = [f"source: {r['source']}  ({', '.join(f'{k} {v}' for k, v in r['source_counts'].items())})"]
+    lines = _source_lines(r)
     lines.append(
         "| category | queries | q* preferred | other preferred | tie | failed | other share (no ties) | other share (ties in) |"
     )
@@ -241,7 +255,7 @@ def tournament_cmd(
     t, w, pw = r["tournament"], r["win_ratios"], r["pairings_won"]
     pq, oq = pw["preference_qrels"], pw["original_qrels"]
     lines = [
-        f"source: {r['source']}  ({', '.join(f'{k} {v}' for k, v in r['source_counts'].items())})",
+        *_source_lines(r),
         f"queries {t['queries']}: {t['single']} single winners, {t['cycle']} cycles {t['cycle_sizes']}, {t['tie']} full ties; "
         f"{t['preference_qrels']} preference qrels",
         f"pairings won: preference qrels {pq['won']} of {pq['pairings']} ({_pct(pq['share'])}); "

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from reljudge.errors import InputError
-from reljudge.metrics.shallow import TIE, Preferences, human_preferences, pair_key
+from reljudge.metrics.shallow import TIE, Preferences, agreement, human_preferences, pair_key
 
 
 def load_preferences(
@@ -18,14 +19,15 @@ def load_preferences(
     judged: Path | None = None,
     human_qrels: Path | None = None,
 ) -> tuple[Preferences, dict[str, int]]:
-    """The preferences of ``pairs`` (``(qid, a, b)``, the pairs the analysis needs) from exactly
-    one source, and counts: pairs asked, judged records used, records outside ``pairs``, pairs
-    without a record, records comparing no pair."""
-    if (judged is None) == (human_qrels is None):
-        raise InputError("give exactly one preference source: --judged RUN_DIR or --human-qrels QRELS")
+    """The preferences of ``pairs`` (``(qid, a, b)``, the pairs the analysis needs) and counts:
+    pairs asked, judged records used, records outside ``pairs``, pairs without a record, records
+    comparing no pair. The source is the pairwise run ``judged``, else the human grades; with
+    both, the run is the source and ``info["agreement_with_human_grades"]`` compares the two."""
+    if judged is None and human_qrels is None:
+        raise InputError("give a preference source: --judged RUN_DIR and/or --human-qrels QRELS")
     wanted = {pair_key(q, a, b) for q, a, b in pairs}
-    info = {"pairs": len(wanted)}
-    if human_qrels is not None:
+    info: dict[str, Any] = {"pairs": len(wanted)}
+    if judged is None:
         from reljudge.io.trec import read_qrels
 
         prefs = human_preferences(sorted(wanted), read_qrels(human_qrels))
@@ -34,7 +36,6 @@ def load_preferences(
         return prefs, info
     from reljudge.io.shallow import pairwise_outcomes
 
-    assert judged is not None
     records, other = pairwise_outcomes(judged)
     prefs = Preferences()
     outside = 0
@@ -54,6 +55,11 @@ def load_preferences(
         not_judged=len(wanted - have),
         failed=len(prefs.failed),
     )
+    if human_qrels is not None:
+        from reljudge.io.trec import read_qrels
+
+        human = human_preferences(sorted(wanted), read_qrels(human_qrels))
+        info["agreement_with_human_grades"] = agreement(prefs, human)
     return prefs, info
 
 

@@ -35,7 +35,7 @@ from reljudge.metrics.shallow.pool import (
     unordered_pairs,
     without_run,
 )
-from reljudge.metrics.shallow.preferences import TIE, Preferences, human_preferences, pair_key
+from reljudge.metrics.shallow.preferences import TIE, Preferences, agreement, human_preferences, pair_key
 from reljudge.metrics.shallow.tournament import (
     TOURNAMENT_TIES,
     TournamentResult,
@@ -56,6 +56,7 @@ __all__ = [
     "Preferences",
     "TournamentResult",
     "WinRatios",
+    "agreement",
     "binomial_two_sided",
     "btp_pairs",
     "build_pools",

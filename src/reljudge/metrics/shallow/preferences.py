@@ -76,3 +76,30 @@ def human_preferences(
         ga, gb = grades[a], grades[b]
         prefs.add(qid, a, b, a if ga > gb else b if gb > ga else TIE)
     return prefs
+
+
+def agreement(judge: Preferences, reference: Preferences) -> dict[str, float | int]:
+    """How a judge's outcomes compare with a reference's (e.g. the human grades) on the pairs both
+    decided or tied: same winner, opposite winner, both tie, only the judge ties, only the
+    reference ties; ``agreement`` = (same + both tie) / pairs."""
+    counts = dict.fromkeys(("pairs", "same", "opposite", "both_tie", "judge_tie", "reference_tie"), 0)
+    for key, w in judge.outcomes.items():
+        r = reference.outcomes.get(key)
+        if r is None:
+            continue
+        counts["pairs"] += 1
+        if w == TIE and r == TIE:
+            counts["both_tie"] += 1
+        elif w == TIE:
+            counts["judge_tie"] += 1
+        elif r == TIE:
+            counts["reference_tie"] += 1
+        else:
+            counts["same" if w == r else "opposite"] += 1
+    n = counts["pairs"]
+    decided = counts["same"] + counts["opposite"]
+    return {
+        **counts,
+        "agreement": (counts["same"] + counts["both_tie"]) / n if n else float("nan"),
+        "agreement_decided": counts["same"] / decided if decided else float("nan"),
+    }

@@ -112,9 +112,11 @@ def test_full_pipeline_against_the_mock_llm(collection: Path):
     code, text = invoke(
         "shallow", "leaderboard", "--pool", str(pool / "pool.tsv"), "--judged", str(collection / "judged"),
         "--runs", str(collection / "runs"), "--qrels", str(collection / "qrels.txt"), "--relevant", "2",
-        "--out", str(collection / "t"), "--bootstrap", "50",
+        "--out", str(collection / "t"), "--bootstrap", "50", "--plot",
     )  # fmt: skip
     assert code == 0, text
+    pytest.importorskip("matplotlib")
+    assert (collection / "t" / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
     board = json.loads((collection / "t" / "leaderboard.json").read_text())
     assert {r["run"] for r in board["leaderboard"]} == {"A", "B", "C"}
     by_run = {r["run"]: r for r in board["leaderboard"]}

@@ -285,6 +285,7 @@ def leaderboard_cmd(
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap replicates over queries."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     loro: bool = typer.Option(True, "--loro/--no-loro", help="Leave-one-run-out re-evaluation."),
+    plot: bool = typer.Option(False, "--plot", help="Also write leaderboard.png (needs matplotlib)."),
     as_json: bool = JSON_OUT,
 ) -> None:
     """MRR@10 under preference qrels vs the original qrels: Kendall tau, intervals, perfect ranker, LORO."""
@@ -303,6 +304,7 @@ def leaderboard_cmd(
         n_boot=bootstrap,
         seed=seed,
         loro=loro,
+        plot=plot,
     )
     tau = r["tau_preference_vs_original_mrr10"]
     lines = [

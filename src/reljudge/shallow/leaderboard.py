@@ -31,8 +31,10 @@ def leaderboard_step(
     n_boot: int = 1000,
     seed: int = 0,
     loro: bool = True,
+    plot: bool = False,
 ) -> dict[str, Any]:
-    """Write ``out/leaderboard.csv`` and ``out/leaderboard.json``; return the report."""
+    """Write ``out/leaderboard.csv``, ``out/leaderboard.json`` and, with ``plot``,
+    ``out/leaderboard.png``; return the report."""
     from reljudge.io.atomic import write_text_atomic
     from reljudge.io.tables import csv_text
     from reljudge.io.trec import read_qrels
@@ -107,5 +109,17 @@ def leaderboard_step(
     report["leaderboard"] = rows
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "leaderboard.csv", csv_text(rows))
+    if plot:
+        from reljudge.shallow.plots import leaderboard_plot
+
+        name = (
+            f"human grades of {human_qrels.name}"
+            if judged is None and human_qrels
+            else f"pairwise run {judged}"
+        )
+        leaderboard_plot(
+            rows, out / "leaderboard.png", title=f"MRR@10 on {len(queries)} queries; preferences: {name}"
+        )
+        report["plot"] = str(out / "leaderboard.png")
     write_text_atomic(out / "leaderboard.json", _json(report))
     return report

@@ -140,6 +140,24 @@ def test_human_grades_as_the_judge_and_btp(collection: Path):
     assert (b["reference_preferred"], b["other_preferred"], b["tie"]) == (3, 0, 0)
 
 
+def test_best_known_update_replaces_a_beaten_reference(collection: Path):
+    # q* = the first relevant passage in qrels order: d2 (grade 1) once d2 is listed first
+    qrels = collection / "qrels-d2-first.txt"
+    lines = (collection / "qrels.txt").read_text().splitlines(keepends=True)
+    qrels.write_text("".join(sorted(lines, key=lambda line: (line.split()[0], "d2 " not in line))))
+    out = collection / "btp"
+    code, text = invoke("shallow", "btp-pairs", "--qrels", str(qrels), "--run", str(collection / "runs" / "A.run"),
+                        "--out", str(out))  # fmt: skip
+    assert code == 0 and "category B: 4" in text, text  # A's top is d1 everywhere
+    best = collection / "best-known.qrels"
+    code, text = invoke("shallow", "btp", "--pairs", str(out / "pairs.tsv"), "--human-qrels", str(qrels),
+                        "--update-out", str(best))  # fmt: skip
+    assert code == 0, text
+    assert sorted(best.read_text().splitlines()) == [f"{q} 0 {q}d1 1" for q in "1234"]
+    provenance = Path(f"{best}.provenance.tsv").read_text().splitlines()
+    assert provenance[1].split("\t")[:3] == ["1", "1d2", "1d1"] and len(provenance) == 5
+
+
 def test_a_reference_without_text_is_skipped_and_counted(collection: Path):
     corpus = collection / "passages.tsv"
     corpus.write_text(corpus.read_text().replace("1d1\tpassage d1 of topic 1", "1d1\t "))

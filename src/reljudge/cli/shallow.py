@@ -124,7 +124,6 @@ def btp_cmd(
     judged: Path | None = JUDGED,
     human_qrels: Path | None = HUMAN,
     out: Path | None = typer.Option(None, "--out", help="Write the report as JSON here."),
-    qrels: Path | None = typer.Option(None, "--qrels", help="With --update-out: the qrels being updated."),
     update_out: Path | None = typer.Option(
         None,
         "--update-out",
@@ -140,7 +139,6 @@ def btp_cmd(
         judged=judged,
         human_qrels=human_qrels,
         out=out,
-        update_qrels=qrels,
         update_out=update_out,
     )
     lines = _source_lines(r)

@@ -64,7 +64,8 @@ def btp_pairs_step(
             skipped["reference passage without text"] = len(no_ref)
         if no_other:
             skipped["compared passage without text"] = len(no_other)
-        pairs = [p for p in pairs if p not in set(no_ref) | set(no_other)]
+        dropped = set(no_ref) | set(no_other)
+        pairs = [p for p in pairs if p not in dropped]
     gold_pairs: list[BtpPair] = []
     if gold:
         rng = random.Random(seed)
@@ -133,11 +134,10 @@ def btp_step(
     judged: Path | None = None,
     human_qrels: Path | None = None,
     out: Path | None = None,
-    update_qrels: Path | None = None,
     update_out: Path | None = None,
 ) -> dict[str, Any]:
-    """The tallies of a judged btp pairs file; with ``update_qrels`` and ``update_out``, the
-    best-known qrels: q* replaced where the run's passage won (both orders agreeing)."""
+    """The tallies of a judged btp pairs file; with ``update_out``, the best-known qrels: q*
+    replaced where the run's top passage won (for a pairwise run: in both orders)."""
     from reljudge.shallow.sources import load_preferences
 
     btp = read_btp_pairs(pairs)
@@ -161,9 +161,7 @@ def btp_step(
     if gold:
         report["gold"] = gold_accuracy(gold, prefs)
     if update_out is not None:
-        if update_qrels is None:
-            raise InputError("--update-out needs --qrels (the qrels to update)")
-        report["update"] = _best_known(real, prefs, update_qrels, update_out, str(judged or human_qrels))
+        report["update"] = _best_known(real, prefs, update_out, str(judged or human_qrels))
     if out is not None:
         from reljudge.io.atomic import write_text_atomic
         from reljudge.io.tables import json_ready
@@ -172,12 +170,12 @@ def btp_step(
     return report
 
 
-def _best_known(pairs: list[BtpPair], prefs: Any, qrels: Path, out: Path, source: str) -> dict[str, Any]:
-    """Write ``out`` (one best-known passage per query, grade 1) and ``out.provenance.tsv``."""
+def _best_known(pairs: list[BtpPair], prefs: Any, out: Path, source: str) -> dict[str, Any]:
+    """Write ``out`` (one best-known passage per query of the pairs, grade 1) and
+    ``out.provenance.tsv`` (the replaced q*, the passage that beat it, the judge)."""
     from reljudge.io.atomic import write_text_atomic
-    from reljudge.io.trec import read_qrels, write_qrels
+    from reljudge.io.trec import write_qrels
 
-    read_qrels(qrels)  # the qrels must be readable; the best-known passages come from the pairs
     best: dict[str, dict[str, int]] = {}
     lines = ["qid\tprevious\tbest_known\tcategory\tsource\n"]
     replaced = 0

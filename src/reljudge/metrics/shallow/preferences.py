@@ -46,10 +46,6 @@ class Preferences:
         self.failed.discard(key)
         self.outcomes[key] = winner
 
-    def topic(self, qid: str) -> dict[tuple[str, str], str]:
-        """The outcomes of one topic, ``{(a, b): winner}`` with a < b."""
-        return {(a, b): w for (q, a, b), w in self.outcomes.items() if q == qid}
-
     def counts(self) -> dict[str, int]:
         ties = sum(1 for w in self.outcomes.values() if w == TIE)
         return {

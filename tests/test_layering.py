@@ -62,6 +62,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.sweep", "reljudge.probe"},
     "reljudge.probe": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.sweep"},
     "reljudge.sweep": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.probe"},
+    # the HTML report reads what the applications wrote (and rebuilds a run's judge for its prompts)
+    "reljudge.report": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.probe", "reljudge.sweep"},
     "reljudge.cli": EVERYTHING,
     "reljudge.__main__": frozenset({"reljudge.cli"}),
     # the typed façade (``from reljudge import run_job, LLMClient``): anything but the command line

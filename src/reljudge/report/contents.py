@@ -190,5 +190,15 @@ def read_table(path: Path, root: Path) -> Table:
         for row in reader:
             total += 1
             if len(rows) < MAX_TABLE_ROWS:
-                rows.append([cell[:500] for cell in row])
+                rows.append([_cell(cell) for cell in row])
     return Table(str(path.relative_to(root)), [h[:200] for h in header], rows, total)
+
+
+def _cell(text: str) -> str:
+    """A CSV cell as shown: long floats to 4 significant digits, the rest cut to 500 characters."""
+    if "." in text and len(text) > 7:
+        try:
+            return f"{float(text):.4g}"
+        except ValueError:
+            pass
+    return text[:500]

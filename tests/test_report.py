@@ -194,3 +194,24 @@ def test_browser_renders_and_filters(rundir, tmp_path):
         [*args, f"--screenshot={shot}", path.as_uri()], capture_output=True, timeout=120, check=True
     )
     assert shot.stat().st_size > 10_000
+
+
+def test_outputs_follow_the_umask(tmp_path):
+    """Atomic writes give the mode a plain open() would (issue 17: they were 0600 whatever the umask)."""
+    import os
+    import stat
+
+    from reljudge.io.atomic import write_text_atomic
+
+    old = os.umask(0o022)
+    try:
+        write_text_atomic(tmp_path / "a.txt", "x")
+        assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == 0o644
+        os.umask(0o077)
+        write_text_atomic(tmp_path / "b.txt", "x")
+        assert stat.S_IMODE((tmp_path / "b.txt").stat().st_mode) == 0o600
+        (tmp_path / "a.txt").chmod(0o640)  # a replaced file keeps its mode
+        write_text_atomic(tmp_path / "a.txt", "y")
+        assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == 0o640
+    finally:
+        os.umask(old)

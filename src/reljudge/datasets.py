@@ -5,7 +5,8 @@
 - ``"dl19-sample"``: the sample bundled with reljudge (5 TREC DL 2019 topics, all their judged
   passages, GPT-4o EXAM questions and published GPT-4o judgments; see its README.md);
 - ``"trec-dl19"``, ``"trec-dl20"``, ``"trec-dl21"``, ``"antique"``: the full collections, found
-  in ``$RELJUDGE_DATA_DIR/<name>`` or ``../shared/data/<name>`` relative to the current directory;
+  in ``$RELJUDGE_DATA_DIR/<name>`` (the one data-folder variable; tests and benchmarks read it
+  too), else ``../shared/data/<name>`` relative to the current directory or to a source checkout;
 - a directory holding ``topics.tsv``, ``qrels.txt``, ``passages.tsv`` (or ``corpus.jsonl``,
   optionally gzipped), optionally ``runs/``, ``exam_questions*.tsv``, ``llm-judgments/`` and a
   ``dataset.json`` with metadata (``name``, ``min_grade``, ``max_grade``,
@@ -146,6 +147,12 @@ def data_roots() -> list[Path]:
     if env:
         roots.append(Path(env).expanduser())
     roots.append(Path.cwd().parent / "shared" / "data")
+    # a source checkout next to the shared data (an editable install run from anywhere)
+    source_tree = Path(__file__).resolve().parents[2]
+    if (source_tree / "pyproject.toml").is_file():
+        beside = source_tree.parent / "shared" / "data"
+        if beside not in roots:
+            roots.append(beside)
     return roots
 
 

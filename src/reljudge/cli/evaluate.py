@@ -59,7 +59,10 @@ def evaluate_cmd(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     out: Path = typer.Option(
-        Path("evaluation"), "--out", help="Output directory for evaluation.json and the CSV tables."
+        Path("runs/evaluation"),
+        "--out",
+        "--output",
+        help="Output directory for evaluation.json and the CSV tables.",
     ),
     plot: bool = typer.Option(
         False, "--plot", help="Also write alignment.png and compatibility.png (needs matplotlib)."
@@ -137,7 +140,9 @@ def fd_cmd(
         0, "--bootstrap", min=0, help="Bootstrap replicates over topics (95% intervals)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the relevant-passage sample."),
-    out: Path | None = typer.Option(None, "--out", help="Write fd.json and fd.csv into this directory."),
+    out: Path | None = typer.Option(
+        None, "--out", "--output", help="Write fd.json and fd.csv into this directory."
+    ),
 ) -> None:
     """Fréchet distance between judged relevant and retrieved passages per run (lower is better).
 

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-
 _UMASK_LOCK = threading.Lock()
 
 

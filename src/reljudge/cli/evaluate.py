@@ -27,10 +27,11 @@ def evaluate_cmd(
         "--runs",
         help="Directory of TREC runs (.gz allowed): adds compatibility and system-ranking agreement.",
     ),
-    measure: str = typer.Option(
-        "ndcg_cut_10",
+    measure: list[str] = typer.Option(
+        ["ndcg_cut_10"],
         "--measure",
-        help="Human measure for the system ranking (trec_eval or ir_measures name).",
+        help="Human measure for the system rankings (trec_eval or ir_measures name); repeatable, the first "
+        "is compared with compatibility, every one with itself under the judgment set as qrels.",
     ),
     p: float = typer.Option(0.9, "--p", help="RBO persistence of compatibility."),
     depth: int = typer.Option(1000, "--depth", min=1, help="RBO depth of compatibility."),
@@ -67,9 +68,13 @@ def evaluate_cmd(
     plot: bool = typer.Option(
         False, "--plot", help="Also write alignment.png and compatibility.png (needs matplotlib)."
     ),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print evaluation.json's content instead of tables."
+    ),
 ) -> None:
     """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
     from reljudge.evaluation import evaluate_paths, summary, write_outputs
+    from reljudge.evaluation.report import warnings
 
     if not 0.0 < p < 1.0:
         raise InputError(f"--p must be between 0 and 1, got {p}")
@@ -82,14 +87,28 @@ def evaluate_cmd(
         unacceptable=unacceptable,
         human_threshold=human_threshold,
         plot=plot,
-        measure=measure,
+        measure=measure[0],
+        extra_measures=measure[1:],
         p=p,
         depth=depth,
         judge_threshold=judge_threshold,
         n_boot=bootstrap,
         seed=seed,
     )
-    typer.echo(summary(report))
+    notes = warnings(report)
+    if notes and len(notes) == len(report.sets):
+        raise InputError(
+            "no judgment set shares a judged document with the human qrels: are the judgments and the "
+            "qrels for the same collection and topics?"
+        )
+    if json_output:
+        import json
+
+        typer.echo(json.dumps(report.as_dict(), indent=1))
+    else:
+        typer.echo(summary(report))
+    for note in notes:
+        typer.echo(note, err=True)
     written = write_outputs(report, out, plot=plot)
     typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
 

@@ -70,8 +70,8 @@ def test_hostile_answer_is_text_not_markup(rundir):
     text = render_html(collect(rundir))
     assert "window.PWNED" in text  # the answer is on the page ...
     assert "<script>window.PWNED" not in text and "<img src=x" not in text  # ... never as markup
-    # exactly the two scripts of the page (the items data and the browser code)
-    assert len(re.findall(r"<script\b", text)) == 2
+    # exactly the scripts of the page: the items data, the browser code and the figure check
+    assert len(re.findall(r"<script\b", text)) == 3
     data = re.search(r'<script type="application/json" id="items-data">(.*?)</script>', text, re.S)
     assert data is not None
     rows = json.loads(data.group(1))["rows"]
@@ -170,7 +170,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shuti
 
 def _dom(page: Path, fragment: str = "") -> str:
     """The page's DOM after its script ran, in headless Chromium."""
-    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri() + fragment]
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000"]
+    args += ["--dump-dom", page.as_uri() + fragment]
     return subprocess.run(args, capture_output=True, text=True, timeout=120, check=True).stdout
 
 
@@ -215,3 +216,67 @@ def test_outputs_follow_the_umask(tmp_path):
         assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == 0o640
     finally:
         os.umask(old)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+def test_browser_renders_evaluation_and_sweep_pages(rundir, tmp_path):
+    """An evaluation (of the mock run against the sample's qrels, with figures) and a sweep (the
+    bundled example against the mock server): tables and images render in a real browser."""
+    pytest.importorskip("matplotlib")
+    evaluation = tmp_path / "evaluation"
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            "--dataset",
+            "dl19-sample",
+            "--judgments",
+            str(rundir),
+            "--plot",
+            "--out",
+            str(evaluation),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    dom = _dom(write_html_report(evaluation))
+    assert dom.count('data-ok="1"') == len(list(evaluation.glob("*.png"))) >= 1
+    assert 'data-ok="0"' not in dom and "kappa.csv" in dom and "alignment.csv" in dom
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "sweep-sample.yaml"
+    with MockLLMServer() as srv:
+        config = tmp_path / "sweep.yaml"
+        text = example.read_text().replace("http://127.0.0.1:8765/v1", srv.openai_url)
+        config.write_text(text.replace("../runs/sweep-dl19-sample", "sweep/dl19-sample"))
+        result = CliRunner().invoke(
+            app,
+            ["sweep", str(config), "--only", "task=binary"],
+            env={"RELJUDGE_CACHE": str(tmp_path / "c.sqlite")},
+        )
+        assert result.exit_code == 0, result.output
+    analysis = tmp_path / "sweep" / "dl19-sample" / "analysis"
+    dom = _dom(write_html_report(analysis))
+    assert collect(analysis).kind == "sweep"
+    pngs = list(analysis.rglob("*.png"))
+    assert pngs and dom.count('data-ok="1"') == len(pngs)
+    assert "cells.csv" in dom and "summary.csv" in dom
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+def test_browser_renders_a_dl21_evaluation(shared_data, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "dl21"
+    argv = [
+        "evaluate",
+        "--dataset",
+        str(shared_data / "trec-dl21"),
+        "--runs",
+        str(shared_data / "trec-dl21" / "runs"),
+    ]
+    argv += ["--judgments", str(shared_data / "llm-judgments" / "gpt-4o" / "umbrela.dl21.qrels")]
+    argv += ["--bootstrap", "0", "--plot", "--out", str(out)]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    dom = _dom(write_html_report(out))
+    assert dom.count('data-ok="1"') == 2  # alignment.png and compatibility.png
+    assert "compatibility.csv" in dom and "qrels_ranking.csv" in dom

@@ -97,6 +97,15 @@ const open=fromHash();render();if(open)openFirst();
 """
 
 
+#: marks each figure once decoded (``data-ok="1"``, or ``"0"`` for a broken one): the browser test reads it
+FIGURE_CHECK = """
+document.querySelectorAll('figure img').forEach(function(img){
+ function mark(){img.dataset.ok=img.naturalWidth>0?'1':'0';}
+ if(img.complete){mark();}else{img.addEventListener('load',mark);img.addEventListener('error',mark);}
+});
+"""
+
+
 def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
@@ -178,5 +187,5 @@ def render_html(page: Page) -> str:
 <body><header><h1>{esc(page.title)}</h1></header><main>
 <section id="summary"><h2>Summary</h2><div class="facts">{facts}</div>{counts}{notes}</section>
 {_items(page)}{figure_section}{tables}
-</main></body></html>
+</main><script>{FIGURE_CHECK}</script></body></html>
 """

@@ -19,11 +19,11 @@ else:
     settings.load_profile("busy-machine")
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = Path(os.environ.get("RELJUDGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+SHARED_DATA = Path(os.environ.get("RELJUDGE_DATA_DIR", ROOT.parent / "shared" / "data"))
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not (SHARED_DATA / "README.md").exists():
-        pytest.skip(f"full collections not found at {SHARED_DATA} (set RELJUDGE_SHARED_DATA to use them)")
+        pytest.skip(f"full collections not found at {SHARED_DATA} (set RELJUDGE_DATA_DIR to use them)")
     return SHARED_DATA

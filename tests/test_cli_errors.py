@@ -349,7 +349,9 @@ def test_the_sample_sweep_is_self_contained_and_runs_on_the_mock(tmp_path):
     with MockLLMServer() as srv:
         copy = tmp_path / "sweep-sample.yaml"
         copy.write_text(
-            text.replace("http://127.0.0.1:8765/v1", srv.openai_url).replace("../sweep-out", "out")
+            text.replace("http://127.0.0.1:8765/v1", srv.openai_url).replace(
+                "../runs/sweep-dl19-sample", "out/dl19-sample"
+            )
         )
         result = CliRunner().invoke(
             app, ["sweep", str(copy), "--no-plots"], env={"RELJUDGE_CACHE": str(tmp_path / "c.sqlite")}

@@ -26,7 +26,7 @@ from reljudge.run.options import RUN_COMMANDS
 #: the options each command declares itself, besides its Flags
 OWN_OPTIONS: dict[str, set[str]] = {
     "run": {"--json"},
-    "probe": {"--sample", "--seed", "--perturbation", "--output", "--max-flip-rate", "--json"},
+    "probe": {"--sample", "--seed", "--perturbation", "--out", "--output", "--max-flip-rate", "--json"},
 }
 
 
@@ -58,13 +58,15 @@ def test_every_flag_is_an_option_of_its_commands(name):
         assert option.name == flag.param
         if flag.short:
             assert found[flag.short] is option
+        for alias in flag.aliases:
+            assert found[alias] is option
 
 
 @pytest.mark.parametrize("name", RUN_COMMANDS)
 def test_no_option_without_a_flag_but_the_commands_own(name):
     flagged = set()
     for flag in RunConfig.flags(name).values():
-        flagged |= {flag.name} | ({flag.short} if flag.short else set())
+        flagged |= {flag.name, *flag.aliases} | ({flag.short} if flag.short else set())
     assert set(options(name)) == flagged | OWN_OPTIONS[name]
     assert not flagged & OWN_OPTIONS[name]
 
@@ -73,8 +75,10 @@ def test_a_flag_left_out_of_a_command_is_not_its_option():
     run_only = [f.name for f in RunConfig.flags("run").values() if "probe" not in f.commands]
     assert "--pairs" in run_only and "--dry-run" in run_only
     assert not set(run_only) & set(options("probe")) - OWN_OPTIONS["probe"]
-    # probe's own --output (the report file) is not the run directory of `judge run`
-    assert options("probe")["--output"].help != options("run")["--output"].help
+    # probe's own --out (the report file) is not the run directory of `judge run`
+    assert options("probe")["--out"].help != options("run")["--out"].help
+    run_options = options("run")
+    assert run_options["--out"] is run_options["--output"]  # one option, two names
 
 
 def test_type_default_and_bounds_come_from_the_field():

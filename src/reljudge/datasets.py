@@ -5,11 +5,15 @@
 - ``"dl19-sample"``: the sample bundled with reljudge (5 TREC DL 2019 topics, all their judged
   passages, GPT-4o EXAM questions and published GPT-4o judgments; see its README.md);
 - ``"trec-dl19"``, ``"trec-dl20"``, ``"trec-dl21"``, ``"antique"``: the full collections, found
-  in ``$RELJUDGE_DATA_DIR/<name>`` or ``../shared/data/<name>`` relative to the current directory;
+  in ``$RELJUDGE_DATA_DIR/<name>`` (the one data-folder variable; tests and benchmarks read it
+  too), else ``../shared/data/<name>`` relative to the current directory or to a source checkout;
 - a directory holding ``topics.tsv``, ``qrels.txt``, ``passages.tsv`` (or ``corpus.jsonl``,
   optionally gzipped), optionally ``runs/``, ``exam_questions*.tsv``, ``llm-judgments/`` and a
   ``dataset.json`` with metadata (``name``, ``min_grade``, ``max_grade``,
   ``relevant_threshold``, ``grade_labels``, ``attribution``);
+- ``"irds:<id>"``: a collection of ``ir_datasets`` (e.g. ``irds:msmarco-passage/trec-dl-2019/judged``),
+  read offline from its cache: topics from its queries, qrels, the grade scale from its qrels
+  definitions, and only the wanted passages from its docs store (`reljudge.io.irds`);
 - nothing, with explicit ``topics=``/``qrels=``/``corpus=``/``runs=`` files.
 
 Explicit files override the ones a named dataset or directory provides.
@@ -33,7 +37,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -41,11 +45,13 @@ from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.io.corpus import Corpus, load_corpus
+from reljudge.io.exam_questions import read_exam_questions
 from reljudge.io.trec import Qrels, Run, Topics, read_qrels, read_runs_dir, read_topics, run_files
 
 logger = logging.getLogger(__name__)
 
 BUNDLED = "dl19-sample"
+IRDS_PREFIX = "irds:"
 DATA_DIR_ENV = "RELJUDGE_DATA_DIR"
 
 _MSMARCO = (
@@ -141,6 +147,12 @@ def data_roots() -> list[Path]:
     if env:
         roots.append(Path(env).expanduser())
     roots.append(Path.cwd().parent / "shared" / "data")
+    # a source checkout next to the shared data (an editable install run from anywhere)
+    source_tree = Path(__file__).resolve().parents[2]
+    if (source_tree / "pyproject.toml").is_file():
+        beside = source_tree.parent / "shared" / "data"
+        if beside not in roots:
+            roots.append(beside)
     return roots
 
 
@@ -181,6 +193,8 @@ class Dataset:
     relevant_threshold: int = 2
     grade_labels: dict[int, str] = field(default_factory=dict)
     tag: str = ""
+    #: reads only the given passages from a store (an ir_datasets docs store); a corpus file wins
+    passage_lookup: Callable[[Collection[str]], dict[str, str]] | None = field(default=None, repr=False)
     _qrels: Qrels | None = field(default=None, repr=False)
     _corpus: Corpus | None = field(default=None, repr=False)
 
@@ -190,7 +204,7 @@ class Dataset:
 
     @property
     def has_corpus(self) -> bool:
-        return self._corpus is not None or "corpus" in self.paths
+        return self._corpus is not None or "corpus" in self.paths or self.passage_lookup is not None
 
     @property
     def qrels(self) -> Qrels:
@@ -202,6 +216,8 @@ class Dataset:
     def corpus(self) -> Corpus:
         """Every passage (read on first use when the dataset was loaded with ``passages=False``)."""
         if self._corpus is None:
+            if "corpus" not in self.paths and self.passage_lookup is not None:
+                raise InputError(f"dataset {self.name!r}: its passages are read by id, not all at once")
             if "corpus" not in self.paths:
                 raise InputError(f"dataset {self.name!r} has no passage texts (pass --corpus FILE)")
             self._corpus = load_corpus(self.paths["corpus"])
@@ -212,6 +228,8 @@ class Dataset:
         so memory holds these passages, not the collection (see `load_corpus`)."""
         if self._corpus is not None:
             return Corpus({d: self._corpus[d] for d in docids if d in self._corpus}, self._corpus.path)
+        if "corpus" not in self.paths and self.passage_lookup is not None:
+            return Corpus(self.passage_lookup(docids), None)
         if "corpus" not in self.paths:
             raise InputError(f"dataset {self.name!r} has no passage texts (pass --corpus FILE)")
         return load_corpus(self.paths["corpus"], docids=docids)
@@ -265,7 +283,7 @@ class Dataset:
             "name": self.name,
             "topics": len(self.topics),
             "qrels": sum(len(d) for d in self._qrels.values()) if self._qrels is not None else None,
-            "passages": len(self.corpus) if self.has_corpus else None,
+            "passages": len(self.corpus) if self.has_corpus and self.passage_lookup is None else None,
             "runs": len(self.run_files()),
             "grades": f"{self.min_grade}-{self.max_grade}"
             if self.max_grade is not None
@@ -274,29 +292,6 @@ class Dataset:
             "path": str(self.paths.get("root", "")),
             "description": self.description,
         }
-
-
-def read_exam_questions(path: str | Path) -> dict[str, dict[str, str]]:
-    """EXAM question files: ``<qid>_<n><TAB>question`` -> ``{qid: {"<qid>_<n>": question}}``."""
-    path = Path(path)
-    result: dict[str, dict[str, str]] = {}
-    for item_id, question in read_topics(path).items():
-        qid, sep, _ = item_id.rpartition("_")
-        if not sep or not qid:
-            raise InputError(f"question id {item_id!r} is not '<qid>_<n>'", path, _line_of(path, item_id))
-        result.setdefault(qid, {})[item_id] = question
-    return result
-
-
-def _line_of(path: Path, item_id: str) -> int | None:
-    """The line of ``path`` whose first field is ``item_id`` (for an error message)."""
-    from reljudge.io.lines import read_lines
-
-    for number, line in read_lines(path):
-        fields = line.split("\t", 1) if "\t" in line else line.split(None, 1)
-        if fields and fields[0].strip() == item_id:
-            return number
-    return None
 
 
 def _metadata(directory: Path) -> dict[str, Any]:
@@ -325,6 +320,15 @@ def load_dataset(
 
     ``passages=False`` leaves the corpus unread: `Dataset.passages` then reads only the passages
     a job needs (`Dataset.corpus` would read them all on first use)."""
+    if name_or_dir is not None and str(name_or_dir).startswith(IRDS_PREFIX):
+        return _load_irds(
+            str(name_or_dir)[len(IRDS_PREFIX) :],
+            topics=topics,
+            qrels=qrels,
+            corpus=corpus,
+            runs=runs,
+            passages=passages,
+        )
     spec: DatasetSpec | None = None
     directory: Path | None = None
     if name_or_dir is not None:
@@ -426,6 +430,44 @@ def load_dataset(
         tag=tag,
         _qrels=qrels_map,
         _corpus=corpus_obj,
+    )
+
+
+def _load_irds(
+    dataset_id: str,
+    *,
+    topics: str | Path | None,
+    qrels: str | Path | None,
+    corpus: str | Path | None,
+    runs: str | Path | None,
+    passages: bool,
+) -> Dataset:
+    """An ``irds:<id>`` dataset (see `reljudge.io.irds`); explicit files override its parts."""
+    from reljudge.io.irds import PREFIX, grade_scale, read_irds
+
+    found = read_irds(dataset_id, topics=topics is None, qrels=qrels is None)
+    topic_map = read_topics(topics) if topics is not None else found.topics
+    qrels_map = read_qrels(qrels) if qrels is not None else found.qrels
+    paths: dict[str, Path] = {}
+    for key, value in (("topics", topics), ("qrels", qrels), ("corpus", corpus), ("runs", runs)):
+        if value is not None:
+            paths[key] = Path(value)
+    if "runs" in paths and not paths["runs"].is_dir():
+        raise InputError("runs: expected a directory of run files", paths["runs"])
+    low, high, threshold = grade_scale(found.grade_labels if qrels is None else {}, qrels_map)
+    return Dataset(
+        name=PREFIX + dataset_id,
+        topics=topic_map,
+        paths=paths,
+        runs_dir=paths.get("runs"),
+        description=found.documentation,
+        min_grade=low,
+        max_grade=high,
+        relevant_threshold=threshold,
+        grade_labels=found.grade_labels,
+        passage_lookup=found.lookup,
+        _qrels=qrels_map,
+        _corpus=load_corpus(paths["corpus"]) if "corpus" in paths and passages else None,
     )
 
 

@@ -1,7 +1,8 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, fd), `sweep` and `shallow` (the shallow-pool pipeline). Each command parses its options, hands over
+`mock_server`, `evaluate` (evaluate, fd), `sweep`, `shallow` (the shallow-pool pipeline) and
+`report` (the HTML report). Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -15,7 +16,7 @@ import sys
 
 import typer
 
-from reljudge.cli import cache, data, evaluate, mock_server, probe, prompts, run, shallow, sweep
+from reljudge.cli import cache, data, evaluate, mock_server, probe, prompts, report, run, shallow, sweep
 from reljudge.cli.deferred import DeferredCommand, JudgeGroup
 from reljudge.errors import EXIT_BAD_INPUT, ReljudgeError
 
@@ -56,6 +57,7 @@ app.command("evaluate")(evaluate.evaluate_cmd)
 app.command("fd")(evaluate.fd_cmd)
 app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
+app.command("report")(report.report_cmd)
 app.add_typer(cache.app, name="cache")
 app.add_typer(prompts.app, name="prompts")
 app.add_typer(shallow.app, name="shallow")

@@ -16,7 +16,7 @@ def export_cmd(
     to: str = typer.Option(
         "qrels", "--to", help="Output format: qrels, csv (flat provenance columns) or jsonl."
     ),
-    out: Path = typer.Option(..., "--out", help="Output file (written atomically)."),
+    out: Path = typer.Option(..., "--out", "--output", help="Output file (written atomically)."),
     float_policy: str = typer.Option(
         "round",
         "--float",

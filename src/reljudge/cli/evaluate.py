@@ -27,10 +27,11 @@ def evaluate_cmd(
         "--runs",
         help="Directory of TREC runs (.gz allowed): adds compatibility and system-ranking agreement.",
     ),
-    measure: str = typer.Option(
-        "ndcg_cut_10",
+    measure: list[str] = typer.Option(
+        ["ndcg_cut_10"],
         "--measure",
-        help="Human measure for the system ranking (trec_eval or ir_measures name).",
+        help="Human measure for the system rankings (trec_eval or ir_measures name); repeatable, the first "
+        "is compared with compatibility, every one with itself under the judgment set as qrels.",
     ),
     p: float = typer.Option(0.9, "--p", help="RBO persistence of compatibility."),
     depth: int = typer.Option(1000, "--depth", min=1, help="RBO depth of compatibility."),
@@ -59,14 +60,21 @@ def evaluate_cmd(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     out: Path = typer.Option(
-        Path("evaluation"), "--out", help="Output directory for evaluation.json and the CSV tables."
+        Path("runs/evaluation"),
+        "--out",
+        "--output",
+        help="Output directory for evaluation.json and the CSV tables.",
     ),
     plot: bool = typer.Option(
         False, "--plot", help="Also write alignment.png and compatibility.png (needs matplotlib)."
     ),
+    json_output: bool = typer.Option(
+        False, "--json", help="Print evaluation.json's content instead of tables."
+    ),
 ) -> None:
     """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
     from reljudge.evaluation import evaluate_paths, summary, write_outputs
+    from reljudge.evaluation.report import warnings
 
     if not 0.0 < p < 1.0:
         raise InputError(f"--p must be between 0 and 1, got {p}")
@@ -79,14 +87,28 @@ def evaluate_cmd(
         unacceptable=unacceptable,
         human_threshold=human_threshold,
         plot=plot,
-        measure=measure,
+        measure=measure[0],
+        extra_measures=measure[1:],
         p=p,
         depth=depth,
         judge_threshold=judge_threshold,
         n_boot=bootstrap,
         seed=seed,
     )
-    typer.echo(summary(report))
+    notes = warnings(report)
+    if notes and len(notes) == len(report.sets):
+        raise InputError(
+            "no judgment set shares a judged document with the human qrels: are the judgments and the "
+            "qrels for the same collection and topics?"
+        )
+    if json_output:
+        import json
+
+        typer.echo(json.dumps(report.as_dict(), indent=1))
+    else:
+        typer.echo(summary(report))
+    for note in notes:
+        typer.echo(note, err=True)
     written = write_outputs(report, out, plot=plot)
     typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
 
@@ -137,7 +159,9 @@ def fd_cmd(
         0, "--bootstrap", min=0, help="Bootstrap replicates over topics (95% intervals)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the relevant-passage sample."),
-    out: Path | None = typer.Option(None, "--out", help="Write fd.json and fd.csv into this directory."),
+    out: Path | None = typer.Option(
+        None, "--out", "--output", help="Write fd.json and fd.csv into this directory."
+    ),
 ) -> None:
     """Fréchet distance between judged relevant and retrieved passages per run (lower is better).
 

@@ -134,7 +134,7 @@ def _parameter(field: FieldInfo, flag: Flag) -> inspect.Parameter:
     high = _bound(field, "le", "lt") if flag.max is FROM_FIELD else flag.max
     if kind is float:  # a float option's bounds are shown as floats (x>=0.0)
         low, high = (None if b is None else float(b) for b in (low, high))
-    names = (flag.name, flag.short) if flag.short else (flag.name,)
+    names = (flag.name, *flag.aliases, *((flag.short,) if flag.short else ()))
     option = typer.Option(default, *names, help=flag.help, min=low, max=high)
     return inspect.Parameter(
         flag.param, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation

@@ -27,7 +27,7 @@ def probe_cmd(
         help="query-stuffing, relevance-claim or instruction (repeatable; default: all).",
     ),
     output: Path | None = typer.Option(
-        None, "--output", help="Write the report (with every item's answers) to this JSON file."
+        None, "--out", "--output", help="Write the report (with every item's answers) to this JSON file."
     ),
     max_flip_rate: float | None = typer.Option(
         None,

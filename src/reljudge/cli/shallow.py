@@ -81,7 +81,9 @@ def _judge_hint(pairs: str, n: int) -> str:
 def btp_pairs_cmd(
     qrels: Path = typer.Option(..., "--qrels", help="Qrels (qid iter docid grade)."),
     run: Path = typer.Option(..., "--run", help="The run whose top passages are compared with q*."),
-    out: Path = typer.Option(..., "--out", help="Output directory: pairs.tsv and btp-pairs.json."),
+    out: Path = typer.Option(
+        ..., "--out", "--output", help="Output directory: pairs.tsv and btp-pairs.json."
+    ),
     relevant: float = RELEVANT,
     qrel_choice: str = CHOICE,
     corpus: Path | None = CORPUS,
@@ -123,7 +125,7 @@ def btp_cmd(
     pairs: Path = typer.Option(..., "--pairs", help="The pairs.tsv of `judge shallow btp-pairs`."),
     judged: Path | None = JUDGED,
     human_qrels: Path | None = HUMAN,
-    out: Path | None = typer.Option(None, "--out", help="Write the report as JSON here."),
+    out: Path | None = typer.Option(None, "--out", "--output", help="Write the report as JSON here."),
     update_out: Path | None = typer.Option(
         None,
         "--update-out",
@@ -170,7 +172,9 @@ def btp_cmd(
 def pool_cmd(
     runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
     qrels: Path = typer.Option(..., "--qrels", help="Qrels (qid iter docid grade): q* per query."),
-    out: Path = typer.Option(..., "--out", help="Output directory: pool.tsv, pairs.txt, pool.json."),
+    out: Path = typer.Option(
+        ..., "--out", "--output", help="Output directory: pool.tsv, pairs.txt, pool.json."
+    ),
     relevant: float = RELEVANT,
     qrel_choice: str = typer.Option(
         "first", "--qrel-choice", help="q*: 'first' relevant in qrels order or 'top-grade'."
@@ -228,7 +232,7 @@ def pool_cmd(
 def tournament_cmd(
     pool: Path = typer.Option(..., "--pool", help="The pool.tsv of `judge shallow pool`."),
     out: Path = typer.Option(
-        ..., "--out", help="Output directory: preference.qrels, win-ratios.csv, tournament.json."
+        ..., "--out", "--output", help="Output directory: preference.qrels, win-ratios.csv, tournament.json."
     ),
     judged: Path | None = JUDGED,
     human_qrels: Path | None = HUMAN,
@@ -272,7 +276,9 @@ def leaderboard_cmd(
     pool: Path = typer.Option(..., "--pool", help="The pool.tsv of `judge shallow pool`."),
     runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs to evaluate."),
     qrels: Path = typer.Option(..., "--qrels", help="The original qrels."),
-    out: Path = typer.Option(..., "--out", help="Output directory: leaderboard.csv and leaderboard.json."),
+    out: Path = typer.Option(
+        ..., "--out", "--output", help="Output directory: leaderboard.csv and leaderboard.json."
+    ),
     judged: Path | None = JUDGED,
     human_qrels: Path | None = HUMAN,
     relevant: float = RELEVANT,

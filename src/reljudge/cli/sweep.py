@@ -27,7 +27,8 @@ def sweep_cmd(
     out: Path | None = typer.Option(
         None,
         "--out",
-        help="Where the analysis goes (default: OUTPUT/analysis for a sweep, ./sweep-analysis otherwise).",
+        "--output",
+        help="Where the analysis goes (default: OUTPUT/analysis for a sweep, runs/sweep-analysis otherwise).",
     ),
     qrels: list[str] = typer.Option(
         [],

@@ -40,6 +40,13 @@ class SetReport:
     measures: dict[str, Outcome | None] = field(default_factory=dict)  # registry name -> outcome
     compatibility: dict[str, dict[str, float]] = field(default_factory=dict)  # run -> qid -> value
     ranking: dict[str, float | int] = field(default_factory=dict)
+    #: judged (topic, document) pairs the set shares with the human qrels
+    overlap: int = 0
+    #: measure -> agreement of the system rankings by the measure under the human qrels and
+    #: under this set as qrels (the comparison the UMBRELA paper reports)
+    qrels_ranking: dict[str, dict[str, float | int]] = field(default_factory=dict)
+    #: why ``qrels_ranking`` is empty although runs were given (float scores, no overlap)
+    qrels_ranking_note: str = ""
 
     @property
     def alignment(self) -> AlignmentResult:
@@ -64,6 +71,12 @@ class Report:
     human_measure: dict[str, dict[str, float]] = field(default_factory=dict)  # run -> qid -> value
     settings: dict = field(default_factory=dict)
     runs: list[str] = field(default_factory=list)  # the runs evaluated (none: no system-level part)
+    #: every human measure asked for (the first is ``measure``) -> run -> qid -> value
+    measures: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+
+    def mean_of(self, measure: str) -> dict[str, float]:
+        values = self.measures.get(measure, {})
+        return {r: float(np.mean(list(v.values()))) if v else math.nan for r, v in values.items()}
 
     def mean_measure(self) -> dict[str, float]:
         return {r: float(np.mean(list(v.values()))) if v else math.nan for r, v in self.human_measure.items()}
@@ -76,8 +89,10 @@ class Report:
         out: dict[str, Any] = {
             "settings": self.settings,
             "measure": self.measure,
+            "measures": list(self.measures) or [self.measure],
             "p": self.p,
             "human_measure": human,
+            "human_measures": {m: self.mean_of(m) for m in self.measures},
             "sets": [],
         }
         for s in self.sets:
@@ -95,6 +110,10 @@ class Report:
                 for run, v in s.compatibility.items()
             }
             entry["ranking_agreement"] = s.ranking
+            entry["overlap"] = s.overlap
+            entry["qrels_ranking_agreement"] = s.qrels_ranking
+            if s.qrels_ranking_note:
+                entry["qrels_ranking_note"] = s.qrels_ranking_note
             out["sets"].append(entry)
         return json_ready(out)
 
@@ -129,12 +148,40 @@ def _ranking_row(
     return row
 
 
+def _qrels_rankings(
+    rep: SetReport,
+    scores: Scores,
+    runs: Mapping[str, Mapping[str, Mapping[str, float]]],
+    report: Report,
+    *,
+    n_boot: int,
+    seed: int,
+) -> None:
+    """Every human measure of the runs computed with the set as qrels, and the agreement of that
+    system ranking with the one under the human qrels. A set whose scores are not whole numbers
+    (nugget or EXAM fractions) cannot be trec qrels: it is skipped, and says so."""
+    from reljudge.metrics.measures import system_measures
+
+    if not rep.overlap:
+        rep.qrels_ranking_note = "no judged document in common with the human qrels"
+        return
+    if any(float(v) != int(v) for docs in scores.values() for v in docs.values()):
+        rep.qrels_ranking_note = "scores are not whole numbers: not usable as trec qrels"
+        return
+    for name, human in report.measures.items():
+        under_set = system_measures(scores, runs, name)
+        row = _ranking_row(human, under_set, report.mean_of(name), n_boot=n_boot, seed=seed)
+        if row:
+            rep.qrels_ranking[name] = row
+
+
 def evaluate(
     qrels: Mapping[str, Mapping[str, float]],
     sets: Sequence[JudgmentSet],
     runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
     *,
     measure: str = "ndcg_cut_10",
+    extra_measures: Sequence[str] = (),
     p: float = DEFAULT_P,
     depth: int = DEFAULT_DEPTH,
     unacceptable: float = 0,
@@ -164,13 +211,16 @@ def evaluate(
         runs=list(runs or {}),
     )
     if runs:
-        report.human_measure = system_measures(qrels, runs, measure)
+        for name in dict.fromkeys([measure, *extra_measures]):
+            report.measures[name] = system_measures(qrels, runs, name)
+        report.human_measure = report.measures[measure]
     positions = None  # run -> qid -> docid -> rank, shared by all sets
     for js in sets:
         scores, dropped = restrict(js.scores, topics)
         prefs = [r for r in js.preferences if r[0] in topics] if js.preferences is not None else None
         labels = JudgeLabels(qrels, scores, prefs, js.missing, unacceptable, human_threshold, judge_threshold)
         rep = SetReport(js.name, js.source, sum(len(d) for d in scores.values()), dropped)
+        rep.overlap = sum(1 for q, docs in scores.items() for d in docs if d in qrels.get(q, {}))
         rep.measures = {m.name: m(labels) for m in judgment_measures()}
         if runs:
             scorer = Compatibility(scores, p=p, depth=depth)
@@ -180,6 +230,7 @@ def evaluate(
             rep.ranking = _ranking_row(
                 report.human_measure, rep.compatibility, report.mean_measure(), n_boot=n_boot, seed=seed
             )
+            _qrels_rankings(rep, scores, runs, report, n_boot=n_boot, seed=seed)
         report.sets.append(rep)
     return report
 

@@ -2,9 +2,10 @@
 
 ``evaluation.json`` (`Report.as_dict`) and one CSV per table: one per judge-quality measure of
 the registry (``alignment.csv``, ``kappa.csv``, ...: a row per judgment set the measure has a row
-for), then ``ranking.csv``, ``compatibility.csv`` and ``measure.csv`` (with runs). On the console,
-a table per judge-quality measure (a measure without a table of its own here gets a plain one of
-its columns) and the ranking-agreement table.
+for), then ``ranking.csv``, ``qrels_ranking.csv``, ``compatibility.csv`` and ``measure.csv`` (with
+runs). On the console, a table per judge-quality measure (a measure without a table of its own here
+gets a plain one of its columns) and the two ranking-agreement tables; `warnings` lists the sets
+that share no judged document with the human qrels.
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ def table_rows(report: Report) -> dict[str, list[dict]]:
             if outcome is not None and outcome.row is not None:
                 rows.append({"set": s.name, **outcome.row})
         tables[m.name] = rows
-    ranking, compat = [], []
+    ranking, compat, qrels_ranking = [], [], []
     for s in report.sets:
         if s.ranking:
             ranking.append({"set": s.name, **s.ranking})
+        for measure, row in s.qrels_ranking.items():
+            qrels_ranking.append({"set": s.name, "measure": measure, **row})
         for run, values in s.compatibility.items():
             compat.append(
                 {
@@ -45,11 +48,12 @@ def table_rows(report: Report) -> dict[str, list[dict]]:
                     "topics": len(values),
                 }
             )
+    means = {m: report.mean_of(m) for m in report.measures} or {report.measure: report.mean_measure()}
     human = [
-        {"run": r, report.measure: v, "topics": len(report.human_measure[r])}
-        for r, v in report.mean_measure().items()
+        {"run": r, **{m: means[m].get(r, math.nan) for m in means}, "topics": len(report.human_measure[r])}
+        for r in report.mean_measure()
     ]
-    tables.update(ranking=ranking, compatibility=compat, measure=human)
+    tables.update(ranking=ranking, qrels_ranking=qrels_ranking, compatibility=compat, measure=human)
     return tables
 
 
@@ -111,15 +115,19 @@ def _shares(fractions: tuple[float, float, float]) -> str:
 def _alignment_table(report: Report) -> str | None:
     rows = []
     for s in report.sets:
+        outcome = s.measures.get("alignment")
+        missing = (outcome.row or {}).get("missing", "-") if outcome is not None else "-"
         rows.append(
             [
                 s.name,
                 *(_shares(s.alignment.fractions(comp)) for comp in COMPARISONS),
                 _shares(s.alignment.macro),
+                missing,
             ]
         )
-    return "Human alignment, % agree/tie/disagree\n" + format_table(
-        ["set", "BvU", "AvU", "BvA", "macro"], rows
+    return (
+        "Human alignment, % agree/tie/disagree (missing: judged documents the set has no label for)\n"
+        + format_table(["set", "BvU", "AvU", "BvA", "macro", "missing"], rows)
     )
 
 
@@ -186,6 +194,49 @@ def _ranking_table(report: Report) -> str | None:
     )
 
 
+def _qrels_ranking_table(report: Report) -> str | None:
+    measures = ranking_measures("evaluate")
+    headers = ["set", "measure", "runs"]
+    for m in measures:
+        headers += [m.header, "95% CI"] if m.interval else [m.header]
+    rows: list[list[object]] = []
+    for s in report.sets:
+        for name, found in s.qrels_ranking.items():
+            row: list[object] = [s.name, name, found["runs"]]
+            for m in measures:
+                row.append(found[m.name])
+                if m.interval:
+                    low, high = (found[c] for c in m.interval_columns)
+                    row.append(f"[{_fmt(low)}, {_fmt(high)}]")
+            rows.append(row)
+    if not rows:
+        return None
+    skipped = [f"{s.name}: {s.qrels_ranking_note}" for s in report.sets if s.qrels_ranking_note]
+    note = ("\nnot computed: " + "; ".join(skipped)) if skipped else ""
+    return (
+        "System ranking: each measure under the set as qrels vs under the human qrels\n"
+        + format_table(headers, rows)
+        + note
+    )
+
+
+def warnings(report: Report) -> list[str]:
+    """One line per judgment set that shares no judged document with the human qrels (labels of
+    another collection, or another topic set): its agreement numbers are empty, not zero."""
+    lines = []
+    for s in report.sets:
+        if s.overlap == 0:
+            why = (
+                f"{s.dropped_topics} of its topics are not in the human qrels"
+                if s.dropped_topics
+                else "no document in common"
+            )
+            lines.append(
+                f"warning: {s.name}: no judged document in common with the human qrels ({why}); are they for another collection?"
+            )
+    return lines
+
+
 def summary(report: Report) -> str:
     """Human-readable tables of the report."""
     parts = []
@@ -193,7 +244,7 @@ def summary(report: Report) -> str:
         table = _TABLES[m.name](report) if m.name in _TABLES else _plain_table(report, m)
         if table is not None:
             parts.append(table)
-    ranking = _ranking_table(report)
-    if ranking is not None:
-        parts.append(ranking)
+    for table in (_ranking_table(report), _qrels_ranking_table(report)):
+        if table is not None:
+            parts.append(table)
     return "\n\n".join(parts)

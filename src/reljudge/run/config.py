@@ -151,8 +151,9 @@ class RunConfig(BaseModel):
     output: Annotated[
         Path | None,
         Flag(
-            "--output",
+            "--out",
             "Run directory (default runs/<dataset>-<method>-<model>/). Re-running the same command resumes it.",
+            aliases=("--output",),
             commands=RUN,
         ),
     ] = None

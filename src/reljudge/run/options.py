@@ -39,6 +39,7 @@ class Flag:
     """The command-line option that sets a `RunConfig` field (metadata of the field).
 
     ``name`` is the option (``--concurrency``), ``short`` an optional short form (``-o``),
+    ``aliases`` other long names it accepts,
     ``help`` its help text. The option's value reaches the command as a parameter named after
     the option (``--no-cache`` -> ``no_cache``). By default its type, default and lower/upper
     bound are the field's (``ge``/``gt``, ``le``/``lt``); ``type``, ``default``, ``min`` and
@@ -51,6 +52,8 @@ class Flag:
     name: str
     help: str
     short: str | None = None
+    #: other long names the option accepts (``--output`` beside ``--out``)
+    aliases: tuple[str, ...] = ()
     type: Any = FROM_FIELD
     default: Any = FROM_FIELD
     min: float | None = FROM_FIELD

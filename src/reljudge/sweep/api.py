@@ -142,11 +142,11 @@ def analyse_judgments(
 ) -> tuple[SweepAnalysis, Path]:
     """``judge sweep --from-judgments``: the analysis of `from_judgments` (``published``: the
     options of `analyze_published`) written to ``out`` (default PATH/analysis for a sweep output
-    directory, ./sweep-analysis otherwise); returns the analysis and its directory."""
+    directory, runs/sweep-analysis otherwise); returns the analysis and its directory."""
     from reljudge.sweep.report import write_report
 
     analysis = from_judgments(path, **published)
-    target = out or (path / "analysis" if is_sweep_dir(path) else Path("sweep-analysis"))
+    target = out or (path / "analysis" if is_sweep_dir(path) else Path("runs/sweep-analysis"))
     write_report(analysis, target, plots=plots)
     return analysis, target
 

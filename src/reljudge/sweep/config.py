@@ -274,7 +274,7 @@ class Analysis(_Strict):
 
 class SweepConfig(_Strict):
     name: str = "sweep"
-    output: str = "sweep-out"
+    output: str = "runs/sweep"  # relative to the config file
     datasets: list[DatasetSpec] = Field(min_length=1)
     models: list[ModelSpec] = Field(min_length=1)
     methods: list[Task] = Field(default_factory=lambda: list(TASKS))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -26,14 +27,35 @@ def _heatmap(
     annotate: bool,
 ):  # type: ignore[no-untyped-def]
     image = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(len(cols)), cols, rotation=90, fontsize=7)
-    ax.set_yticks(range(len(rows)), rows, fontsize=7)
+    ax.set_xticks(
+        range(len(cols)), cols, rotation=90 if max(map(len, cols), default=0) > 8 else 0, fontsize=9
+    )
+    ax.set_yticks(range(len(rows)), rows, fontsize=9)
     if annotate:
         for i in range(data.shape[0]):
             for j in range(data.shape[1]):
                 if np.isfinite(data[i, j]):
-                    ax.text(j, i, f"{data[i, j]:.2f}", ha="center", va="center", fontsize=6)
+                    ax.text(
+                        j, i, f"{data[i, j]:.2f}", ha="center", va="center", fontsize=10,
+                        color=_ink(image.cmap(image.norm(data[i, j]))),
+                    )  # fmt: skip
     return image
+
+
+def _ink(rgba: tuple[float, ...]) -> str:
+    """Black on light cells, white on dark ones (relative luminance of the cell's colour)."""
+    r, g, b = rgba[:3]
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
+
+
+def _title(text: str, width_in: float) -> str:
+    """The title wrapped to the figure's width (about 11 characters an inch at 10 pt)."""
+    return "\n".join(textwrap.wrap(text, max(24, int(width_in * 11))))
+
+
+def _size(cols: int, rows: int, col_in: float, row_in: float) -> tuple[float, float]:
+    """A figure large enough to read: at least 6 × 3.6 inches, growing with the cells."""
+    return max(6.0, 2.8 + col_in * cols), max(3.6, 1.8 + row_in * rows)
 
 
 def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]]:
@@ -57,7 +79,8 @@ def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]
             v = r.get("value")
             data[prompts.index(r["prompt"]), models.index(r["model"])] = v if v is not None else np.nan
         metric = rows[0]["metric"]
-        fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(models), 1.2 + 0.22 * len(prompts)))
+        size = _size(len(models), len(prompts), 1.1, 0.3)
+        fig, ax = plt.subplots(figsize=size)
         vmin, vmax = (0.0, 1.0) if metric == "agree" else (-0.2, 1.0)
         image = _heatmap(
             ax,
@@ -70,23 +93,23 @@ def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]
             len(prompts) <= 60,
         )
         fig.colorbar(image, ax=ax, label=metric)
-        ax.set_title(f"{ds} {task}: {metric} by prompt and model", fontsize=9)
-        fig.tight_layout()
+        ax.set_title(_title(f"{ds} {task}: {metric} by prompt and model", size[0]), fontsize=10)
         path = out_dir / f"heatmap_{safe_name(ds)}_{task}.png"
-        save_figure(fig, path, dpi=110, tight=False)
+        save_figure(fig, path, dpi=120, tight=True)
         plt.close(fig)
         written.append((path, f"{ds} {task}: {metric} by prompt × model"))
     for a in analysis.alphas:
         order = _order(list(a.prompts))
         idx = [a.prompts.index(p) for p in order]
         matrix = a.matrix[np.ix_(idx, idx)]
-        fig, ax = plt.subplots(figsize=(1.5 + 0.25 * len(order), 1.2 + 0.25 * len(order)))
+        size = _size(len(order), len(order), 0.35, 0.35)
+        fig, ax = plt.subplots(figsize=size)
         image = _heatmap(ax, matrix, order, order, "magma", -0.2, 1.0, len(order) <= 12)
         fig.colorbar(image, ax=ax, label=f"Krippendorff's α ({a.level})")
-        ax.set_title(f"{a.dataset} {a.task} {a.model}: α between prompts (all: {a.overall:.2f})", fontsize=9)
-        fig.tight_layout()
+        title = f"{a.dataset} {a.task} {a.model}: α between prompts (all: {a.overall:.2f})"
+        ax.set_title(_title(title, size[0]), fontsize=10)
         path = out_dir / f"alpha_{safe_name(a.dataset)}_{safe_name(a.model)}_{a.task}.png"
-        save_figure(fig, path, dpi=100, tight=False)
+        save_figure(fig, path, dpi=120, tight=True)
         plt.close(fig)
         written.append((path, f"{a.dataset} {a.task} {a.model}: α between prompts"))
     return written

@@ -13,7 +13,7 @@ from reljudge.prompts.template import PromptTemplate
 from reljudge.testing import MockLLMServer, responders
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "my-prompt.yaml"
+EXAMPLE = ROOT / "examples" / "prompts" / "my-prompt.yaml"
 
 
 def test_readme_shows_the_example_file_verbatim():

@@ -147,9 +147,10 @@ def data_roots() -> list[Path]:
     if env:
         roots.append(Path(env).expanduser())
     roots.append(Path.cwd().parent / "shared" / "data")
-    # a source checkout next to the shared data (an editable install run from anywhere)
+    # a source checkout next to the shared data (an editable install run from anywhere), unless
+    # the variable names the place
     source_tree = Path(__file__).resolve().parents[2]
-    if (source_tree / "pyproject.toml").is_file():
+    if not env and (source_tree / "pyproject.toml").is_file():
         beside = source_tree.parent / "shared" / "data"
         if beside not in roots:
             roots.append(beside)

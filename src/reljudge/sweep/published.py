@@ -90,6 +90,8 @@ def _parse_pointwise(text: str, task: str, cell: CellLabels, where: str) -> None
     ok = [label in valid for label in labels]
     invalid = len(labels) - sum(ok)
     if invalid:
+        cell.invalid_qids = [q for q, k in zip(qids, ok, strict=True) if not k]
+        cell.invalid_docids = [d for d, k in zip(docids, ok, strict=True) if not k]
         qids = [q for q, k in zip(qids, ok, strict=True) if k]
         docids = [d for d, k in zip(docids, ok, strict=True) if k]
         labels = [x for x, k in zip(labels, ok, strict=True) if k]
@@ -168,12 +170,14 @@ def read_published(
             raise InputError(f"two files for {'/'.join(cell.key)}: {seen[cell.key]} and {cell.source}", path)
         seen[cell.key] = cell.source
     notes = []
-    if skipped:
-        ids = ", ".join(sorted(skipped, key=_id_order))
-        notes.append(
-            f"left out {sum(skipped.values())} file(s) of prompt id(s) {ids}, excluded by the authors "
-            "(no or broken placeholders, content-filtered prompt)"
-        )
+    for by_authors, why in (
+        (True, "excluded by the authors (no or broken placeholders, content-filtered prompt)"),
+        (False, "excluded by the caller"),
+    ):
+        ids = sorted((p for p in skipped if (p in EXCLUDED_BY_AUTHORS) == by_authors), key=_id_order)
+        if ids:
+            files = sum(skipped[p] for p in ids)
+            notes.append(f"left out {files} file(s) of prompt id(s) {', '.join(ids)}, {why}")
     cells.sort(key=lambda c: (c.dataset, c.task, c.model, _id_order(c.prompt)))
     return cells, notes
 

@@ -11,8 +11,11 @@ Conventions (all recorded in `SweepAnalysis.conventions` and the report):
   (Best / Acceptable / Unacceptable per topic), ties, or disagrees, pooled over all pairs of
   the cell, and per comparison (BvA, BvU, AvU);
 - labels outside the task's scale and failed calls are *invalid* (``invalid_rate``), never labels;
-- per group (e.g. human- vs LLM-written prompts): mean, sample variance (ddof=1), standard
-  deviation, min and max of the cell metric over the prompts of a model;
+- per group (e.g. human- vs LLM-written prompts): mean, sample variance (ddof=1; population with
+  ``variance_ddof=0``), standard deviation, min and max of the cell metric over the prompts of a
+  model; with ``pool_datasets`` also over the values of all datasets at once (`summarize_pooled`);
+- invalid labels are left out (``invalid="drop"``) or kept as a category of their own that agrees
+  with nothing (``invalid="category"``);
 - inter-prompt agreement: Krippendorff's α over all prompts of a (dataset, model, task), and
   the matrix of α between every two prompts (levels per task: binary nominal, graded ordinal,
   pairwise nominal over agree/tie/disagree), each on the items both prompts labelled;
@@ -42,7 +45,7 @@ from reljudge.sweep.analysis.stability import (
     ranking_stability,
     system_scores,
 )
-from reljudge.sweep.analysis.summary import summarize
+from reljudge.sweep.analysis.summary import summarize, summarize_pooled
 from reljudge.sweep.labels import CellLabels
 
 __all__ = [
@@ -61,6 +64,7 @@ __all__ = [
     "prepare_runs",
     "ranking_stability",
     "summarize",
+    "summarize_pooled",
     "system_scores",
 ]
 
@@ -73,6 +77,7 @@ class SweepAnalysis:
     rankings: list[RankingResult]
     conventions: Conventions
     notes: list[str] = field(default_factory=list)
+    pooled: list[dict[str, Any]] = field(default_factory=list)  # with `Conventions.pool_datasets`
 
 
 def analyze(
@@ -95,4 +100,5 @@ def analyze(
     rows = cell_rows(cells, qrels, conv)
     alphas = inter_prompt_alpha(cells, conv) if alpha else []
     rankings = ranking_stability(cells, qrels, runs, conv) if runs else []
-    return SweepAnalysis(rows, summarize(rows), alphas, rankings, conv, notes)
+    pooled = summarize_pooled(rows, conv.variance_ddof) if conv.pool_datasets else []
+    return SweepAnalysis(rows, summarize(rows, conv.variance_ddof), alphas, rankings, conv, notes, pooled)

@@ -275,6 +275,28 @@ class Dataset:
             "description": self.description,
         }
 
+    def grade_counts(self) -> dict[str, Any]:
+        """Topics with judgments and the judgments per grade (``judge datasets --grades``):
+        ``{"judged_topics": n, "per_grade": [{"grade", "label", "count"}, ...]}``, every grade of the
+        scale listed (0 when unused) and any grade outside it after them."""
+        counts: dict[float, int] = {}
+        for docs in self.qrels.values():
+            for grade in docs.values():
+                counts[grade] = counts.get(grade, 0) + 1
+        scale = range(self.min_grade, (self.max_grade if self.max_grade is not None else self.min_grade) + 1)
+        grades = list(scale) + sorted(set(counts) - set(scale))
+        return {
+            "judged_topics": sum(1 for docs in self.qrels.values() if docs),
+            "per_grade": [
+                {
+                    "grade": g,
+                    "label": self.grade_labels.get(int(g), "") if g == int(g) else "",
+                    "count": counts.get(g, 0),
+                }
+                for g in grades
+            ],
+        }
+
 
 def read_exam_questions(path: str | Path) -> dict[str, dict[str, str]]:
     """EXAM question files: ``<qid>_<n><TAB>question`` -> ``{qid: {"<qid>_<n>": question}}``."""
@@ -429,14 +451,18 @@ def load_dataset(
     )
 
 
-def list_datasets(*, load: bool = True) -> list[dict[str, Any]]:
-    """One entry per known dataset: its counts when available (``load``), else why not."""
+def list_datasets(*, load: bool = True, grades: bool = False) -> list[dict[str, Any]]:
+    """One entry per known dataset: its counts when available (``load``; with ``grades`` also
+    `Dataset.grade_counts`), else why not."""
     entries = []
     for name, spec in KNOWN_DATASETS.items():
         entry: dict[str, Any] = {"name": name, "description": spec.description}
         try:
             if load:
-                entry.update(load_dataset(name).describe())
+                dataset = load_dataset(name)
+                entry.update(dataset.describe())
+                if grades:
+                    entry.update(dataset.grade_counts())
                 entry["available"] = True
             else:
                 entry["path"] = str(_find_named(name))

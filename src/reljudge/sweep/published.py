@@ -25,6 +25,7 @@ import re
 import tarfile
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.sweep.labels import PAIR_TYPES, CellLabels, pair_key
@@ -206,6 +207,17 @@ def groups_from_collection(path: str | Path) -> dict[str, str]:
         str(k): group_of(v.get("participant_name") if isinstance(v, Mapping) else None)
         for k, v in data.items()
     }
+
+
+def prompt_texts(path: str | Path) -> dict[str, Any]:
+    """The prompt collection as ``{prompt id: {task: {"system": …, "user": …}, …}}`` (the raw JSON)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InputError(f"cannot read the prompt collection: {err}", path) from None
+    if not isinstance(data, Mapping):
+        raise InputError("expected a JSON object of prompts", path)
+    return {str(k): v for k, v in data.items()}
 
 
 def _id_order(pid: str) -> tuple[int, str]:

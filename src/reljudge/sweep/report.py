@@ -9,6 +9,8 @@ Files in the output directory:
   distribution per model × task × prompt group over all datasets, as CSV (``model, task, group,
   n_values, mean, var, std, min, max``) and as a Markdown table laid out like the thesis's Table 4.5;
 - ``alpha.json`` and ``alpha/<dataset>_<model>_<task>.csv``: Krippendorff's α between prompts;
+- ``alpha.csv``, ``robustness.csv``, ``top_prompts.csv``, ``prompt_diversity*.csv``: the prompt
+  analyses of `reljudge.sweep.prompt_report`;
 - ``ranking.json`` (when runs were given): Kendall τ of each prompt's system ranking;
 - ``plots/*.png`` (with matplotlib): metric heatmaps (prompt × model) and α matrices;
 - ``report.md``: the tables, the conventions and links to all of the above.
@@ -145,6 +147,10 @@ def write_report(
         )
     if alpha_json:
         put("alpha.json", json.dumps(json_ready(alpha_json), indent=1) + "\n")
+    from reljudge.sweep.prompt_report import prompt_tables
+
+    for name, rows in prompt_tables(analysis).items():
+        put(name, csv_text(rows))
     if analysis.rankings:
         put(
             "ranking.json",
@@ -231,6 +237,9 @@ def _markdown(
                 f"| {a['dataset']} | {a['task']} | {a['model']} | {a['level']} | {len(a['prompts'])} | {a['units']} | {_f(a['alpha'])} | [csv]({a['matrix']}) |"
             )
         parts.append("")
+    from reljudge.sweep.prompt_report import prompt_markdown
+
+    parts += prompt_markdown(analysis)
     if analysis.rankings:
         parts += [
             "## Stability of the system ranking",

@@ -19,6 +19,8 @@ Conventions (all recorded in `SweepAnalysis.conventions` and the report):
 - inter-prompt agreement: Krippendorff's α over all prompts of a (dataset, model, task), and
   the matrix of α between every two prompts (levels per task: binary nominal, graded ordinal,
   pairwise nominal over agree/tie/disagree), each on the items both prompts labelled;
+- cross-model prompt robustness: Kendall τ-b and Spearman ρ between the per-prompt metrics of
+  every two models of a (dataset, task), and the prompts in the top third for every model;
 - ranking stability (when runs are given): systems scored by ``ranking_measure`` under each
   prompt's labels (unlabelled documents count as non-relevant) and under the human qrels;
   Kendall τ-b of each prompt's ranking to the human one, and between prompts.
@@ -37,6 +39,7 @@ from typing import Any
 from reljudge.sweep.analysis.alpha import AlphaResult, inter_prompt_alpha
 from reljudge.sweep.analysis.cells import cell_rows, pairwise_outcomes
 from reljudge.sweep.analysis.conventions import METRIC, Conventions, Qrels
+from reljudge.sweep.analysis.robustness import model_robustness
 from reljudge.sweep.analysis.stability import (
     RankingResult,
     evaluation_depth,
@@ -60,6 +63,7 @@ __all__ = [
     "evaluation_depth",
     "inter_prompt_alpha",
     "judged_share",
+    "model_robustness",
     "pairwise_outcomes",
     "prepare_runs",
     "ranking_stability",
@@ -78,6 +82,12 @@ class SweepAnalysis:
     conventions: Conventions
     notes: list[str] = field(default_factory=list)
     pooled: list[dict[str, Any]] = field(default_factory=list)  # with `Conventions.pool_datasets`
+    #: cross-model prompt robustness (`model_robustness`): τ/ρ per model pair, top-third prompts
+    robustness: list[dict[str, Any]] = field(default_factory=list)
+    top_prompts: list[dict[str, Any]] = field(default_factory=list)
+    #: lexical diversity of the prompt texts (`prompt_text.prompt_diversity`), when they are known
+    diversity: list[dict[str, Any]] = field(default_factory=list)
+    diversity_summary: list[dict[str, Any]] = field(default_factory=list)
 
 
 def analyze(
@@ -101,4 +111,7 @@ def analyze(
     alphas = inter_prompt_alpha(cells, conv) if alpha else []
     rankings = ranking_stability(cells, qrels, runs, conv) if runs else []
     pooled = summarize_pooled(rows, conv.variance_ddof) if conv.pool_datasets else []
-    return SweepAnalysis(rows, summarize(rows, conv.variance_ddof), alphas, rankings, conv, notes, pooled)
+    robustness, top = model_robustness(rows, groups=None)
+    return SweepAnalysis(
+        rows, summarize(rows, conv.variance_ddof), alphas, rankings, conv, notes, pooled, robustness, top
+    )

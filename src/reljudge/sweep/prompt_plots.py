@@ -16,8 +16,8 @@ import numpy as np
 
 from reljudge.sweep.analysis import SweepAnalysis
 
-_GROUP_ORDER = {"umbrela": 0, "human": 1, "llm": 2}
-_GROUP_LABEL = {"umbrela": "UMBRELA", "human": "human", "llm": "LLM"}
+_GROUP_ORDER = {"human": 1, "llm": 2}  # any other group (a reference prompt such as UMBRELA) on top
+_GROUP_LABEL = {"human": "human", "llm": "LLM"}
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 _XLABEL = {
     "kappa": "Cohen's κ with the human labels",
@@ -26,11 +26,11 @@ _XLABEL = {
 
 
 def _prompt_order(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(prompt, group) from the top of the chart: UMBRELA, human, LLM, others; by id within a group."""
+    """(prompt, group) from the top of the chart: other groups (UMBRELA), human, LLM; by id within a group."""
     seen = {(r["prompt"], r["group"]) for r in rows}
     return sorted(
         seen,
-        key=lambda pg: (_GROUP_ORDER.get(pg[1], 3), pg[1], int(pg[0]) if pg[0].isdigit() else 10**9, pg[0]),
+        key=lambda pg: (_GROUP_ORDER.get(pg[1], 0), pg[1], int(pg[0]) if pg[0].isdigit() else 10**9, pg[0]),
     )
 
 
@@ -63,7 +63,9 @@ def _bars_panel(ax, rows: list[dict[str, Any]], models: list[str], title: str) -
                     linewidth=2.0,
                     zorder=4,
                 )
-    ax.set_yticks(range(len(order)), [f"{p} ({_GROUP_LABEL.get(g, g)})" for p, g in order], fontsize=8)
+    ax.set_yticks(
+        range(len(order)), [f"{p} ({_GROUP_LABEL.get(g, g.upper())})" for p, g in order], fontsize=8
+    )
     ax.set_ylim(len(order) - 0.5, -0.5)  # first prompt on top
     ax.axvline(0, color="black", linewidth=0.8)
     ax.grid(axis="x", color="0.9")
@@ -113,14 +115,14 @@ def write_prompt_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Pat
 
 
 def _diversity_plot(plt, save_figure, rows: list[dict[str, Any]], out_dir: Path) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
-    groups = sorted({r["group"] for r in rows}, key=lambda g: (_GROUP_ORDER.get(g, 3), g))
+    groups = sorted({r["group"] for r in rows}, key=lambda g: (_GROUP_ORDER.get(g, 0), g))
     groups = [g for g in groups if sum(r["group"] == g for r in rows) > 6] or groups  # UMBRELA: one prompt
     fig, ax = plt.subplots(figsize=(2.2 + 1.6 * len(groups), 4.2))
     data, labels, colours = [], [], []
     for message, colour in (("system", "#9ecae1"), ("user", "#fdae6b")):
         for g in groups:
             data.append([r["unique_terms"] for r in rows if r["group"] == g and r["message"] == message])
-            labels.append(f"{_GROUP_LABEL.get(g, g)}\n{message}")
+            labels.append(f"{_GROUP_LABEL.get(g, g.upper())}\n{message}")
             colours.append(colour)
     box = ax.boxplot(data, patch_artist=True, widths=0.6, medianprops={"color": "black"})
     for patch, colour in zip(box["boxes"], colours, strict=True):

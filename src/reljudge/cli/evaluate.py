@@ -62,7 +62,19 @@ def evaluate_cmd(
         Path("evaluation"), "--out", help="Output directory for evaluation.json and the CSV tables."
     ),
     plot: bool = typer.Option(
-        False, "--plot", help="Also write alignment.png and compatibility.png (needs matplotlib)."
+        False,
+        "--plot",
+        help="Also write alignment.png, and with --runs compatibility.png and alignment_vs_agreement.png/.csv (needs matplotlib).",
+    ),
+    alignment_average: str = typer.Option(
+        "pairs",
+        "--alignment-average",
+        help="Alignment shares over all pairs of a comparison (pairs, as the thesis code) or the mean of each topic's shares (topics).",
+    ),
+    label: str | None = typer.Option(
+        None,
+        "--label",
+        help="A name for this evaluation (e.g. the dataset), kept in evaluation.json for judge plot-summary.",
     ),
 ) -> None:
     """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
@@ -70,6 +82,8 @@ def evaluate_cmd(
 
     if not 0.0 < p < 1.0:
         raise InputError(f"--p must be between 0 and 1, got {p}")
+    if alignment_average not in ("pairs", "topics"):
+        raise InputError(f"--alignment-average must be pairs or topics, got {alignment_average!r}")
     report = evaluate_paths(
         judgments,
         qrels=qrels,
@@ -85,7 +99,10 @@ def evaluate_cmd(
         judge_threshold=judge_threshold,
         n_boot=bootstrap,
         seed=seed,
+        alignment_average=alignment_average,
     )
+    if label:
+        report.settings["label"] = label
     typer.echo(summary(report))
     written = write_outputs(report, out, plot=plot)
     typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
@@ -172,3 +189,21 @@ def fd_cmd(
     if out is not None:
         written = write_fd_report(report, out)
         typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+
+
+def plot_summary_cmd(
+    evaluations: list[Path] = typer.Argument(
+        ..., help="evaluation.json files of judge evaluate (or their directories)."
+    ),
+    out: Path = typer.Option(Path("."), "--out", help="Directory for alignment_vs_agreement.png and .csv."),
+) -> None:
+    """Plot macro agree against Kendall τ-b for the judgment sets of several judge evaluate results
+    (one colour per --label, e.g. per dataset)."""
+    from reljudge.evaluation.summary_plot import read_points, write_summary
+
+    rows = read_points(evaluations)
+    try:
+        written = write_summary(rows, out)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)

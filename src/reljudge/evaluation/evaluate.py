@@ -142,6 +142,7 @@ def evaluate(
     judge_threshold: float | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    alignment_average: str = "pairs",
 ) -> Report:
     """Compute everything ``judge evaluate`` reports (see the module docstring)."""
     from reljudge.metrics.measures import system_measures
@@ -159,6 +160,7 @@ def evaluate(
             "depth": depth,
             "n_boot": n_boot,
             "seed": seed,
+            "alignment_average": alignment_average,
             "ranking": RANKING_NOTE,
         },
         runs=list(runs or {}),
@@ -169,7 +171,16 @@ def evaluate(
     for js in sets:
         scores, dropped = restrict(js.scores, topics)
         prefs = [r for r in js.preferences if r[0] in topics] if js.preferences is not None else None
-        labels = JudgeLabels(qrels, scores, prefs, js.missing, unacceptable, human_threshold, judge_threshold)
+        labels = JudgeLabels(
+            qrels,
+            scores,
+            prefs,
+            js.missing,
+            unacceptable,
+            human_threshold,
+            judge_threshold,
+            alignment_average,
+        )
         rep = SetReport(js.name, js.source, sum(len(d) for d in scores.values()), dropped)
         rep.measures = {m.name: m(labels) for m in judgment_measures()}
         if runs:

@@ -15,7 +15,7 @@ import sys
 
 import typer
 
-from reljudge.cli import cache, data, evaluate, mock_server, probe, prompts, run, sweep
+from reljudge.cli import cache, data, evaluate, mock_server, pairs, probe, prompts, run, sweep
 from reljudge.cli.deferred import DeferredCommand, JudgeGroup
 from reljudge.errors import EXIT_BAD_INPUT, ReljudgeError
 
@@ -59,6 +59,7 @@ app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.add_typer(cache.app, name="cache")
 app.add_typer(prompts.app, name="prompts")
+app.add_typer(pairs.app, name="pairs")
 
 
 def main() -> None:

@@ -105,3 +105,21 @@ def test_bad_alignment_average_and_summary_input(tmp_path):
     bad.write_text("[1, 2]")
     with pytest.raises(InputError, match="no 'sets' list"):
         read_points([bad])
+
+
+def test_pointwise_alignment_on_given_pairs(tmp_path):
+    from reljudge.evaluation import evaluate
+    from reljudge.evaluation.sources import load_judgment_sets
+    from reljudge.metrics.alignment import preferences_from_scores
+
+    assert preferences_from_scores(JUDGE, [("2", "b2", "u2"), ("2", "u3", "b2"), ("2", "u4", "zz")]) == [
+        ("2", "b2", "u2", 1),
+        ("2", "u3", "b2", 0),
+    ]
+    _, judged, _ = _files(tmp_path)
+    sets = load_judgment_sets([judged])
+    # only topic 2's pairs (b2, u3) and (u2, b2): one tie, one agreement
+    report = evaluate(QRELS, sets, n_boot=0, pairs=[("2", "b2", "u3"), ("2", "u2", "b2")])
+    assert report.sets[0].alignment.counts["BvU"].total == 2
+    assert report.sets[0].alignment.fractions("BvU") == pytest.approx((0.5, 0.5, 0.0))
+    assert evaluate(QRELS, sets, n_boot=0).sets[0].alignment.counts["BvU"].total == 4

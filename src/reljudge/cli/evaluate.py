@@ -71,6 +71,11 @@ def evaluate_cmd(
         "--alignment-average",
         help="Alignment shares over all pairs of a comparison (pairs, as the thesis code) or the mean of each topic's shares (topics).",
     ),
+    pairs_file: Path | None = typer.Option(
+        None,
+        "--pairs",
+        help="Alignment of pointwise sets on these pairs only (qid docidA docidB, e.g. from judge pairs sample), each read as a preference by the two scores.",
+    ),
     label: str | None = typer.Option(
         None,
         "--label",
@@ -100,6 +105,7 @@ def evaluate_cmd(
         n_boot=bootstrap,
         seed=seed,
         alignment_average=alignment_average,
+        pairs=_read_pairs(pairs_file) if pairs_file is not None else None,
     )
     if label:
         report.settings["label"] = label
@@ -207,3 +213,10 @@ def plot_summary_cmd(
     except ValueError as err:
         raise InputError(str(err)) from None
     typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+
+
+def _read_pairs(path: Path) -> list[tuple[str, str, str]]:
+    from reljudge.io.pairs import read_pairs
+
+    pairs, _ = read_pairs(path)
+    return [(qid, a, b) for qid, items in pairs.items() for a, b in items]

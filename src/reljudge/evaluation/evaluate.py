@@ -143,6 +143,7 @@ def evaluate(
     n_boot: int = 1000,
     seed: int = 0,
     alignment_average: str = "pairs",
+    pairs: Sequence[tuple[str, str, str]] | None = None,
 ) -> Report:
     """Compute everything ``judge evaluate`` reports (see the module docstring)."""
     from reljudge.metrics.measures import system_measures
@@ -161,6 +162,7 @@ def evaluate(
             "n_boot": n_boot,
             "seed": seed,
             "alignment_average": alignment_average,
+            "alignment_pairs": "all cross-category pairs" if pairs is None else f"{len(pairs)} given pairs",
             "ranking": RANKING_NOTE,
         },
         runs=list(runs or {}),
@@ -183,6 +185,13 @@ def evaluate(
         )
         rep = SetReport(js.name, js.source, sum(len(d) for d in scores.values()), dropped)
         rep.measures = {m.name: m(labels) for m in judgment_measures()}
+        if pairs is not None and prefs is None:  # alignment of a pointwise set on the given pairs only
+            from dataclasses import replace
+
+            from reljudge.metrics.alignment import ALIGNMENT, preferences_from_scores
+
+            on_pairs = preferences_from_scores(scores, pairs, missing=js.missing)
+            rep.measures["alignment"] = ALIGNMENT(replace(labels, preferences=on_pairs))
         if runs:
             scorer = Compatibility(scores, p=p, depth=depth)
             if positions is None:

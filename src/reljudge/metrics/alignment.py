@@ -247,6 +247,22 @@ def preference_alignment(
     )
 
 
+def preferences_from_scores(
+    scores: Scores, pairs: Iterable[tuple[str, str, str]], *, missing: float | None = None
+) -> list[tuple[str, str, str, int]]:
+    """Pointwise scores read as preferences on given pairs ``(qid, a, b)``: 1 when ``a`` scores
+    higher, 2 when ``b`` does, 0 on equal scores (so `preference_alignment` measures a pointwise
+    judge on a pair sample). A document without a score gets ``missing``; None leaves its pairs out."""
+    out = []
+    for qid, a, b in pairs:
+        docs = scores.get(qid, {})
+        sa, sb = docs.get(a, missing), docs.get(b, missing)
+        if sa is None or sb is None:
+            continue
+        out.append((qid, a, b, 1 if sa > sb else (2 if sb > sa else 0)))
+    return out
+
+
 def outcome_alignment(outcomes: Iterable[tuple[str, str]]) -> AlignmentResult:
     """Alignment from already classified pairs ``(comparison, outcome)`` (e.g. the published
     prompt-sensitivity files, or `classify_preferences`), pooled; no per-topic counts."""

@@ -208,3 +208,13 @@ def test_thesis_table_4_5_conventions_on_the_release(shared_data: Path):
         for model, value in zip(("gpt-4o", "llama3.2", "mistral"), expected, strict=True):
             assert pooled[(model, "human")]["n_values"] == 24
             assert round(pooled[(model, "human")]["var"], 3) == value, (model, ddof)
+
+
+def test_conventions_are_refused_for_a_sweep_directory(tmp_path):
+    from reljudge.sweep.execute import INDEX_FILE
+
+    (tmp_path / INDEX_FILE).write_text("{}")
+    res = CliRunner().invoke(
+        app, ["sweep", "--from-judgments", str(tmp_path), "--preset", "thesis-table-4.5"]
+    )
+    assert isinstance(res.exception, InputError) and "sweep directory" in str(res.exception)

@@ -5,7 +5,9 @@
    summaries, Krippendorff's α between prompts;
 2. the same with the 63 TREC DL 2021 runs: ranking stability (nDCG@10 of every run under every
    binary/graded DL21 cell's labels, Kendall τ-b to the human ranking and between prompts);
-3. a mock sweep of ``examples/sweep-sample.yaml`` (the model pointed at the mock LLM server):
+3. ``judge sweep --from-judgments … --preset thesis-table-4.5`` end to end in a fresh process, plots
+   included (target: under 60 s on the 2-core machine);
+4. a mock sweep of ``examples/sweep-sample.yaml`` (the model pointed at the mock LLM server):
    planning, sampling, judging every cell, the analysis and the report.
 """
 
@@ -62,6 +64,25 @@ def bench_published() -> None:
     )
     scored = sum(len(r.prompts) for r in rankings)
     print(f"   {scored} cells x {len(runs)} runs scored by nDCG@10, {len(rankings)} tau tables")
+
+
+def bench_preset() -> None:
+    import subprocess
+    import sys
+
+    tarball = DATA / "prompt-sensitivity" / "judgments.tar.gz"
+    if not tarball.is_file():
+        print(f"skipped part 3: {tarball} not found")
+        return
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "reljudge", "sweep", "--from-judgments", str(tarball)]
+        command += ["--preset", "thesis-table-4.5", "--out", tmp]
+        timed(
+            "3. --preset thesis-table-4.5, CLI with plots (target < 60 s)",
+            lambda: subprocess.run(command, check=True, capture_output=True, env=env),
+        )
+        print(f"   {(Path(tmp) / 'summary_pooled.csv').read_text().count(chr(10)) - 1} pooled rows")
 
 
 def bench_mock_sweep() -> None:
@@ -133,4 +154,5 @@ def bench_mock_sweep() -> None:
 if __name__ == "__main__":
     print(f"cores: {os.cpu_count()}")
     bench_published()
+    bench_preset()
     bench_mock_sweep()

@@ -8,6 +8,7 @@ package (their options are made when one of them is used).
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from typing import Any
@@ -145,5 +146,6 @@ def test_help_lists_run_and_probe_without_loading_pydantic_or_the_run_package():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "loaded: []" in out.stdout, out.stdout
-    assert "run          Judge a pool of (topic, passage) items" in out.stdout
-    assert "probe        Re-judge a sample with the passages altered" in out.stdout
+    # the column width follows the longest command name
+    assert re.search(r"\n  run +Judge a pool of \(topic, passage\) items", out.stdout), out.stdout
+    assert re.search(r"\n  probe +Re-judge a sample with the passages altered", out.stdout), out.stdout

@@ -157,3 +157,46 @@ def test_dataset_given_a_file(tmp_path: Path) -> None:
     d = make_dir(tmp_path)
     with pytest.raises(InputError, match="got a file"):
         load_dataset(d / "topics.tsv")
+
+
+def test_grade_counts_of_a_directory_dataset(tmp_path: Path) -> None:
+    d = make_dir(tmp_path, **{"dataset.json": json.dumps({"min_grade": 0, "max_grade": 3})})
+    (d / "qrels.txt").write_text("1 0 a 3\n1 0 b 0\n1 0 c 0\n2 0 a 1\n")
+    counts = load_dataset(d).grade_counts()
+    assert counts["judged_topics"] == 2
+    assert [(g["grade"], g["count"]) for g in counts["per_grade"]] == [(0, 2), (1, 1), (2, 0), (3, 1)]
+
+
+def test_datasets_grades_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from reljudge.cli import app
+
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "nowhere"))
+    monkeypatch.chdir(tmp_path)
+    qrels = read_qrels(bundled_path() / "qrels.txt")
+    expected = {g: sum(1 for docs in qrels.values() for v in docs.values() if v == g) for g in range(4)}
+    res = CliRunner().invoke(app, ["datasets", "--grades", "--json"])
+    assert res.exit_code == 0, res.output
+    entry = {e["name"]: e for e in json.loads(res.stdout)}["dl19-sample"]
+    assert entry["judged_topics"] == len(qrels)
+    assert {g["grade"]: g["count"] for g in entry["per_grade"]} == expected
+    assert entry["per_grade"][3]["label"] == "perfectly relevant"
+    table = CliRunner().invoke(app, ["datasets", "--grades"]).stdout
+    assert "| dl19-sample | 5 | " + " | ".join(f"{expected[g]:,}" for g in range(4)) in table
+
+
+@pytest.mark.shared
+def test_shared_grade_counts_match_table_4_2(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spec S10: the per-grade counts of Table 4.2 (the thesis's three typos corrected)."""
+    monkeypatch.setenv(DATA_DIR_ENV, str(shared_data))
+    expected = {
+        "trec-dl19": (43, {0: 5158, 1: 1601, 2: 1804, 3: 697}),
+        "trec-dl20": (54, {0: 7780, 1: 1940, 2: 1020, 3: 646}),
+        "trec-dl21": (53, {0: 4338, 1: 3063, 2: 2341, 3: 1086}),
+        "antique": (200, {1: 1642, 2: 2417, 3: 1196, 4: 1334}),
+    }
+    for name, (topics, per_grade) in expected.items():
+        counts = load_dataset(name).grade_counts()
+        assert counts["judged_topics"] == topics, name
+        assert {g["grade"]: g["count"] for g in counts["per_grade"]} == per_grade, name

@@ -157,6 +157,12 @@ PUBLISHED_TAUS = {
     "exam-graded-mean": 0.832,
     "nuggets-all": 0.769,
     "nuggets-vital-strict": 0.712,
+    # Table 4.3's four nugget variants the README marked "–" until issue 16; the same values are the
+    # authors' Compatibility/Taus/DL21_nuggets_*.tau files (Narabzad/llm-relevance-judgement-comparison @ 4137aea)
+    "nuggets-all-strict": 0.810,
+    "nuggets-vital": 0.712,
+    "nuggets-weighted": 0.760,
+    "nuggets-weighted-strict": 0.794,
 }
 
 

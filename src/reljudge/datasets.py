@@ -294,6 +294,28 @@ class Dataset:
             "description": self.description,
         }
 
+    def grade_counts(self) -> dict[str, Any]:
+        """Topics with judgments and the judgments per grade (``judge datasets --grades``):
+        ``{"judged_topics": n, "per_grade": [{"grade", "label", "count"}, ...]}``, every grade of the
+        scale listed (0 when unused) and any grade outside it after them."""
+        counts: dict[float, int] = {}
+        for docs in self.qrels.values():
+            for grade in docs.values():
+                counts[grade] = counts.get(grade, 0) + 1
+        scale = range(self.min_grade, (self.max_grade if self.max_grade is not None else self.min_grade) + 1)
+        grades = list(scale) + sorted(set(counts) - set(scale))
+        return {
+            "judged_topics": sum(1 for docs in self.qrels.values() if docs),
+            "per_grade": [
+                {
+                    "grade": g,
+                    "label": self.grade_labels.get(int(g), "") if g == int(g) else "",
+                    "count": counts.get(g, 0),
+                }
+                for g in grades
+            ],
+        }
+
 
 def _metadata(directory: Path) -> dict[str, Any]:
     meta_path = directory / "dataset.json"
@@ -322,14 +344,10 @@ def load_dataset(
     ``passages=False`` leaves the corpus unread: `Dataset.passages` then reads only the passages
     a job needs (`Dataset.corpus` would read them all on first use)."""
     if name_or_dir is not None and str(name_or_dir).startswith(IRDS_PREFIX):
-        return _load_irds(
-            str(name_or_dir)[len(IRDS_PREFIX) :],
-            topics=topics,
-            qrels=qrels,
-            corpus=corpus,
-            runs=runs,
-            passages=passages,
-        )
+        from reljudge.io.irds import dataset_fields
+
+        fields = dataset_fields(str(name_or_dir)[len(IRDS_PREFIX) :], topics, qrels, corpus, runs, passages)
+        return Dataset(**fields)
     spec: DatasetSpec | None = None
     directory: Path | None = None
     if name_or_dir is not None:
@@ -434,52 +452,18 @@ def load_dataset(
     )
 
 
-def _load_irds(
-    dataset_id: str,
-    *,
-    topics: str | Path | None,
-    qrels: str | Path | None,
-    corpus: str | Path | None,
-    runs: str | Path | None,
-    passages: bool,
-) -> Dataset:
-    """An ``irds:<id>`` dataset (see `reljudge.io.irds`); explicit files override its parts."""
-    from reljudge.io.irds import PREFIX, grade_scale, read_irds
-
-    found = read_irds(dataset_id, topics=topics is None, qrels=qrels is None)
-    topic_map = read_topics(topics) if topics is not None else found.topics
-    qrels_map = read_qrels(qrels) if qrels is not None else found.qrels
-    paths: dict[str, Path] = {}
-    for key, value in (("topics", topics), ("qrels", qrels), ("corpus", corpus), ("runs", runs)):
-        if value is not None:
-            paths[key] = Path(value)
-    if "runs" in paths and not paths["runs"].is_dir():
-        raise InputError("runs: expected a directory of run files", paths["runs"])
-    low, high, threshold = grade_scale(found.grade_labels if qrels is None else {}, qrels_map)
-    return Dataset(
-        name=PREFIX + dataset_id,
-        topics=topic_map,
-        paths=paths,
-        runs_dir=paths.get("runs"),
-        description=found.documentation,
-        min_grade=low,
-        max_grade=high,
-        relevant_threshold=threshold,
-        grade_labels=found.grade_labels,
-        passage_lookup=found.lookup,
-        _qrels=qrels_map,
-        _corpus=load_corpus(paths["corpus"]) if "corpus" in paths and passages else None,
-    )
-
-
-def list_datasets(*, load: bool = True) -> list[dict[str, Any]]:
-    """One entry per known dataset: its counts when available (``load``), else why not."""
+def list_datasets(*, load: bool = True, grades: bool = False) -> list[dict[str, Any]]:
+    """One entry per known dataset: its counts when available (``load``; with ``grades`` also
+    `Dataset.grade_counts`), else why not."""
     entries = []
     for name, spec in KNOWN_DATASETS.items():
         entry: dict[str, Any] = {"name": name, "description": spec.description}
         try:
             if load:
-                entry.update(load_dataset(name).describe())
+                dataset = load_dataset(name)
+                entry.update(dataset.describe())
+                if grades:
+                    entry.update(dataset.grade_counts())
                 entry["available"] = True
             else:
                 entry["path"] = str(_find_named(name))

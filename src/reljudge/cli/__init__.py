@@ -16,7 +16,19 @@ import sys
 
 import typer
 
-from reljudge.cli import cache, data, evaluate, mock_server, probe, prompts, report, run, shallow, sweep
+from reljudge.cli import (
+    cache,
+    data,
+    evaluate,
+    mock_server,
+    pairs,
+    probe,
+    prompts,
+    report,
+    run,
+    shallow,
+    sweep,
+)
 from reljudge.cli.deferred import DeferredCommand, JudgeGroup
 from reljudge.errors import EXIT_BAD_INPUT, ReljudgeError
 
@@ -55,12 +67,14 @@ app.command("run", cls=DeferredCommand)(run.run_cmd)
 app.command("mock-server")(mock_server.mock_server_cmd)
 app.command("evaluate")(evaluate.evaluate_cmd)
 app.command("fd")(evaluate.fd_cmd)
+app.command("plot-summary")(evaluate.plot_summary_cmd)
 app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.command("report")(report.report_cmd)
 app.add_typer(cache.app, name="cache")
 app.add_typer(prompts.app, name="prompts")
 app.add_typer(shallow.app, name="shallow")
+app.add_typer(pairs.app, name="pairs")
 
 
 def main() -> None:

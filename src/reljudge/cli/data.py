@@ -55,15 +55,25 @@ def export_cmd(
 
 def datasets_cmd(
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    grades: bool = typer.Option(
+        False,
+        "--grades",
+        help="Per dataset: topics with judgments and the judgments per grade, with its label.",
+    ),
 ) -> None:
     """List the known datasets with their topic, judgment and passage counts."""
     import json
 
     from reljudge.datasets import DATA_DIR_ENV, list_datasets
 
-    entries = list_datasets()
+    entries = list_datasets(grades=grades)
     if json_output:
         typer.echo(json.dumps(entries, indent=2))
+        return
+    if grades:
+        typer.echo(_grades_table(entries))
+        if not all(e["available"] for e in entries):
+            typer.echo(f"(set {DATA_DIR_ENV} to the directory holding the full collections)", err=True)
         return
     header = f"{'name':<12} {'topics':>6} {'qrels':>6} {'passages':>8} {'runs':>4} {'grades':>6} {'rel>=':>5}  path"
     typer.echo(header)
@@ -79,3 +89,24 @@ def datasets_cmd(
             )
     if not all(e["available"] for e in entries):
         typer.echo(f"(set {DATA_DIR_ENV} to the directory holding the full collections)", err=True)
+
+
+def _grades_table(entries: list[dict]) -> str:
+    """Markdown: one row per available dataset, topics with judgments and a column per grade."""
+    available = [e for e in entries if e["available"]]
+    grades = sorted({g["grade"] for e in available for g in e["per_grade"]})
+    label = {}
+    for e in available:
+        for g in e["per_grade"]:
+            label.setdefault(g["grade"], set()).add(g["label"])
+    head = ["dataset", "topics"] + [f"grade {g:g}" for g in grades]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for e in available:
+        count = {g["grade"]: g["count"] for g in e["per_grade"]}
+        cells = [f"{count[g]:,}" if g in count else "–" for g in grades]
+        lines.append(f"| {e['name']} | {e['judged_topics']:,} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for e in available:
+        names = ", ".join(f"{g['grade']:g} {g['label']}" for g in e["per_grade"] if g["label"])
+        lines.append(f"{e['name']}: {names}")
+    return "\n".join(lines)

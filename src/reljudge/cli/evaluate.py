@@ -66,7 +66,24 @@ def evaluate_cmd(
         help="Output directory for evaluation.json and the CSV tables.",
     ),
     plot: bool = typer.Option(
-        False, "--plot", help="Also write alignment.png and compatibility.png (needs matplotlib)."
+        False,
+        "--plot",
+        help="Also write alignment.png, and with --runs compatibility.png and alignment_vs_agreement.png/.csv (needs matplotlib).",
+    ),
+    alignment_average: str = typer.Option(
+        "pairs",
+        "--alignment-average",
+        help="Alignment shares over all pairs of a comparison (pairs, as the thesis code) or the mean of each topic's shares (topics).",
+    ),
+    pairs_file: Path | None = typer.Option(
+        None,
+        "--pairs",
+        help="Alignment of pointwise sets on these pairs only (qid docidA docidB, e.g. from judge pairs sample), each read as a preference by the two scores.",
+    ),
+    label: str | None = typer.Option(
+        None,
+        "--label",
+        help="A name for this evaluation (e.g. the dataset), kept in evaluation.json for judge plot-summary.",
     ),
     json_output: bool = typer.Option(
         False, "--json", help="Print evaluation.json's content instead of tables."
@@ -78,6 +95,8 @@ def evaluate_cmd(
 
     if not 0.0 < p < 1.0:
         raise InputError(f"--p must be between 0 and 1, got {p}")
+    if alignment_average not in ("pairs", "topics"):
+        raise InputError(f"--alignment-average must be pairs or topics, got {alignment_average!r}")
     report = evaluate_paths(
         judgments,
         qrels=qrels,
@@ -94,7 +113,11 @@ def evaluate_cmd(
         judge_threshold=judge_threshold,
         n_boot=bootstrap,
         seed=seed,
+        alignment_average=alignment_average,
+        pairs=_read_pairs(pairs_file) if pairs_file is not None else None,
     )
+    if label:
+        report.settings["label"] = label
     notes = warnings(report)
     if notes and len(notes) == len(report.sets):
         raise InputError(
@@ -196,3 +219,28 @@ def fd_cmd(
     if out is not None:
         written = write_fd_report(report, out)
         typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+
+
+def plot_summary_cmd(
+    evaluations: list[Path] = typer.Argument(
+        ..., help="evaluation.json files of judge evaluate (or their directories)."
+    ),
+    out: Path = typer.Option(Path("."), "--out", help="Directory for alignment_vs_agreement.png and .csv."),
+) -> None:
+    """Plot macro agree against Kendall τ-b for the judgment sets of several judge evaluate results
+    (one colour per --label, e.g. per dataset)."""
+    from reljudge.evaluation.summary_plot import read_points, write_summary
+
+    rows = read_points(evaluations)
+    try:
+        written = write_summary(rows, out)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+    typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+
+
+def _read_pairs(path: Path) -> list[tuple[str, str, str]]:
+    from reljudge.io.pairs import read_pairs
+
+    pairs, _ = read_pairs(path)
+    return [(qid, a, b) for qid, items in pairs.items() for a, b in items]

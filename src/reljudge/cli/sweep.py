@@ -43,13 +43,44 @@ def sweep_cmd(
     runs: list[str] = typer.Option(
         [], "--runs", help="DATASET=DIR of TREC runs, for ranking stability of published judgments."
     ),
-    threshold: float = typer.Option(
-        2, "--threshold", help="Published judgments: human grade >= threshold is relevant for binary kappa."
+    threshold: float | None = typer.Option(
+        None,
+        "--threshold",
+        help="Published judgments: human grade >= threshold is relevant for binary kappa [default: 2].",
     ),
     include_excluded: bool = typer.Option(
         False,
         "--include-excluded",
         help="Published judgments: keep the prompt ids the authors excluded (4, 6, 13, 23, 27, 30).",
+    ),
+    exclude_prompts: str | None = typer.Option(
+        None,
+        "--exclude-prompts",
+        help="Published judgments: prompt ids to leave out besides the authors' exclusions, e.g. 7,16.",
+    ),
+    pool_datasets: bool | None = typer.Option(
+        None,
+        "--pool-datasets/--per-dataset",
+        help="Published judgments: also summarise all datasets as one distribution per model, task and "
+        "group (summary_pooled.csv, summary_pooled.md) [default: per dataset].",
+    ),
+    variance: str | None = typer.Option(
+        None,
+        "--variance",
+        help="Published judgments: variance over prompts, 'sample' (ddof=1) or 'population' (ddof=0) [default: sample].",
+    ),
+    invalid: str | None = typer.Option(
+        None,
+        "--invalid",
+        help="Published judgments: labels outside the scale are 'drop'ped or kept as their own 'category' "
+        "(counted as disagreement) [default: drop].",
+    ),
+    preset: str | None = typer.Option(
+        None,
+        "--preset",
+        help="Published judgments: a named set of the conventions above; 'thesis-table-4.5' = "
+        "--exclude-prompts 7,16 --pool-datasets --variance population --threshold 1 --invalid category. "
+        "Options given as well override it.",
     ),
     plots: bool = typer.Option(
         True,
@@ -61,7 +92,7 @@ def sweep_cmd(
     import time
 
     from reljudge.sweep import api
-    from reljudge.sweep.report import ranking_markdown, summary_markdown
+    from reljudge.sweep.report import pooled_markdown, ranking_markdown, summary_markdown
 
     def warn_if_no_matplotlib() -> None:
         # said up front, so nobody waits for a whole sweep to learn it; report.md says it too
@@ -86,7 +117,7 @@ def sweep_cmd(
     if from_judgments is not None:
         if config is not None:
             raise InputError("give either a sweep file or --from-judgments, not both")
-        from reljudge.sweep.analysis import Conventions
+        from reljudge.sweep.analysis.presets import conventions_with
 
         published: dict = {}
         if not api.is_sweep_dir(from_judgments):
@@ -95,12 +126,29 @@ def sweep_cmd(
                 prompts=prompts_file,
                 runs=pairs_of(runs, "--runs"),
                 include_excluded=include_excluded,
-                conv=Conventions(threshold=threshold),
+                conv=conventions_with(
+                    preset,
+                    threshold=threshold,
+                    excluded_prompts=exclude_prompts,
+                    pool_datasets=pool_datasets,
+                    variance=variance,
+                    invalid=invalid,
+                ),
+            )
+        elif any(
+            v is not None for v in (threshold, exclude_prompts, pool_datasets, variance, invalid, preset)
+        ):
+            raise InputError(
+                "--threshold, --exclude-prompts, --pool-datasets, --variance, --invalid and --preset apply to "
+                "published judgments; a sweep directory keeps the conventions of its sweep file",
+                from_judgments,
             )
         if plots:
             warn_if_no_matplotlib()
         analysis, target = api.analyse_judgments(from_judgments, out=out, plots=plots, **published)
         typer.echo(summary_markdown(analysis))
+        if analysis.pooled:
+            typer.echo("\n" + pooled_markdown(analysis))
         if analysis.rankings:
             typer.echo("\n" + ranking_markdown(analysis))
         typer.echo(

@@ -189,6 +189,8 @@ def evaluate(
     judge_threshold: float | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    alignment_average: str = "pairs",
+    pairs: Sequence[tuple[str, str, str]] | None = None,
 ) -> Report:
     """Compute everything ``judge evaluate`` reports (see the module docstring)."""
     from reljudge.metrics.measures import system_measures
@@ -206,6 +208,8 @@ def evaluate(
             "depth": depth,
             "n_boot": n_boot,
             "seed": seed,
+            "alignment_average": alignment_average,
+            "alignment_pairs": "all cross-category pairs" if pairs is None else f"{len(pairs)} given pairs",
             "ranking": RANKING_NOTE,
         },
         runs=list(runs or {}),
@@ -218,10 +222,26 @@ def evaluate(
     for js in sets:
         scores, dropped = restrict(js.scores, topics)
         prefs = [r for r in js.preferences if r[0] in topics] if js.preferences is not None else None
-        labels = JudgeLabels(qrels, scores, prefs, js.missing, unacceptable, human_threshold, judge_threshold)
+        labels = JudgeLabels(
+            qrels,
+            scores,
+            prefs,
+            js.missing,
+            unacceptable,
+            human_threshold,
+            judge_threshold,
+            alignment_average,
+        )
         rep = SetReport(js.name, js.source, sum(len(d) for d in scores.values()), dropped)
         rep.overlap = sum(1 for q, docs in scores.items() for d in docs if d in qrels.get(q, {}))
         rep.measures = {m.name: m(labels) for m in judgment_measures()}
+        if pairs is not None and prefs is None:  # alignment of a pointwise set on the given pairs only
+            from dataclasses import replace
+
+            from reljudge.metrics.alignment import ALIGNMENT, preferences_from_scores
+
+            on_pairs = preferences_from_scores(scores, pairs, missing=js.missing)
+            rep.measures["alignment"] = ALIGNMENT(replace(labels, preferences=on_pairs))
         if runs:
             scorer = Compatibility(scores, p=p, depth=depth)
             if positions is None:

@@ -75,15 +75,19 @@ def write_report(report: Report, out_dir: str | Path) -> list[Path]:
 
 
 def write_outputs(report: Report, out_dir: str | Path, *, plot: bool = False) -> list[Path]:
-    """`write_report`, and with ``plot`` the figures (``alignment.png``; ``compatibility.png``
-    when runs were evaluated); return the paths."""
+    """`write_report`, and with ``plot`` the figures (``alignment.png``; ``compatibility.png`` and
+    ``alignment_vs_agreement.png``/``.csv`` when runs were evaluated); return the paths."""
     written = write_report(report, out_dir)
     if plot:
         from reljudge.evaluation.plots import plot_alignment, plot_compatibility
 
         written.append(plot_alignment(report, Path(out_dir) / "alignment.png"))
         if report.runs:
+            from reljudge.evaluation.summary_plot import summary_points, write_summary
+
             written.append(plot_compatibility(report, Path(out_dir) / "compatibility.png"))
+            label = str(report.settings.get("label") or "")
+            written += write_summary(summary_points(report.as_dict(), label), out_dir)
     return written
 
 

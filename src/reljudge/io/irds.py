@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from reljudge.errors import InputError
@@ -186,3 +187,41 @@ def grade_scale(
     low, high = min(grades), max(grades)
     threshold = 1 if high - low <= 1 else min(low + 2, high)
     return low, high, threshold
+
+
+def dataset_fields(
+    dataset_id: str,
+    topics: str | Path | None,
+    qrels: str | Path | None,
+    corpus: str | Path | None,
+    runs: str | Path | None,
+    passages: bool,
+) -> dict[str, Any]:
+    """The fields of the `reljudge.datasets.Dataset` of ``irds:<dataset_id>``; explicit files
+    override its parts (a ``corpus`` file is read instead of the docs store)."""
+    from reljudge.io.corpus import load_corpus
+    from reljudge.io.trec import read_qrels, read_topics
+
+    found = read_irds(dataset_id, topics=topics is None, qrels=qrels is None)
+    paths: dict[str, Path] = {}
+    for key, value in (("topics", topics), ("qrels", qrels), ("corpus", corpus), ("runs", runs)):
+        if value is not None:
+            paths[key] = Path(value)
+    if "runs" in paths and not paths["runs"].is_dir():
+        raise InputError("runs: expected a directory of run files", paths["runs"])
+    qrels_map = read_qrels(qrels) if qrels is not None else found.qrels
+    low, high, threshold = grade_scale(found.grade_labels if qrels is None else {}, qrels_map)
+    return {
+        "name": PREFIX + dataset_id,
+        "topics": read_topics(topics) if topics is not None else found.topics,
+        "paths": paths,
+        "runs_dir": paths.get("runs"),
+        "description": found.documentation,
+        "min_grade": low,
+        "max_grade": high,
+        "relevant_threshold": threshold,
+        "grade_labels": found.grade_labels,
+        "passage_lookup": found.lookup,
+        "_qrels": qrels_map,
+        "_corpus": load_corpus(paths["corpus"]) if "corpus" in paths and passages else None,
+    }

@@ -132,6 +132,13 @@ def krippendorff_alpha(
     # coincidence matrix o[c, k] = sum_u n_uc (n_uk - [c == k]) / (m_u - 1)
     o = (counts * inv[:, None]).T @ counts
     o[np.diag_indices_from(o)] -= (counts * inv[:, None]).sum(axis=0)
+    return alpha_from_coincidences(o, values, level=level)
+
+
+def alpha_from_coincidences(o: np.ndarray, values: np.ndarray, *, level: AlphaLevel = "nominal") -> float:
+    """Krippendorff's α from its coincidence matrix ``o`` over the sorted category ``values``
+    (categories nobody used may have zero rows). For two raters ``o`` is the contingency table
+    plus its transpose, which makes many two-rater α cheap (`reljudge.sweep.analysis.alpha`)."""
     n_c = o.sum(axis=1)
     n = n_c.sum()
     if level == "nominal":

@@ -7,7 +7,8 @@ For each cross-category pair the judge *agrees* when it scores the better docume
 *ties* when the scores are equal and *disagrees* otherwise. Counts are pooled over topics
 per comparison (BvU, AvU, BvA); the macro average is the mean of the three comparisons'
 fractions. Same-category pairs are ignored. A topic whose highest grade is unacceptable
-has no Best documents and contributes nothing.
+has no Best documents and contributes nothing. With ``average="topics"`` each comparison's
+shares are instead the mean over topics (that have pairs of it) of the topic's own shares.
 
 `ALIGNMENT` is the registered judge-quality measure (pointwise scores and preference records).
 """
@@ -23,6 +24,7 @@ import numpy as np
 from reljudge.metrics.base import JudgeLabels, JudgmentMeasure, Outcome
 
 COMPARISONS: tuple[str, ...] = ("BvU", "AvU", "BvA")
+AVERAGES: tuple[str, ...] = ("pairs", "topics")
 COMPARISON_NAMES = {
     "BvU": "Best vs Unacceptable",
     "AvU": "Acceptable vs Unacceptable",
@@ -59,9 +61,21 @@ class AlignmentResult:
     counts: dict[str, Counts]
     per_topic: dict[str, dict[str, Counts]] = field(default_factory=dict)
     missing: int = 0  # human-judged documents without a judge score (their pairs are skipped)
+    #: "pairs": shares over all pairs of a comparison (the thesis code); "topics": the mean over
+    #: topics with pairs of each topic's shares (Eq. 4.10 read literally; needs ``per_topic``)
+    average: str = "pairs"
+
+    def __post_init__(self) -> None:
+        if self.average not in AVERAGES:
+            raise ValueError(f"alignment average must be one of {', '.join(AVERAGES)}, not {self.average!r}")
 
     def fractions(self, comparison: str) -> tuple[float, float, float]:
-        return self.counts[comparison].fractions()
+        if self.average == "pairs":
+            return self.counts[comparison].fractions()
+        rows = [t[comparison].fractions() for t in self.per_topic.values() if t[comparison].total]
+        if not rows:
+            return (float("nan"),) * 3
+        return tuple(float(x) for x in np.mean(np.array(rows), axis=0))  # type: ignore[return-value]
 
     @property
     def pooled(self) -> Counts:
@@ -74,16 +88,16 @@ class AlignmentResult:
     @property
     def macro(self) -> tuple[float, float, float]:
         """Mean of (agree, tie, disagree) over the comparisons that have pairs."""
-        rows = [self.counts[c].fractions() for c in COMPARISONS if self.counts[c].total]
+        rows = [self.fractions(c) for c in COMPARISONS if self.counts[c].total]
         if not rows:
             return (float("nan"),) * 3
         return tuple(float(x) for x in np.mean(np.array(rows), axis=0))  # type: ignore[return-value]
 
     def as_dict(self) -> dict:
-        out: dict = {"missing": self.missing}
+        out: dict = {"missing": self.missing, "average": self.average}
         for comp in COMPARISONS:
             c = self.counts[comp]
-            a, t, d = c.fractions()
+            a, t, d = self.fractions(comp)
             out[comp] = {
                 "agree": c.agree,
                 "tie": c.tie,
@@ -102,7 +116,7 @@ class AlignmentResult:
         row: dict[str, Any] = {"missing": self.missing}
         for comp in COMPARISONS:
             c = self.counts[comp]
-            a, t, d = c.fractions()
+            a, t, d = self.fractions(comp)
             row.update(
                 {f"{comp}_agree": a, f"{comp}_tie": t, f"{comp}_disagree": d, f"{comp}_pairs": c.total}
             )
@@ -233,6 +247,22 @@ def preference_alignment(
     )
 
 
+def preferences_from_scores(
+    scores: Scores, pairs: Iterable[tuple[str, str, str]], *, missing: float | None = None
+) -> list[tuple[str, str, str, int]]:
+    """Pointwise scores read as preferences on given pairs ``(qid, a, b)``: 1 when ``a`` scores
+    higher, 2 when ``b`` does, 0 on equal scores (so `preference_alignment` measures a pointwise
+    judge on a pair sample). A document without a score gets ``missing``; None leaves its pairs out."""
+    out = []
+    for qid, a, b in pairs:
+        docs = scores.get(qid, {})
+        sa, sb = docs.get(a, missing), docs.get(b, missing)
+        if sa is None or sb is None:
+            continue
+        out.append((qid, a, b, 1 if sa > sb else (2 if sb > sa else 0)))
+    return out
+
+
 def outcome_alignment(outcomes: Iterable[tuple[str, str]]) -> AlignmentResult:
     """Alignment from already classified pairs ``(comparison, outcome)`` (e.g. the published
     prompt-sensitivity files, or `classify_preferences`), pooled; no per-topic counts."""
@@ -250,6 +280,8 @@ def _alignment(labels: JudgeLabels) -> Outcome:
         result = human_alignment(
             labels.qrels, labels.scores, unacceptable=labels.unacceptable, missing=labels.missing
         )
+    result.average = labels.alignment_average
+    result.__post_init__()
     return Outcome(result, {"alignment": result.as_dict()}, result.row())
 
 

@@ -49,6 +49,7 @@ class JudgeLabels:
     unacceptable: float = 0
     human_threshold: float = 2
     judge_threshold: float | None = None
+    alignment_average: str = "pairs"  # alignment shares over all pairs, or the mean over topics
 
     @property
     def kind(self) -> str:

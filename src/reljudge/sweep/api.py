@@ -66,20 +66,24 @@ def analyze_published(
     include_excluded: bool = False,
     conv: Conventions | None = None,
 ) -> SweepAnalysis:
-    """Analyse the published prompt-sensitivity judgments (``judgments.tar.gz`` or its extraction)."""
+    """Analyse the published prompt-sensitivity judgments (``judgments.tar.gz`` or its extraction).
+    ``conv.excluded_prompts`` are left out besides the authors' exclusions (all of them kept with
+    ``include_excluded``)."""
     from reljudge.io.trec import read_qrels
     from reljudge.sweep import published
 
     groups: Callable[[str], str] | None = None
     notes: list[str] = []
+    texts: dict[str, Any] = {}
     collection = Path(prompts) if prompts else (path.parent if path.is_file() else path) / "prompts.json"
     if collection.is_file():
         mapping = published.groups_from_collection(collection)
+        texts = published.prompt_texts(collection)
         groups = lambda pid: mapping.get(pid, published.default_group(pid))  # noqa: E731
         notes.append(f"prompt groups from {collection} (participant_name: human-*, LLM-*, umbrela)")
-    cells, skipped = published.read_published(
-        path, exclude=() if include_excluded else published.EXCLUDED_BY_AUTHORS, group_of=groups
-    )
+    conv = conv or Conventions()
+    exclude = set(() if include_excluded else published.EXCLUDED_BY_AUTHORS) | set(conv.excluded_prompts)
+    cells, skipped = published.read_published(path, exclude=exclude, group_of=groups)
     notes += skipped
     qrels_data = {}
     for ds in sorted({c.dataset for c in cells}):
@@ -109,7 +113,14 @@ def analyze_published(
             f"binary prompt(s) {', '.join(inverted)} ask for 0 = relevant and 1 = not relevant; the published "
             "labels are the answers as given (not inverted), so their kappa and tau come out negative"
         )
-    return analyze(cells, qrels_data, conv or Conventions(), runs=run_sets or None, notes=notes)
+    analysis = analyze(cells, qrels_data, conv, runs=run_sets or None, notes=notes)
+    if texts:
+        from reljudge.sweep.analysis.prompt_text import prompt_diversity
+
+        analysis.diversity, analysis.diversity_summary = prompt_diversity(
+            texts, groups or published.default_group, exclude
+        )
+    return analysis
 
 
 def from_judgments(path: str | Path, **kwargs: Any) -> SweepAnalysis:

@@ -41,6 +41,10 @@ class CellLabels:
     comparisons: dict[PairKey, str] = field(default_factory=dict)  # BvA | BvU | AvU
     items: int = 0  # items judged (records, or lines of a published file)
     invalid: int = 0  # items without a usable label (unparsed, out of range, failed calls)
+    #: pointwise items whose label was invalid, when the source names them (parallel lists);
+    #: the analysis leaves them out or counts them as a category of their own (`Conventions.invalid`)
+    invalid_qids: list[str] = field(default_factory=list)
+    invalid_docids: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     price_known: bool = True
     source: str = ""

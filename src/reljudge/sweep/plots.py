@@ -112,4 +112,6 @@ def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]
         save_figure(fig, path, dpi=120, tight=True)
         plt.close(fig)
         written.append((path, f"{a.dataset} {a.task} {a.model}: α between prompts"))
-    return written
+    from reljudge.sweep.prompt_plots import write_prompt_plots
+
+    return write_prompt_plots(analysis, out_dir) + written

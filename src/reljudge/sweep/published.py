@@ -25,6 +25,7 @@ import re
 import tarfile
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.sweep.labels import PAIR_TYPES, CellLabels, pair_key
@@ -90,6 +91,8 @@ def _parse_pointwise(text: str, task: str, cell: CellLabels, where: str) -> None
     ok = [label in valid for label in labels]
     invalid = len(labels) - sum(ok)
     if invalid:
+        cell.invalid_qids = [q for q, k in zip(qids, ok, strict=True) if not k]
+        cell.invalid_docids = [d for d, k in zip(docids, ok, strict=True) if not k]
         qids = [q for q, k in zip(qids, ok, strict=True) if k]
         docids = [d for d, k in zip(docids, ok, strict=True) if k]
         labels = [x for x, k in zip(labels, ok, strict=True) if k]
@@ -168,12 +171,14 @@ def read_published(
             raise InputError(f"two files for {'/'.join(cell.key)}: {seen[cell.key]} and {cell.source}", path)
         seen[cell.key] = cell.source
     notes = []
-    if skipped:
-        ids = ", ".join(sorted(skipped, key=_id_order))
-        notes.append(
-            f"left out {sum(skipped.values())} file(s) of prompt id(s) {ids}, excluded by the authors "
-            "(no or broken placeholders, content-filtered prompt)"
-        )
+    for by_authors, why in (
+        (True, "excluded by the authors (no or broken placeholders, content-filtered prompt)"),
+        (False, "excluded by the caller"),
+    ):
+        ids = sorted((p for p in skipped if (p in EXCLUDED_BY_AUTHORS) == by_authors), key=_id_order)
+        if ids:
+            files = sum(skipped[p] for p in ids)
+            notes.append(f"left out {files} file(s) of prompt id(s) {', '.join(ids)}, {why}")
     cells.sort(key=lambda c: (c.dataset, c.task, c.model, _id_order(c.prompt)))
     return cells, notes
 
@@ -202,6 +207,17 @@ def groups_from_collection(path: str | Path) -> dict[str, str]:
         str(k): group_of(v.get("participant_name") if isinstance(v, Mapping) else None)
         for k, v in data.items()
     }
+
+
+def prompt_texts(path: str | Path) -> dict[str, Any]:
+    """The prompt collection as ``{prompt id: {task: {"system": …, "user": …}, …}}`` (the raw JSON)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InputError(f"cannot read the prompt collection: {err}", path) from None
+    if not isinstance(data, Mapping):
+        raise InputError("expected a JSON object of prompts", path)
+    return {str(k): v for k, v in data.items()}
 
 
 def _id_order(pid: str) -> tuple[int, str]:

@@ -5,7 +5,12 @@ Files in the output directory:
 - ``cells.csv`` / ``cells.json``: one row per cell (κ or agree/tie/disagree, invalid rate, tokens, cost);
 - ``summary.csv`` / ``summary.json``: per dataset × task × model × prompt group, mean / variance /
   std / min / max of the cell metric over prompts;
+- ``summary_pooled.csv`` / ``summary_pooled.md`` (with ``Conventions.pool_datasets``): one
+  distribution per model × task × prompt group over all datasets, as CSV (``model, task, group,
+  n_values, mean, var, std, min, max``) and as a Markdown table laid out like the thesis's Table 4.5;
 - ``alpha.json`` and ``alpha/<dataset>_<model>_<task>.csv``: Krippendorff's α between prompts;
+- ``alpha.csv``, ``robustness.csv``, ``top_prompts.csv``, ``prompt_diversity*.csv``: the prompt
+  analyses of `reljudge.sweep.prompt_report`;
 - ``ranking.json`` (when runs were given): Kendall τ of each prompt's system ranking;
 - ``plots/*.png`` (with matplotlib): metric heatmaps (prompt × model) and α matrices;
 - ``report.md``: the tables, the conventions and links to all of the above.
@@ -52,6 +57,32 @@ def summary_markdown(analysis: SweepAnalysis) -> str:
     return "\n".join(lines)
 
 
+_GROUP_LABEL = {"human": "Human", "llm": "LLM"}
+
+
+def pooled_markdown(analysis: SweepAnalysis) -> str:
+    """The pooled summary laid out like the thesis's Table 4.5: rows model × crafted-by, columns
+    binary / graded / pairwise, each with mean and variance ("" without a pooled summary)."""
+    if not analysis.pooled:
+        return ""
+    tasks = [t for t in ("binary", "graded", "pairwise") if any(r["task"] == t for r in analysis.pooled)]
+    cell = {(r["model"], r["group"], r["task"]): r for r in analysis.pooled}
+    variance = "var" if analysis.conventions.variance_ddof else "var (population)"
+    head = "| model | crafted by | " + " | ".join(f"{t} mean | {t} {variance}" for t in tasks) + " | n |"
+    lines = [head, "|---|---|" + "---:|---:|" * len(tasks) + "---:|"]
+    models = list(dict.fromkeys(r["model"] for r in analysis.pooled))
+    groups = list(dict.fromkeys(r["group"] for r in analysis.pooled))
+    for model in models:
+        for group in groups:
+            found = [cell.get((model, group, t)) for t in tasks]
+            if not any(found):
+                continue
+            values = " | ".join(f"{_f(c['mean'])} | {_f(c['var'])}" if c else "– | –" for c in found)
+            n = "/".join(str(c["n_values"]) if c else "0" for c in found)
+            lines.append(f"| {model} | {_GROUP_LABEL.get(group, group)} | {values} | {n} |")
+    return "\n".join(lines)
+
+
 def ranking_markdown(analysis: SweepAnalysis) -> str:
     """The ranking-stability table (Markdown): τ to the human ranking per dataset × task × model."""
     lines = [
@@ -89,6 +120,11 @@ def write_report(
     put("cells.json", json.dumps(json_ready(analysis.rows), indent=1) + "\n")
     put("summary.csv", csv_text(analysis.summary))
     put("summary.json", json.dumps(json_ready(analysis.summary), indent=1) + "\n")
+    if analysis.pooled:
+        from reljudge.sweep.analysis.summary import POOLED_COLUMNS
+
+        put("summary_pooled.csv", csv_text([{k: r[k] for k in POOLED_COLUMNS} for r in analysis.pooled]))
+        put("summary_pooled.md", pooled_markdown(analysis) + "\n")
     alpha_json = []
     for a in analysis.alphas:
         name = f"alpha/{safe_name(a.dataset)}_{safe_name(a.model)}_{a.task}.csv"
@@ -111,6 +147,10 @@ def write_report(
         )
     if alpha_json:
         put("alpha.json", json.dumps(json_ready(alpha_json), indent=1) + "\n")
+    from reljudge.sweep.prompt_report import prompt_tables
+
+    for name, rows in prompt_tables(analysis).items():
+        put(name, csv_text(rows))
     if analysis.rankings:
         put(
             "ranking.json",
@@ -175,6 +215,16 @@ def _markdown(
         summary_markdown(analysis),
         "",
     ]
+    if analysis.pooled:
+        parts += [
+            "## Datasets pooled, per model and prompt group (laid out like the thesis's Table 4.5)",
+            "",
+            "One distribution per model × task × group over the cell values of every dataset; n = values "
+            "per task (binary/graded/pairwise). Data: [summary_pooled.csv](summary_pooled.csv).",
+            "",
+            pooled_markdown(analysis),
+            "",
+        ]
     if alpha_json:
         parts += [
             "## Agreement between prompts (Krippendorff's α)",
@@ -187,6 +237,9 @@ def _markdown(
                 f"| {a['dataset']} | {a['task']} | {a['model']} | {a['level']} | {len(a['prompts'])} | {a['units']} | {_f(a['alpha'])} | [csv]({a['matrix']}) |"
             )
         parts.append("")
+    from reljudge.sweep.prompt_report import prompt_markdown
+
+    parts += prompt_markdown(analysis)
     if analysis.rankings:
         parts += [
             "## Stability of the system ranking",

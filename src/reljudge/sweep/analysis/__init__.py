@@ -11,11 +11,16 @@ Conventions (all recorded in `SweepAnalysis.conventions` and the report):
   (Best / Acceptable / Unacceptable per topic), ties, or disagrees, pooled over all pairs of
   the cell, and per comparison (BvA, BvU, AvU);
 - labels outside the task's scale and failed calls are *invalid* (``invalid_rate``), never labels;
-- per group (e.g. human- vs LLM-written prompts): mean, sample variance (ddof=1), standard
-  deviation, min and max of the cell metric over the prompts of a model;
+- per group (e.g. human- vs LLM-written prompts): mean, sample variance (ddof=1; population with
+  ``variance_ddof=0``), standard deviation, min and max of the cell metric over the prompts of a
+  model; with ``pool_datasets`` also over the values of all datasets at once (`summarize_pooled`);
+- invalid labels are left out (``invalid="drop"``) or kept as a category of their own that agrees
+  with nothing (``invalid="category"``);
 - inter-prompt agreement: Krippendorff's α over all prompts of a (dataset, model, task), and
   the matrix of α between every two prompts (levels per task: binary nominal, graded ordinal,
   pairwise nominal over agree/tie/disagree), each on the items both prompts labelled;
+- cross-model prompt robustness: Kendall τ-b and Spearman ρ between the per-prompt metrics of
+  every two models of a (dataset, task), and the prompts in the top third for every model;
 - ranking stability (when runs are given): systems scored by ``ranking_measure`` under each
   prompt's labels (unlabelled documents count as non-relevant) and under the human qrels;
   Kendall τ-b of each prompt's ranking to the human one, and between prompts.
@@ -34,6 +39,7 @@ from typing import Any
 from reljudge.sweep.analysis.alpha import AlphaResult, inter_prompt_alpha
 from reljudge.sweep.analysis.cells import cell_rows, pairwise_outcomes
 from reljudge.sweep.analysis.conventions import METRIC, Conventions, Qrels
+from reljudge.sweep.analysis.robustness import model_robustness
 from reljudge.sweep.analysis.stability import (
     RankingResult,
     evaluation_depth,
@@ -42,7 +48,7 @@ from reljudge.sweep.analysis.stability import (
     ranking_stability,
     system_scores,
 )
-from reljudge.sweep.analysis.summary import summarize
+from reljudge.sweep.analysis.summary import summarize, summarize_pooled
 from reljudge.sweep.labels import CellLabels
 
 __all__ = [
@@ -57,10 +63,12 @@ __all__ = [
     "evaluation_depth",
     "inter_prompt_alpha",
     "judged_share",
+    "model_robustness",
     "pairwise_outcomes",
     "prepare_runs",
     "ranking_stability",
     "summarize",
+    "summarize_pooled",
     "system_scores",
 ]
 
@@ -73,6 +81,13 @@ class SweepAnalysis:
     rankings: list[RankingResult]
     conventions: Conventions
     notes: list[str] = field(default_factory=list)
+    pooled: list[dict[str, Any]] = field(default_factory=list)  # with `Conventions.pool_datasets`
+    #: cross-model prompt robustness (`model_robustness`): τ/ρ per model pair, top-third prompts
+    robustness: list[dict[str, Any]] = field(default_factory=list)
+    top_prompts: list[dict[str, Any]] = field(default_factory=list)
+    #: lexical diversity of the prompt texts (`prompt_text.prompt_diversity`), when they are known
+    diversity: list[dict[str, Any]] = field(default_factory=list)
+    diversity_summary: list[dict[str, Any]] = field(default_factory=list)
 
 
 def analyze(
@@ -95,4 +110,8 @@ def analyze(
     rows = cell_rows(cells, qrels, conv)
     alphas = inter_prompt_alpha(cells, conv) if alpha else []
     rankings = ranking_stability(cells, qrels, runs, conv) if runs else []
-    return SweepAnalysis(rows, summarize(rows), alphas, rankings, conv, notes)
+    pooled = summarize_pooled(rows, conv.variance_ddof) if conv.pool_datasets else []
+    robustness, top = model_robustness(rows, groups=None)
+    return SweepAnalysis(
+        rows, summarize(rows, conv.variance_ddof), alphas, rankings, conv, notes, pooled, robustness, top
+    )

@@ -13,7 +13,7 @@ import numpy as np
 from reljudge.metrics.agreement import binarize, cohen_kappa
 from reljudge.metrics.alignment import COMPARISONS, classify_preferences, outcome_alignment
 from reljudge.metrics.kappa import binary_kappa
-from reljudge.sweep.analysis.conventions import METRIC, Conventions, Qrels
+from reljudge.sweep.analysis.conventions import INVALID_CATEGORY, METRIC, Conventions, Qrels
 from reljudge.sweep.labels import OUTCOMES, CellLabels
 
 
@@ -29,11 +29,32 @@ class _Units:
                 grades.append(float(grade))
         self.human = np.asarray(grades, dtype=float)
 
-    def align(self, cell: CellLabels) -> tuple[np.ndarray, np.ndarray]:
-        """(unit indices, values) of the cell's labels on human-judged items."""
+    def align(self, cell: CellLabels, invalid: str = "drop") -> tuple[np.ndarray, np.ndarray]:
+        """(unit indices, values) of the cell's labels on human-judged items; with ``invalid``
+        ``category``, the items with an invalid label follow, valued `INVALID_CATEGORY`."""
         idx = item_indices(cell.qids, cell.docids, self.index, grow=False)
         keep = idx >= 0
-        return idx[keep], np.asarray(cell.values, dtype=float)[keep]
+        idx, values = idx[keep], np.asarray(cell.values, dtype=float)[keep]
+        if invalid == "category" and cell.invalid_qids:
+            bad = item_indices(cell.invalid_qids, cell.invalid_docids, self.index, grow=False)
+            bad = bad[bad >= 0]
+            idx = np.concatenate([idx, bad])
+            values = np.concatenate([values, np.full(bad.size, INVALID_CATEGORY)])
+        return idx, values
+
+
+def _binarized(judge: np.ndarray, threshold: float) -> np.ndarray:
+    """The judge's labels binarised at ``threshold``, an invalid label staying its own category."""
+    out = binarize(judge, threshold).astype(float)
+    out[judge == INVALID_CATEGORY] = INVALID_CATEGORY
+    return out
+
+
+def _binary_kappa(human: np.ndarray, judge: np.ndarray, human_t: float, judge_t: float) -> float:
+    if not (judge == INVALID_CATEGORY).any():
+        return binary_kappa(human, judge, human_t, judge_t)
+    labels = [0.0, 1.0, INVALID_CATEGORY]
+    return cohen_kappa(binarize(human, human_t).astype(float), _binarized(judge, judge_t), labels=labels)
 
 
 _INDEX_MEMO: list[tuple[list[str], list[str], dict[Any, int], int, np.ndarray]] = []
@@ -65,14 +86,16 @@ def item_indices(qids: list[str], docids: list[str], index: dict[Any, int], *, g
 
 
 def _pointwise_row(cell: CellLabels, units: _Units, conv: Conventions) -> dict[str, Any]:
-    idx, judge = units.align(cell)
+    idx, judge = units.align(cell, conv.invalid)
     human = units.human[idx]
     row: dict[str, Any] = {"paired": int(idx.size), "unjudged": cell.labelled - int(idx.size)}
+    if conv.invalid == "category":
+        row["unjudged"] = cell.labelled + len(cell.invalid_qids) - int(idx.size)
     if cell.task == "binary":
         human_bin = binarize(human, conv.threshold)
-        row["kappa"] = binary_kappa(human, judge, conv.threshold, 1) if idx.size else math.nan
+        row["kappa"] = _binary_kappa(human, judge, conv.threshold, 1) if idx.size else math.nan
         row["accuracy"] = float((human_bin == judge).mean()) if idx.size else math.nan
-        row["positive_rate"] = float(judge.mean()) if idx.size else math.nan
+        row["positive_rate"] = float((judge == 1).mean()) if idx.size else math.nan
     else:
         labels = [0, 1, 2, 3]
         extra = sorted(set(np.unique(human).tolist()) | set(np.unique(judge).tolist()) - set(labels))
@@ -82,10 +105,11 @@ def _pointwise_row(cell: CellLabels, units: _Units, conv: Conventions) -> dict[s
             else math.nan  # type: ignore[arg-type]
         )
         row["kappa_binary"] = (
-            binary_kappa(human, judge, conv.threshold, conv.threshold) if idx.size else math.nan
+            _binary_kappa(human, judge, conv.threshold, conv.threshold) if idx.size else math.nan
         )
         row["exact"] = float((human == judge).mean()) if idx.size else math.nan
-        row["mean_label"] = float(judge.mean()) if idx.size else math.nan
+        valid = judge[judge != INVALID_CATEGORY]
+        row["mean_label"] = float(valid.mean()) if valid.size else math.nan
     return row
 
 
@@ -107,12 +131,19 @@ def pairwise_outcomes(
         cell.comparisons[key] = comparison
 
 
-def _pairwise_row(cell: CellLabels) -> dict[str, Any]:
-    """Shares of agree/tie/disagree over all pairs, and the agree share and pairs per comparison."""
+def _pairwise_row(cell: CellLabels, invalid: str = "drop") -> dict[str, Any]:
+    """Shares of agree/tie/disagree over all pairs, and the agree share and pairs per comparison.
+    With ``invalid`` ``category`` the pairs without a usable outcome count in the denominator."""
     result = outcome_alignment((cell.comparisons[k], o) for k, o in cell.outcomes.items())
     pooled = result.pooled
     row: dict[str, Any] = {"pairs": pooled.total}
     row.update(zip(OUTCOMES, pooled.fractions(), strict=True))
+    if invalid == "category" and cell.invalid:
+        total = pooled.total + cell.invalid
+        row["pairs"] = total
+        for name in OUTCOMES:
+            row[name] = row[name] * pooled.total / total if pooled.total else 0.0
+        row["invalid_share"] = cell.invalid / total
     for comp in COMPARISONS:
         counts = result.counts[comp]
         row[f"{comp}_agree"] = counts.fractions()[0]
@@ -139,7 +170,7 @@ def cell_rows(
             "invalid_rate": cell.invalid_rate,
         }
         if cell.task == "pairwise":
-            row.update(_pairwise_row(cell))
+            row.update(_pairwise_row(cell, conv.invalid))
         elif cell.dataset in units:
             row.update(_pointwise_row(cell, units[cell.dataset], conv))
         row["metric"] = METRIC[cell.task]

@@ -1,6 +1,8 @@
 """The conventions of a sweep analysis (`Conventions`): the binarisation threshold, the κ weights,
-the α level per task, the human category of an unacceptable document, and the ranking measure and
-agreement; `METRIC` names each task's cell metric.
+the α level per task, the human category of an unacceptable document, the ranking measure and
+agreement, the variance (sample or population), whether datasets are pooled into one distribution,
+what becomes of invalid labels and which prompts were left out; `METRIC` names each task's cell metric.
+Named sets of these (`--preset`) are in `reljudge.sweep.analysis.presets`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from reljudge.metrics.registry import ranking_measure
 
 Qrels = Mapping[str, Mapping[str, float]]
 METRIC: dict[str, str] = {"binary": "kappa", "graded": "kappa", "pairwise": "agree"}
+INVALID_POLICIES: tuple[str, ...] = ("drop", "category")
+#: the label an invalid pointwise answer gets when it is kept as its own category
+INVALID_CATEGORY: float = -1.0
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,16 @@ class Conventions:
     unacceptable: float = 0
     ranking_measure: str = "nDCG@10"
     ranking_agreement: str = "kendall_tau_b"  # a ranking measure of `reljudge.metrics.registry`
+    variance_ddof: int = 1  # 1: sample variance over prompts; 0: population variance (np.var)
+    pool_datasets: bool = False  # also summarise the values of all datasets as one distribution
+    invalid: str = "drop"  # drop: invalid labels are left out; category: kept, as a category of their own
+    excluded_prompts: tuple[str, ...] = ()  # prompt ids left out besides the authors' (recorded only)
+
+    def __post_init__(self) -> None:
+        if self.invalid not in INVALID_POLICIES:
+            raise ValueError(f"invalid labels: {self.invalid!r} (expected {' or '.join(INVALID_POLICIES)})")
+        if self.variance_ddof not in (0, 1):
+            raise ValueError(f"variance_ddof must be 0 or 1, not {self.variance_ddof!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +50,15 @@ class Conventions:
             "pairwise": "agree/tie/disagree against Best/Acceptable/Unacceptable human categories per topic "
             f"(Unacceptable: grade <= {self.unacceptable:g}), pooled over pairs",
             "alpha_level": dict(self.alpha_level),
-            "variance": "sample variance over prompts (ddof=1)",
+            "variance": "sample variance over prompts (ddof=1)"
+            if self.variance_ddof
+            else "population variance over prompts (ddof=0)",
+            "datasets": "pooled: one distribution per (model, task, group) over the values of all datasets"
+            if self.pool_datasets
+            else "summarised per dataset",
+            "invalid_labels": "kept as a category of their own (they count as disagreement)"
+            if self.invalid == "category"
+            else "left out (counted in invalid_rate)",
+            "excluded_prompts": ", ".join(self.excluded_prompts) or "none besides the authors' exclusions",
             "ranking": f"{ranking_measure(self.ranking_agreement).label} of system rankings by {self.ranking_measure}",
         }

@@ -169,7 +169,9 @@ def evaluate(
     for js in sets:
         scores, dropped = restrict(js.scores, topics)
         prefs = [r for r in js.preferences if r[0] in topics] if js.preferences is not None else None
-        labels = JudgeLabels(qrels, scores, prefs, js.missing, unacceptable, human_threshold, judge_threshold)
+        labels = JudgeLabels(
+            qrels, scores, prefs, js.missing, unacceptable, human_threshold, judge_threshold, js.scale
+        )
         rep = SetReport(js.name, js.source, sum(len(d) for d in scores.values()), dropped)
         rep.measures = {m.name: m(labels) for m in judgment_measures()}
         if runs:

@@ -111,6 +111,11 @@ class CustomJudge(Judge):
     def pointwise(self) -> bool:  # type: ignore[override]
         return isinstance(self._inner, PointwiseJudge)
 
+    @property
+    def label_scale(self) -> tuple[int, ...] | None:
+        """The pointwise prompt's one-token grades (pairwise records join two answers: none)."""
+        return self._inner.label_scale if isinstance(self._inner, PointwiseJudge) else None
+
     @classmethod
     def adapt_options(cls, options: Mapping[str, Any], *, pairs_given: bool = False) -> dict[str, Any]:
         """With a pairs file, a pairwise prompt judges exactly its pairs (``pairs="given"``)."""

@@ -52,6 +52,13 @@ class PointwiseJudge(Judge):
     def label_methods(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.method,)
 
+    @property
+    def label_scale(self) -> tuple[int, ...] | None:
+        """One-token grades when the prompt's declared output has them (binary, graded 0-9)."""
+        from reljudge.judges.expected import one_token_scale
+
+        return one_token_scale(self.prompt.output)
+
     #: output types of `reljudge.prompts.OutputSpec` this judge accepts
     output_types: ClassVar[tuple[str, ...]] = ("binary", "graded")
 
@@ -92,7 +99,11 @@ class PointwiseJudge(Judge):
         answer = await ctx.ask(
             self.prompt, variables, parser, budget=self.answer_budget, **self.chat_params()
         )
-        ctx.emit(record_from_answer(ctx, self.prompt, answer, method=self.method, qid=qid, docid=docid))
+        ctx.emit(
+            record_from_answer(
+                ctx, self.prompt, answer, method=self.method, qid=qid, docid=docid, scale=self.label_scale
+            )
+        )
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
         calls = tokens = 0

@@ -35,6 +35,7 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "seed",
     "max_tokens",
     "logprobs",
+    "scores",
     "params",
     "question_bank",
     "base_url",
@@ -243,6 +244,16 @@ class RunConfig(BaseModel):
             commands=RUN,
         ),
     ] = False
+    scores: Annotated[
+        str,
+        Flag(
+            "--scores",
+            "labels (default), or expected: also ask for log-probabilities and store, for judges with a "
+            "one-token label (binary, umbrela, custom binary/graded 0-9), the grade distribution at the "
+            "label position and the expected grade (score set <method>-expected).",
+            commands=RUN,
+        ),
+    ] = "labels"
     #: a question file for judges that take one, or "dataset"
     question_bank: Annotated[
         str | None,
@@ -329,6 +340,13 @@ class RunConfig(BaseModel):
         identity = {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
         identity["base_url"] = normalise_base_url(self.base_url)
         return identity
+
+    @field_validator("scores")
+    @classmethod
+    def _check_scores(cls, value: str) -> str:
+        if value not in ("labels", "expected"):
+            raise ValueError(f"--scores must be labels or expected, got {value!r}")
+        return value
 
     @classmethod
     def flags(cls, command: str = "run") -> dict[str, Flag]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 #: (accepted, and recorded from then on); anything else was the default (None)
 ADDED_IDENTITY_FIELDS: dict[str, Callable[[Any], bool]] = {
     "base_url": lambda now: True,
+    "scores": lambda now: now == "labels",
 }
 
 

@@ -71,6 +71,9 @@ class Ledger:
         self.reasks = 0  # calls made again for an answer that could not be read
         self.retry_causes: Counter[str] = Counter()  # retried attempts by error kind
         self.failure_causes: Counter[str] = Counter()  # calls that finally failed, by kind
+        #: ok answers by their grade distribution (``--scores expected``): found, unavailable,
+        #: no_logprobs (the provider sent none), none (no one-token label)
+        self.distributions: Counter[str] = Counter()
 
     def count(self, record: Judgment) -> None:
         """Count a record the job wrote."""
@@ -81,6 +84,12 @@ class Ledger:
             self.usage.add(provenance.usage)
         self.retries += retries(record)
         self.reasks += reasks(record)
+        if record.status == "ok" and record.docid is not None:
+            found = record.extra.get("expected")
+            if isinstance(found, dict):
+                self.distributions["unavailable" if "unavailable" in found else "found"] += 1
+            else:
+                self.distributions["no_logprobs" if "logprobs" not in record.extra else "none"] += 1
 
     def on_event(self, kind: str, info: Mapping[str, Any]) -> None:
         """The client's event callback: why calls were retried or finally failed."""

@@ -126,6 +126,10 @@ def build_judge(config: RunConfig, **overrides: Any) -> Judge:
     return get_judge(config.method, **{**judge_options(config), **overrides})
 
 
+#: the alternatives asked for at each token with ``--scores expected`` (OpenAI's maximum)
+EXPECTED_TOP_LOGPROBS = 20
+
+
 def client_config(config: RunConfig, prices: Mapping[str, Price] | None = None) -> ClientConfig:
     """The `ClientConfig` of a job; the API key is read from ``api_key_env`` (when given) and
     exists only in memory. ``prices``: the job's price table (default: read from
@@ -158,7 +162,8 @@ def client_config(config: RunConfig, prices: Mapping[str, Price] | None = None) 
         temperature=config.temperature,
         seed=config.seed,
         max_tokens=config.max_tokens,
-        logprobs=config.logprobs,
+        logprobs=config.logprobs or config.scores == "expected",
+        top_logprobs=EXPECTED_TOP_LOGPROBS if config.scores == "expected" else None,
         extra_params=dict(config.params),
         prices=dict(prices) if config.prices is not None and prices is not None else None,
     )

@@ -60,7 +60,7 @@ def test_umbrela_expected_exact_and_outside_mass(server, tmp_path):
         "expected",
     )
     assert code == 0, output
-    assert "expected relevance: 6 answers with a grade distribution" in output
+    assert "expected relevance: 6 answers with a grade distribution (score set umbrela-expected)" in output
     bodies = [r.body for r in server.requests]
     assert all(b.get("logprobs") is True and b.get("top_logprobs") == 20 for b in bodies)
     records = read_judgments(tmp_path / "r")

@@ -115,7 +115,7 @@ class RunSummary(BaseModel):
             return []
         return [
             f"expected relevance: {found} answers with a grade distribution (score set "
-            f"<method>-expected); {missing} without log-probabilities, {unavailable} without a label "
+            f"{self.method}-expected); {missing} without log-probabilities, {unavailable} without a label "
             "token (their expected score is their label)"
         ]
 

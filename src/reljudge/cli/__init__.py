@@ -15,7 +15,7 @@ import sys
 
 import typer
 
-from reljudge.cli import cache, combine, data, evaluate, mock_server, probe, prompts, run, sweep
+from reljudge.cli import cache, calibrate, combine, data, evaluate, mock_server, probe, prompts, run, sweep
 from reljudge.cli.deferred import DeferredCommand, JudgeGroup
 from reljudge.errors import EXIT_BAD_INPUT, ReljudgeError
 
@@ -55,6 +55,7 @@ app.command("mock-server")(mock_server.mock_server_cmd)
 app.command("evaluate")(evaluate.evaluate_cmd)
 app.command("fd")(evaluate.fd_cmd)
 app.command("combine")(combine.combine_cmd)
+app.command("calibrate")(calibrate.calibrate_cmd)
 app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.add_typer(cache.app, name="cache")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_bounded
+from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_bounded
 from reljudge.judges.common import (
     Parser,
     check_output,
@@ -96,6 +96,26 @@ class PointwiseJudge(Judge):
             ctx.emit(skipped_record(ctx, self.prompt, problem, method=self.method, qid=qid, docid=docid))
             return
         variables = self.variables(inputs.topics[qid], inputs.corpus[docid])
+        if ctx.samples > 1:
+            from reljudge.judges.samples import sampled_record
+
+            answers = await run_all(
+                [
+                    ctx.ask(
+                        self.prompt,
+                        variables,
+                        parser,
+                        budget=self.answer_budget,
+                        **{**self.chat_params(), **ctx.sample_params(i)},
+                    )
+                    for i in range(ctx.samples)
+                ]
+            )
+            record = sampled_record(
+                ctx, self.prompt, answers, method=self.method, qid=qid, docid=docid, scale=self.label_scale
+            )
+            ctx.emit(record)
+            return
         answer = await ctx.ask(
             self.prompt, variables, parser, budget=self.answer_budget, **self.chat_params()
         )

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from reljudge.run.options import (
     Flag,
@@ -36,6 +36,7 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "max_tokens",
     "logprobs",
     "scores",
+    "samples",
     "params",
     "question_bank",
     "base_url",
@@ -254,6 +255,16 @@ class RunConfig(BaseModel):
             commands=RUN,
         ),
     ] = "labels"
+    samples: Annotated[
+        int,
+        Flag(
+            "--samples",
+            "Ask each pointwise item N times (needs --temperature > 0; sample i > 0 is sent with seed + i and "
+            "cached apart): the record's label is the majority (ties to the lowest label), with the agreement "
+            "and every sample in extra.",
+            commands=RUN,
+        ),
+    ] = Field(1, ge=1, le=100)
     #: a question file for judges that take one, or "dataset"
     question_bank: Annotated[
         str | None,
@@ -340,6 +351,12 @@ class RunConfig(BaseModel):
         identity = {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
         identity["base_url"] = normalise_base_url(self.base_url)
         return identity
+
+    @model_validator(mode="after")
+    def _check_samples(self) -> RunConfig:
+        if self.samples > 1 and not self.temperature:
+            raise ValueError("--samples needs a --temperature above 0 (at 0 every sample is the same answer)")
+        return self
 
     @field_validator("scores")
     @classmethod

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 ADDED_IDENTITY_FIELDS: dict[str, Callable[[Any], bool]] = {
     "base_url": lambda now: True,
     "scores": lambda now: now == "labels",
+    "samples": lambda now: now == 1,
 }
 
 

@@ -52,6 +52,10 @@ def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
     from reljudge.llm.pricing import price_table
 
     judge = build_judge(config)
+    if config.samples > 1 and not judge.pointwise:
+        raise InputError(
+            f"--samples applies to pointwise judges (binary, umbrela, custom binary/graded), not {config.method}"
+        )
     resolved = resolve_inputs(config, passages=False)
     resources = load_resources(config, judge)
     pool = build_pool(config, resolved)

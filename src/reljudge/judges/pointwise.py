@@ -36,7 +36,12 @@ class PointwiseJudge(Judge):
     answer_tokens: ClassVar[int] = 5
     pointwise: ClassVar[bool] = True
 
-    def __init__(self, prompt: str | PromptTemplate | None = None, max_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        prompt: str | PromptTemplate | None = None,
+        max_tokens: int | None = None,
+        constrain: str | None = None,
+    ) -> None:
         chosen = prompt if prompt is not None else self.default_prompt
         if chosen is None:
             raise TypeError("a prompt is required")
@@ -45,6 +50,16 @@ class PointwiseJudge(Judge):
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         self.max_tokens = max_tokens
+        #: the constrained-output mechanism (`reljudge.judges.constrain`), or None
+        self.constrain = constrain
+        self._constraint: dict[str, Any] = {}
+        if constrain is not None:
+            from reljudge.judges.constrain import constraint_params
+
+            try:
+                self._constraint = constraint_params(self.prompt.output, constrain)
+            except ValueError as err:
+                raise TypeError(f"constrain: {err}") from None
         #: the ``method`` of the records (the registered name unless a custom judge renames it)
         self.method: str = self.name
 
@@ -70,7 +85,14 @@ class PointwiseJudge(Judge):
         return self.prompt.output.parse
 
     def chat_params(self) -> dict[str, Any]:
-        return {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+        params = dict(self._constraint)
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        return params
+
+    def record_extra(self) -> dict[str, Any]:
+        """What every record of this judge notes: the constrained-output mechanism, if any."""
+        return {"constrained": self.constrain} if self.constrain else {}
 
     def variables(self, query: str, passage: str) -> dict[str, str]:
         return {"query": query, "question": query, "document": passage}
@@ -112,7 +134,14 @@ class PointwiseJudge(Judge):
                 ]
             )
             record = sampled_record(
-                ctx, self.prompt, answers, method=self.method, qid=qid, docid=docid, scale=self.label_scale
+                ctx,
+                self.prompt,
+                answers,
+                method=self.method,
+                qid=qid,
+                docid=docid,
+                scale=self.label_scale,
+                extra=self.record_extra(),
             )
             ctx.emit(record)
             return
@@ -121,7 +150,14 @@ class PointwiseJudge(Judge):
         )
         ctx.emit(
             record_from_answer(
-                ctx, self.prompt, answer, method=self.method, qid=qid, docid=docid, scale=self.label_scale
+                ctx,
+                self.prompt,
+                answer,
+                method=self.method,
+                qid=qid,
+                docid=docid,
+                scale=self.label_scale,
+                extra=self.record_extra(),
             )
         )
 

@@ -53,10 +53,12 @@ def sampled_record(
     qid: str,
     docid: str,
     scale: tuple[int, ...] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Judgment:
     """The record of one item asked ``len(answers)`` times (see the module docstring)."""
     records = [
-        record_from_answer(ctx, prompt, a, method=method, qid=qid, docid=docid, scale=scale) for a in answers
+        record_from_answer(ctx, prompt, a, method=method, qid=qid, docid=docid, scale=scale, extra=extra)
+        for a in answers
     ]
     samples = []
     for r in records:

@@ -37,6 +37,7 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "logprobs",
     "scores",
     "samples",
+    "constrain",
     "params",
     "question_bank",
     "base_url",
@@ -265,6 +266,16 @@ class RunConfig(BaseModel):
             commands=RUN,
         ),
     ] = Field(1, ge=1, le=100)
+    constrain: Annotated[
+        str,
+        Flag(
+            "--constrain",
+            "off (default), auto, grammar, guided-choice, json-schema or ollama-format: constrain the answer to "
+            "the judge's valid labels with the backend's own mechanism (auto: Ollama format, OpenAI structured "
+            "outputs, else llama.cpp grammar); the prompt text is unchanged, records note extra.constrained.",
+            commands=RUN,
+        ),
+    ] = "off"
     #: a question file for judges that take one, or "dataset"
     question_bank: Annotated[
         str | None,
@@ -357,6 +368,14 @@ class RunConfig(BaseModel):
         if self.samples > 1 and not self.temperature:
             raise ValueError("--samples needs a --temperature above 0 (at 0 every sample is the same answer)")
         return self
+
+    @field_validator("constrain")
+    @classmethod
+    def _check_constrain(cls, value: str) -> str:
+        allowed = ("off", "auto", "grammar", "guided-choice", "json-schema", "ollama-format")
+        if value not in allowed:
+            raise ValueError(f"--constrain must be one of {', '.join(allowed)}, got {value!r}")
+        return value
 
     @field_validator("scores")
     @classmethod

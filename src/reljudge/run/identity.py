@@ -22,6 +22,7 @@ ADDED_IDENTITY_FIELDS: dict[str, Callable[[Any], bool]] = {
     "base_url": lambda now: True,
     "scores": lambda now: now == "labels",
     "samples": lambda now: now == 1,
+    "constrain": lambda now: now == "off",
 }
 
 

@@ -117,7 +117,32 @@ def judge_options(config: RunConfig) -> dict[str, Any]:
     cls = registered().get(config.method)
     if cls is not None:
         options = cls.adapt_options(options, pairs_given=config.pairs is not None)
+    if config.constrain != "off":
+        options["constrain"] = _constraint(config, cls, options)
     return options
+
+
+def _constraint(config: RunConfig, cls: Any, options: Mapping[str, Any]) -> str:
+    """The mechanism of ``--constrain`` (``auto``: the backend's own, `reljudge.judges.constrain`)."""
+    import inspect
+
+    from reljudge.judges.constrain import auto_mechanism
+    from reljudge.llm.routing import resolve_model
+
+    if "constrain" in options:
+        raise InputError(
+            "give the constraint either with --constrain or with --option constrain=..., not both"
+        )
+    if cls is None or "constrain" not in inspect.signature(cls).parameters:
+        raise InputError(
+            f"--constrain applies to pointwise judges (binary, umbrela, custom), not {config.method}"
+        )
+    if config.constrain != "auto":
+        return config.constrain
+    try:
+        return auto_mechanism(resolve_model(config.model).backend, config.base_url)
+    except ValueError as err:
+        raise InputError(f"--constrain auto: {err}") from None
 
 
 def build_judge(config: RunConfig, **overrides: Any) -> Judge:

@@ -68,6 +68,11 @@ def test_majority_agreement_and_samples_kept(tmp_path, answers, label, agreement
         )
         code, output = run(srv, tmp_path / "r", tmp_path / "c.sqlite", *args)
         assert code == 0, output
+        unreadable = sum(1 for text in answers.values() if text not in ("0", "1"))
+        # N samples are N calls, not retries; an unreadable sample asked again is a re-ask
+        assert " 0 retries" in output
+        if unreadable:
+            assert f"re-asked: {2 * unreadable} answers" in output
         records = read_judgments(tmp_path / "r")
         assert len(records) == 2
         for r in records:
@@ -79,7 +84,6 @@ def test_majority_agreement_and_samples_kept(tmp_path, answers, label, agreement
         assert sorted({json.dumps(q.body.get("seed")) for q in srv.requests}) == ["42", "43", "44"]
         # a re-run in a new directory answers every readable sample from the cache: 0 calls when
         # all were readable (an unreadable answer is never cached: it is asked again, and re-asked)
-        unreadable = sum(1 for text in answers.values() if text not in ("0", "1"))
         code, output = run(srv, tmp_path / "r2", tmp_path / "c.sqlite", *args)
         assert code == 0, output
         assert len(srv.requests) - calls == 2 * 2 * unreadable

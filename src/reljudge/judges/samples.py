@@ -6,7 +6,8 @@ to the **lowest** tied label (`reljudge.aggregation.consensus.majority`, the rul
 ``judge combine``); ``extra["agreement"]`` is the share of the readable samples that gave it and
 ``extra["samples"]`` keeps every sample (label, status, raw text, parse rule, seed, grade
 distribution). The record's raw text, parse rule and log-probabilities are those of the first
-sample with the majority label; its usage and attempts count every sample. With grade
+sample with the majority label; its usage and attempts count every sample, and each sample keeps
+its own re-asked answers (``reasked``). With grade
 distributions, ``extra["expected"]`` is their mean over the samples that have one. When no
 sample can be read, the record is the first sample's failure, with every sample kept.
 """
@@ -71,6 +72,8 @@ def sampled_record(
         }
         if isinstance(r.extra.get("expected"), dict):
             entry["expected"] = r.extra["expected"]
+        if r.extra.get("reasked"):
+            entry["reasked"] = r.extra["reasked"]
         samples.append(entry)
     usage = Usage()
     for r in records:
@@ -78,11 +81,12 @@ def sampled_record(
     attempts = sum(r.provenance.attempts for r in records)
     readable = [r for r in records if r.status == "ok" and r.label is not None]
     if not readable:
-        base, extra = records[0], {**records[0].extra, "samples": samples}
+        base = records[0]
+        extra = {**{k: v for k, v in base.extra.items() if k != "reasked"}, "samples": samples}
         return base.model_copy(update={"extra": extra, "provenance": _counted(base, usage, attempts)})
     label, share = majority([r.label for r in readable])  # type: ignore[misc]
     base = next(r for r in readable if r.label == label)
-    extra = {k: v for k, v in base.extra.items() if k != "expected"}
+    extra = {k: v for k, v in base.extra.items() if k not in ("expected", "reasked")}
     extra.update(samples=samples, agreement=share, majority_of=len(readable))
     mean = _mean_expected(readable)
     if mean is not None:

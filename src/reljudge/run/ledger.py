@@ -48,7 +48,11 @@ class UsageSum:
 
 
 def reasks(record: Judgment) -> int:
-    """The calls made again for ``record`` because an answer could not be read."""
+    """The calls made again for ``record`` because an answer could not be read (of every sample
+    of a ``--samples`` record)."""
+    samples = record.extra.get("samples")
+    if isinstance(samples, list):
+        return sum(len(s.get("reasked") or ()) for s in samples if isinstance(s, Mapping))
     earlier = record.extra.get("reasked")
     return len(earlier) if isinstance(earlier, list) else 0
 
@@ -56,7 +60,10 @@ def reasks(record: Judgment) -> int:
 def retries(record: Judgment) -> int:
     """The attempts made for ``record`` beyond one per call and re-ask."""
     orders = record.extra.get("orders")
+    samples = record.extra.get("samples")
     calls = len(orders) if isinstance(orders, Mapping) and orders else 1
+    if isinstance(samples, list) and samples:
+        calls = len(samples)
     return max(0, record.provenance.attempts - calls - reasks(record))
 
 

@@ -132,7 +132,9 @@ def test_an_unknown_judge_option_lists_the_judges_options():
         "-o", "few_shot=true",
     )  # fmt: skip
     assert code == EXIT_BAD_INPUT
-    assert text == "error: method 'umbrela' has no option 'few_shot'; its options: prompt, max_tokens"
+    assert (
+        text == "error: method 'umbrela' has no option 'few_shot'; its options: prompt, max_tokens, constrain"
+    )
 
 
 def test_the_help_example_of_option_works_and_few_shot_umbrela_is_a_prompt(tmp_path):

@@ -18,6 +18,8 @@ import typer
 
 from reljudge.cli import (
     cache,
+    calibrate,
+    combine,
     data,
     evaluate,
     mock_server,
@@ -68,6 +70,8 @@ app.command("mock-server")(mock_server.mock_server_cmd)
 app.command("evaluate")(evaluate.evaluate_cmd)
 app.command("fd")(evaluate.fd_cmd)
 app.command("plot-summary")(evaluate.plot_summary_cmd)
+app.command("combine")(combine.combine_cmd)
+app.command("calibrate")(calibrate.calibrate_cmd)
 app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.command("report")(report.report_cmd)

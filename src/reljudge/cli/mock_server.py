@@ -20,7 +20,8 @@ def mock_server_cmd(
         help="auto (answers in the format each published prompt asks for), echo, fixed:TEXT, or a "
         "hostile shape: echo-all, prompt-plus, list-content, int-content, dict-content, "
         "absurd-usage[:1e400|1.5|negative|1e30], huge[:MB], gzip-bomb[:MB], think-bomb, nesting-bomb, "
-        "unauthorized, not-found, blackhole, key-echo, redirect[:other-host|same-host|URL].",
+        "unauthorized, not-found, blackhole, key-echo, redirect[:other-host|same-host|URL]; "
+        "label-logprobs (scripted log-probabilities at the label), no-logprobs.",
     ),
     latency: float = typer.Option(0.0, "--latency", help="Seconds added to every answer."),
     rate_429: float = typer.Option(

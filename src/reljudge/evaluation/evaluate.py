@@ -230,7 +230,8 @@ def evaluate(
             unacceptable,
             human_threshold,
             judge_threshold,
-            alignment_average,
+            alignment_average=alignment_average,
+            judge_scale=js.scale,
         )
         rep = SetReport(js.name, js.source, sum(len(d) for d in scores.values()), dropped)
         rep.overlap = sum(1 for q, docs in scores.items() for d in docs if d in qrels.get(q, {}))

@@ -40,6 +40,8 @@ class JudgmentSet:
     source: str = ""
     missing: float | None = None  # score of a human-judged document the set does not list
     dropped_topics: int = 0
+    #: the judge's own scale [lo, hi] when its records declare one (expected grades)
+    scale: tuple[float, float] | None = None
 
     @property
     def n_labels(self) -> int:
@@ -126,7 +128,11 @@ def sets_from_judgments(records: Iterable[Judgment], name: str, source: str = ""
         if prefs is not None:
             out.append(JudgmentSet(label, result.scores, list(prefs), source, missing=0))
         else:
-            out.append(JudgmentSet(label, result.scores, None, source))
+            scale = result.details.get("scale")
+            scale = (
+                (float(scale[0]), float(scale[1])) if isinstance(scale, list) and len(scale) == 2 else None
+            )
+            out.append(JudgmentSet(label, result.scores, None, source, scale=scale))
     return out
 
 

@@ -135,6 +135,14 @@ class Judge(ABC):
     #: whether each label is one call about one (topic, passage) with one prompt (`judge probe`)
     pointwise: ClassVar[bool] = False
 
+    @property
+    def label_scale(self) -> tuple[int, ...] | None:
+        """The grades of this judge's label when each is one token of the answer (binary 0/1, a
+        0-3 grade): its records then carry the grade distribution at the label position when the
+        provider returns log-probabilities (``extra["expected"]``, the ``<method>-expected``
+        score set; `reljudge.judges.expected`). None (the default): no one-token label."""
+        return None
+
     @abstractmethod
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         """Judge everything in ``inputs``, emitting one record per judged item through ``ctx``.

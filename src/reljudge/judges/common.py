@@ -93,11 +93,13 @@ def record_from_answer(
     docid_b: str | None = None,
     item_id: str | None = None,
     extra: dict[str, Any] | None = None,
+    scale: tuple[int, ...] | None = None,
 ) -> Judgment:
     """The record of one answered item (not emitted): the call's failure, the label read from the
     answer, or ``unparsed``, with the raw text (clipped to `reljudge.judges.reading.RAW_MAX_CHARS`).
     Never raises for a bad answer: a record that cannot be built from it is ``unparsed`` and
-    says why."""
+    says why. With ``scale`` (the judge's one-token grades) and log-probabilities in the answer,
+    ``extra["expected"]`` holds the grade distribution at the label position."""
     fields: dict[str, Any] = {
         "qid": qid,
         "docid": docid,
@@ -115,11 +117,18 @@ def record_from_answer(
             raw=raw,
             error=answer.error,
             parse=answer.how,
-            extra={**(extra or {}), **_clipped_extra(answer)},
+            extra={**(extra or {}), **_clipped_extra(answer), **_expected_extra(answer, scale)},
             provenance=provenance,
         )
     except Exception as err:  # one odd answer must never end the job
         return unreadable_record(fields, raw, answer.how, err, provenance)
+
+
+def _expected_extra(answer: Answer, scale: tuple[int, ...] | None) -> dict[str, Any]:
+    if not scale:
+        return {}
+    found = answer.distribution(scale)
+    return {} if found is None else {"expected": found}
 
 
 def unreadable_record(

@@ -38,11 +38,25 @@ class JudgeContext:
         emit: Callable[[Judgment], None],
         existing: Mapping[Key, Judgment] | None = None,
         tool_version: str | None = None,
+        samples: int = 1,
     ):
         self.client = client
         self._emit = emit
         self.existing: Mapping[Key, Judgment] = existing or {}
         self.tool_version = tool_version
+        #: how many answers a pointwise judge asks for per item (``--samples``)
+        self.samples = samples
+
+    def sample_params(self, index: int) -> dict[str, Any]:
+        """The decoding params of sample ``index``: none for the first (the answer a run without
+        samples gets), the run's seed plus ``index`` for the others -- so that each sample is its
+        own request, cached under its own key (a re-run is free), and a provider that honours
+        seeds draws a different answer."""
+        if index == 0:
+            return {}
+        config = getattr(self.client, "config", None)
+        seed = getattr(config, "seed", None)
+        return {"seed": (seed if isinstance(seed, int) else 0) + index}
 
     @property
     def fan_out(self) -> int:

@@ -54,6 +54,7 @@ class CustomJudge(Judge):
         p: int | None = None,
         seed: int | None = None,
         max_tokens: int | None = None,
+        constrain: str | None = None,
     ) -> None:
         from reljudge.prompts import OutputSpec, PromptTemplate
 
@@ -83,6 +84,8 @@ class CustomJudge(Judge):
         kind = template.output.type
         self._inner: PointwiseJudge | PairwiseJudge
         if kind == "pairwise":
+            if constrain is not None:
+                raise InputError("custom: constrained output applies to binary and graded prompts")
             inner = PairwiseJudge(
                 prompt=template,
                 pairs=pairs or "all",
@@ -94,7 +97,7 @@ class CustomJudge(Judge):
             given = [n for n, v in (("pairs", pairs), ("p", p), ("seed", seed)) if v is not None]
             if given:
                 raise InputError(f"custom: option(s) {', '.join(given)} only apply to pairwise prompts")
-            inner = _CustomPointwise(prompt=template, max_tokens=max_tokens)
+            inner = _CustomPointwise(prompt=template, max_tokens=max_tokens, constrain=constrain)
         else:
             raise InputError(
                 f"custom: prompt {template.id!r} answers {template.output.describe()}; a custom judge "
@@ -110,6 +113,11 @@ class CustomJudge(Judge):
     @property
     def pointwise(self) -> bool:  # type: ignore[override]
         return isinstance(self._inner, PointwiseJudge)
+
+    @property
+    def label_scale(self) -> tuple[int, ...] | None:
+        """The pointwise prompt's one-token grades (pairwise records join two answers: none)."""
+        return self._inner.label_scale if isinstance(self._inner, PointwiseJudge) else None
 
     @classmethod
     def adapt_options(cls, options: Mapping[str, Any], *, pairs_given: bool = False) -> dict[str, Any]:

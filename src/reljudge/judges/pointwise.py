@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_bounded
+from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_bounded
 from reljudge.judges.common import (
     Parser,
     check_output,
@@ -36,7 +36,12 @@ class PointwiseJudge(Judge):
     answer_tokens: ClassVar[int] = 5
     pointwise: ClassVar[bool] = True
 
-    def __init__(self, prompt: str | PromptTemplate | None = None, max_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        prompt: str | PromptTemplate | None = None,
+        max_tokens: int | None = None,
+        constrain: str | None = None,
+    ) -> None:
         chosen = prompt if prompt is not None else self.default_prompt
         if chosen is None:
             raise TypeError("a prompt is required")
@@ -45,12 +50,29 @@ class PointwiseJudge(Judge):
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         self.max_tokens = max_tokens
+        #: the constrained-output mechanism (`reljudge.judges.constrain`), or None
+        self.constrain = constrain
+        self._constraint: dict[str, Any] = {}
+        if constrain is not None:
+            from reljudge.judges.constrain import constraint_params
+
+            try:
+                self._constraint = constraint_params(self.prompt.output, constrain)
+            except ValueError as err:
+                raise TypeError(f"constrain: {err}") from None
         #: the ``method`` of the records (the registered name unless a custom judge renames it)
         self.method: str = self.name
 
     @property
     def label_methods(self) -> tuple[str, ...]:  # type: ignore[override]
         return (self.method,)
+
+    @property
+    def label_scale(self) -> tuple[int, ...] | None:
+        """One-token grades when the prompt's declared output has them (binary, graded 0-9)."""
+        from reljudge.judges.expected import one_token_scale
+
+        return one_token_scale(self.prompt.output)
 
     #: output types of `reljudge.prompts.OutputSpec` this judge accepts
     output_types: ClassVar[tuple[str, ...]] = ("binary", "graded")
@@ -63,7 +85,14 @@ class PointwiseJudge(Judge):
         return self.prompt.output.parse
 
     def chat_params(self) -> dict[str, Any]:
-        return {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+        params = dict(self._constraint)
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        return params
+
+    def record_extra(self) -> dict[str, Any]:
+        """What every record of this judge notes: the constrained-output mechanism, if any."""
+        return {"constrained": self.constrain} if self.constrain else {}
 
     def variables(self, query: str, passage: str) -> dict[str, str]:
         return {"query": query, "question": query, "document": passage}
@@ -89,10 +118,48 @@ class PointwiseJudge(Judge):
             ctx.emit(skipped_record(ctx, self.prompt, problem, method=self.method, qid=qid, docid=docid))
             return
         variables = self.variables(inputs.topics[qid], inputs.corpus[docid])
+        if ctx.samples > 1:
+            from reljudge.judges.samples import sampled_record
+
+            answers = await run_all(
+                [
+                    ctx.ask(
+                        self.prompt,
+                        variables,
+                        parser,
+                        budget=self.answer_budget,
+                        **{**self.chat_params(), **ctx.sample_params(i)},
+                    )
+                    for i in range(ctx.samples)
+                ]
+            )
+            record = sampled_record(
+                ctx,
+                self.prompt,
+                answers,
+                method=self.method,
+                qid=qid,
+                docid=docid,
+                scale=self.label_scale,
+                extra=self.record_extra(),
+            )
+            ctx.emit(record)
+            return
         answer = await ctx.ask(
             self.prompt, variables, parser, budget=self.answer_budget, **self.chat_params()
         )
-        ctx.emit(record_from_answer(ctx, self.prompt, answer, method=self.method, qid=qid, docid=docid))
+        ctx.emit(
+            record_from_answer(
+                ctx,
+                self.prompt,
+                answer,
+                method=self.method,
+                qid=qid,
+                docid=docid,
+                scale=self.label_scale,
+                extra=self.record_extra(),
+            )
+        )
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
         calls = tokens = 0

@@ -265,13 +265,38 @@ class Answer:
     usage: Usage = field(default_factory=Usage)
     attempts: int = 0
     earlier: list[dict[str, Any]] = field(default_factory=list)
+    #: the template and parser the answer was read with (to read a variant of it the same way)
+    template: PromptTemplate | None = None
+    parse: Parser | None = None
 
     @classmethod
     def of(cls, result: ChatResult, template: PromptTemplate | None, parse: Parser) -> Answer:
         reading = None
         if result.status == "ok":
             reading = read_text(result.text, parse, prompt=result.prompt, template=template)
-        return cls(result, reading, result.usage, result.attempts)
+        return cls(result, reading, result.usage, result.attempts, template=template, parse=parse)
+
+    def reads_as(self, text: str) -> int | float | None:
+        """The label this answer's reading (same prompt, template and parser) gets from ``text``."""
+        if self.parse is None:
+            return None
+        parsed = read_text(text, self.parse, prompt=self.result.prompt, template=self.template).parsed
+        return parsed.label if parsed.status == "ok" else None
+
+    def distribution(self, scale: tuple[int, ...]) -> dict[str, Any] | None:
+        """The grade distribution at the label position (`reljudge.judges.expected`), or None
+        when the call returned no log-probabilities or gave no label."""
+        from reljudge.judges.expected import label_distribution
+
+        if not self.result.logprobs or self.status != "ok":
+            return None
+        try:
+            return label_distribution(
+                self.result.text, self.result.logprobs, self.label, scale, self.reads_as
+            )
+        except Exception as err:  # odd provider data never ends the job
+            log.debug("reading log-probabilities failed", exc_info=True)
+            return {"unavailable": f"error: {type(err).__name__}"}
 
     @property
     def parsed(self) -> Parsed | None:
@@ -319,7 +344,13 @@ class Answer:
         """``again`` (a new call for the same item) with this answer's calls counted in."""
         earlier = [*self.earlier, {"raw": clip(self.result.text), "parse": self.how}]
         return Answer(
-            again.result, again.reading, self.usage + again.usage, self.attempts + again.attempts, earlier
+            again.result,
+            again.reading,
+            self.usage + again.usage,
+            self.attempts + again.attempts,
+            earlier,
+            again.template,
+            again.parse,
         )
 
     def extra(self) -> dict[str, Any]:

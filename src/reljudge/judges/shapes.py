@@ -12,7 +12,7 @@ from reljudge.aggregation.exclusions import Exclusions, check_policy, single_met
 from reljudge.aggregation.qrels import AggregatedScores, label_scores
 from reljudge.judges.pairwise.preferences import _pair_key, count_wins
 
-__all__ = ["pairwise_sets", "shape_scores", "shape_sets"]
+__all__ = ["EXPECTED_SUFFIX", "expected_set", "pairwise_sets", "shape_scores", "shape_sets"]
 
 
 def shape_sets(
@@ -53,7 +53,49 @@ def shape_sets(
             result = pairwise_sets(group, on_failure=on_failure, ties=ties, lengths=lengths)
         result.family = method
         out[method] = result
+        if kind == "pointwise":
+            found = expected_set(group, result)
+            if found is not None:
+                out[found.method] = found
     return out
+
+
+#: the suffix of the score set of expected grades (`expected_set`)
+EXPECTED_SUFFIX = "-expected"
+
+
+def expected_set(group: Sequence[Any], labels: AggregatedScores) -> AggregatedScores | None:
+    """The ``<method>-expected`` set of one pointwise method: each document's expected grade
+    from the distribution at its label position (``extra["expected"]``,
+    `reljudge.judges.expected`); a labelled record without one keeps its label (the argmax), and
+    ``details`` counts them (``argmax``), with the judge's ``scale`` and the mean ``outside``
+    mass. None when no record has a distribution."""
+    scores = {q: dict(d) for q, d in labels.scores.items()}
+    found = argmax = 0
+    outside = 0.0
+    scale: list[int] | None = None
+    for r in group:
+        extra = getattr(r, "extra", None)  # label views (a run's own end) carry no extra
+        info = extra.get("expected") if r.status == "ok" and isinstance(extra, dict) else None
+        if r.status != "ok" or r.docid not in scores.get(r.qid, {}):
+            continue
+        if isinstance(info, dict) and isinstance(info.get("expected"), (int, float)):
+            scores[r.qid][r.docid] = float(info["expected"])
+            outside += float(info.get("outside") or 0.0)
+            scale = scale or list(info.get("scale") or [])
+            found += 1
+        else:
+            argmax += 1
+    if not found:
+        return None
+    method = labels.method + EXPECTED_SUFFIX
+    details = {
+        "scale": [min(scale), max(scale)] if scale else None,
+        "distributions": found,
+        "argmax": argmax,
+        "mean_outside": outside / found,
+    }
+    return AggregatedScores(method, scores, labels.exclusions, details, family=labels.family)
 
 
 def pairwise_sets(
@@ -94,6 +136,11 @@ def shape_scores(
     pointwise label is then a ValueError). ``options``: ``on_failure``, ``ties``, ``lengths``."""
     on_failure = options.get("on_failure", "exclude")
     recorded = single_method(records)
+    if recorded is not None and name == recorded + EXPECTED_SUFFIX:
+        sets = shape_sets(records, on_failure=on_failure)
+        if name not in sets:
+            raise ValueError(f"no {name!r} scores: the records hold no log-probability distribution")
+        return sets[name]
     pairwise = pairwise or (recorded == name and any(r.docid_b for r in records))
     if pairwise and on_failure != "exclude":
         raise ValueError("a failed comparison gives no win; on_failure must be 'exclude' for pairwise")

@@ -259,15 +259,17 @@ class LLMClient:
         attempts = 0
         estimate = estimate_tokens(sum(len(m["content"]) for m in msg_dicts), effective.get("max_tokens"))
         holding = False  # the slot of the attempt that brought the answer
+        sent = start  # when the last attempt was sent: latency_s is the provider's time from then
 
         async def one_attempt() -> Completion:
-            nonlocal attempts, holding
+            nonlocal attempts, holding, sent
             waited = self._limiter.waited_s
             await self._limiter.acquire(estimate)
             self.stats.limiter_wait_s += self._limiter.waited_s - waited
             await self._semaphore.acquire()
             try:
                 attempts += 1
+                sent = time.monotonic()  # the timeout, too, runs from here: never the wait for a slot
                 self.stats.calls += 1
                 try:
                     completion = await asyncio.wait_for(backend.complete(msg_dicts, wire), cfg.timeout_s)
@@ -282,7 +284,7 @@ class LLMClient:
 
         try:
             result, error = await self._attempts(
-                one_attempt, cfg, msg_dicts, effective, digest, start, lambda: attempts
+                one_attempt, cfg, msg_dicts, effective, digest, lambda: sent, lambda: attempts
             )
             if holding:  # commit the answer while its slot is held
                 await self._cache.store(key, self.backend_name, self.model, result)
@@ -298,10 +300,11 @@ class LLMClient:
         msg_dicts: list[dict[str, str]],
         effective: dict[str, Any],
         digest: str,
-        start: float,
+        sent: Callable[[], float],
         attempts_made: Callable[[], int],
     ) -> tuple[ChatResult, ProviderError | None]:
-        """`one_attempt` with the retry policy, classified into a `ChatResult`."""
+        """`one_attempt` with the retry policy, classified into a `ChatResult` whose ``latency_s``
+        runs from ``sent()``: when the last attempt was sent (after any wait for a slot)."""
 
         def before_sleep(state: RetryCallState) -> None:
             self.stats.retries += 1
@@ -329,15 +332,15 @@ class LLMClient:
                     completion = await one_attempt()
             assert completion is not None
         except ProviderError as err:
-            failed = self._results.failure(err, digest, effective, attempts_made(), start)
+            failed = self._results.failure(err, digest, effective, attempts_made(), sent())
             return failed, (None if failed.status == "refused" else err)
         except Exception as err:  # a bug in a provider library must not kill a whole run
             log.warning(
                 "unexpected error from the %s backend: %s", self.backend_name, self._redact(repr(err))
             )
-            failed = self._results.unexpected(err, digest, effective, attempts_made(), start)
+            failed = self._results.unexpected(err, digest, effective, attempts_made(), sent())
             return failed, ProviderError("other", failed.error or "")
-        return self._results.answer(completion, digest, effective, attempts_made(), start), None
+        return self._results.answer(completion, digest, effective, attempts_made(), sent()), None
 
     def _finish(self, result: ChatResult, prompt: list[dict[str, str]], cache_key: str | None) -> ChatResult:
         result.prompt = prompt

@@ -187,6 +187,8 @@ class ChatResult:
     call (attempts, so retries count); a cache hit has ``calls=0`` and ``cost_usd=0`` but keeps
     the token counts of the original answer for information.
     ``logprobs``: list of ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}`` or None.
+    ``latency_s``: seconds from when the last attempt was sent (after the wait for a concurrency
+    slot and the rate limiter) to its answer; for a cache hit, the lookup.
     ``params``: the effective decoding params sent (after provider adaptation).
     ``prompt``: the messages sent (kept in memory for the answer's reader, never stored).
     ``oversized``: the answer was longer than `MAX_ANSWER_CHARS`; ``text`` holds its beginning and

@@ -39,7 +39,8 @@ class JudgeLabels:
     pairwise records of a preference judge (then ``scores`` holds its win counts).
     ``missing``: the score of a human-judged document the judge does not list (None: skipped).
     ``unacceptable``: the highest human grade that is Unacceptable; ``human_threshold`` /
-    ``judge_threshold``: relevant is ``>=`` the threshold (judge: None = chosen from the labels).
+    ``judge_threshold``: relevant is ``>=`` the threshold (judge: None = chosen from the labels,
+    on ``judge_scale`` when the judge declares its scale).
     """
 
     qrels: Scores
@@ -50,6 +51,8 @@ class JudgeLabels:
     human_threshold: float = 2
     judge_threshold: float | None = None
     alignment_average: str = "pairs"  # alignment shares over all pairs, or the mean over topics
+    #: the judge's own scale [lo, hi] of float scores (expected grades), when it declares one
+    judge_scale: tuple[float, float] | None = None
 
     @property
     def kind(self) -> str:

@@ -29,16 +29,39 @@ from reljudge.metrics.agreement import (
 from reljudge.metrics.base import JudgeLabels, JudgmentMeasure, Outcome
 
 
-def auto_threshold(values: np.ndarray, human_grades: np.ndarray, human_threshold: float) -> tuple[float, str]:
+def auto_threshold(
+    values: np.ndarray,
+    human_grades: np.ndarray,
+    human_threshold: float,
+    scale: tuple[float, float] | None = None,
+) -> tuple[float, str]:
     """The judge-side binarisation threshold: 1 for 0/1 labels, the human threshold for labels
-    on the human integer scale, otherwise any positive score (``> 0``)."""
+    on the human integer scale; for other (float) scores on the judge's own ``scale`` [lo, hi]
+    (`scale_threshold`); otherwise any positive score (``> 0``)."""
     uniq = set(np.unique(values).tolist())
+    if scale is not None and not all(float(v).is_integer() for v in uniq):
+        return scale_threshold(scale, human_grades, human_threshold)
     if uniq <= {0.0, 1.0}:
         return 1.0, ">= 1"
     lo, hi = float(human_grades.min()), float(human_grades.max())
     if all(float(v).is_integer() and lo <= v <= hi for v in uniq):
         return human_threshold, f">= {human_threshold:g}"
     return float(np.nextafter(0.0, 1.0)), "> 0"
+
+
+def scale_threshold(
+    scale: tuple[float, float], human_grades: np.ndarray, human_threshold: float
+) -> tuple[float, str]:
+    """The cut of float scores on the judge's scale [lo, hi] (expected grades): on the human
+    integer scale, half a grade below the human threshold (scores that round to a relevant
+    grade); on any other scale, its middle (0.5 on 0-1)."""
+    lo, hi = scale
+    shown = f"(judge scale {lo:g}-{hi:g})"
+    if human_grades.size and (lo, hi) == (float(human_grades.min()), float(human_grades.max())):
+        cut = human_threshold - 0.5
+    else:
+        cut = (lo + hi) / 2
+    return cut, f">= {cut:g} {shown}"
 
 
 def binary_kappa(
@@ -56,7 +79,7 @@ def kappa_block(labels: JudgeLabels) -> tuple[dict[str, Any], dict[str, Any]]:
         return {"pairs": 0}, {}
     human_threshold = labels.human_threshold
     if labels.judge_threshold is None:
-        thr, thr_text = auto_threshold(judge, human, human_threshold)
+        thr, thr_text = auto_threshold(judge, human, human_threshold, labels.judge_scale)
     else:
         thr, thr_text = labels.judge_threshold, f">= {labels.judge_threshold:g}"
     hb, jb = binarize(human, human_threshold), binarize(judge, thr)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from reljudge.run.options import (
     Flag,
@@ -35,6 +35,9 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "seed",
     "max_tokens",
     "logprobs",
+    "scores",
+    "samples",
+    "constrain",
     "params",
     "question_bank",
     "base_url",
@@ -244,6 +247,36 @@ class RunConfig(BaseModel):
             commands=RUN,
         ),
     ] = False
+    scores: Annotated[
+        str,
+        Flag(
+            "--scores",
+            "labels (default), or expected: also ask for log-probabilities and store, for judges with a "
+            "one-token label (binary, umbrela, custom binary/graded 0-9), the grade distribution at the "
+            "label position and the expected grade (score set <method>-expected).",
+            commands=RUN,
+        ),
+    ] = "labels"
+    samples: Annotated[
+        int,
+        Flag(
+            "--samples",
+            "Ask each pointwise item N times (needs --temperature > 0; sample i > 0 is sent with seed + i and "
+            "cached apart): the record's label is the majority (ties to the lowest label), with the agreement "
+            "and every sample in extra.",
+            commands=RUN,
+        ),
+    ] = Field(1, ge=1, le=100)
+    constrain: Annotated[
+        str,
+        Flag(
+            "--constrain",
+            "off (default), auto, grammar, guided-choice, json-schema or ollama-format: constrain the answer to "
+            "the judge's valid labels with the backend's own mechanism (auto: Ollama format, OpenAI structured "
+            "outputs, else llama.cpp grammar); the prompt text is unchanged, records note extra.constrained.",
+            commands=RUN,
+        ),
+    ] = "off"
     #: a question file for judges that take one, or "dataset"
     question_bank: Annotated[
         str | None,
@@ -330,6 +363,27 @@ class RunConfig(BaseModel):
         identity = {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
         identity["base_url"] = normalise_base_url(self.base_url)
         return identity
+
+    @model_validator(mode="after")
+    def _check_samples(self) -> RunConfig:
+        if self.samples > 1 and not self.temperature:
+            raise ValueError("--samples needs a --temperature above 0 (at 0 every sample is the same answer)")
+        return self
+
+    @field_validator("constrain")
+    @classmethod
+    def _check_constrain(cls, value: str) -> str:
+        allowed = ("off", "auto", "grammar", "guided-choice", "json-schema", "ollama-format")
+        if value not in allowed:
+            raise ValueError(f"--constrain must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+
+    @field_validator("scores")
+    @classmethod
+    def _check_scores(cls, value: str) -> str:
+        if value not in ("labels", "expected"):
+            raise ValueError(f"--scores must be labels or expected, got {value!r}")
+        return value
 
     @classmethod
     def flags(cls, command: str = "run") -> dict[str, Flag]:

@@ -122,6 +122,7 @@ def finish(
         abort=abort_info(abort) if abort is not None else None,
         qrels_pairs=qrels_pairs,
         incomplete=incomplete,
+        expected=dict(ledger.distributions) if config.scores == "expected" else None,
         exit_code=EXIT_OK if state == "finished" and rate <= config.max_failure_rate else EXIT_FAILURE,
     )
     earlier_wall = (job.manifest.get("extra") or {}).get("wall_time_s", 0.0)

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 #: (accepted, and recorded from then on); anything else was the default (None)
 ADDED_IDENTITY_FIELDS: dict[str, Callable[[Any], bool]] = {
     "base_url": lambda now: True,
+    "scores": lambda now: now == "labels",
+    "samples": lambda now: now == 1,
+    "constrain": lambda now: now == "off",
 }
 
 

@@ -165,9 +165,11 @@ async def _run_locked(
 
             assert own_config is not None
             async with LLMClient(own_config, on_event=on_event) as own:
-                await job.judge.run(job.inputs, JudgeContext(own, emit, existing, tool_version=__version__))
+                ctx = JudgeContext(own, emit, existing, tool_version=__version__, samples=job.config.samples)
+                await job.judge.run(job.inputs, ctx)
         else:
-            await job.judge.run(job.inputs, JudgeContext(client, emit, existing, tool_version=__version__))
+            ctx = JudgeContext(client, emit, existing, tool_version=__version__, samples=job.config.samples)
+            await job.judge.run(job.inputs, ctx)
         state = "finished"
     except Exception as err:
         abort = find_provider_abort(err)

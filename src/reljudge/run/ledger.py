@@ -48,7 +48,11 @@ class UsageSum:
 
 
 def reasks(record: Judgment) -> int:
-    """The calls made again for ``record`` because an answer could not be read."""
+    """The calls made again for ``record`` because an answer could not be read (of every sample
+    of a ``--samples`` record)."""
+    samples = record.extra.get("samples")
+    if isinstance(samples, list):
+        return sum(len(s.get("reasked") or ()) for s in samples if isinstance(s, Mapping))
     earlier = record.extra.get("reasked")
     return len(earlier) if isinstance(earlier, list) else 0
 
@@ -56,7 +60,10 @@ def reasks(record: Judgment) -> int:
 def retries(record: Judgment) -> int:
     """The attempts made for ``record`` beyond one per call and re-ask."""
     orders = record.extra.get("orders")
+    samples = record.extra.get("samples")
     calls = len(orders) if isinstance(orders, Mapping) and orders else 1
+    if isinstance(samples, list) and samples:
+        calls = len(samples)
     return max(0, record.provenance.attempts - calls - reasks(record))
 
 
@@ -71,6 +78,9 @@ class Ledger:
         self.reasks = 0  # calls made again for an answer that could not be read
         self.retry_causes: Counter[str] = Counter()  # retried attempts by error kind
         self.failure_causes: Counter[str] = Counter()  # calls that finally failed, by kind
+        #: ok answers by their grade distribution (``--scores expected``): found, unavailable,
+        #: no_logprobs (the provider sent none), none (no one-token label)
+        self.distributions: Counter[str] = Counter()
 
     def count(self, record: Judgment) -> None:
         """Count a record the job wrote."""
@@ -81,6 +91,12 @@ class Ledger:
             self.usage.add(provenance.usage)
         self.retries += retries(record)
         self.reasks += reasks(record)
+        if record.status == "ok" and record.docid is not None:
+            found = record.extra.get("expected")
+            if isinstance(found, dict):
+                self.distributions["unavailable" if "unavailable" in found else "found"] += 1
+            else:
+                self.distributions["no_logprobs" if "logprobs" not in record.extra else "none"] += 1
 
     def on_event(self, kind: str, info: Mapping[str, Any]) -> None:
         """The client's event callback: why calls were retried or finally failed."""

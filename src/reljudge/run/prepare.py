@@ -52,6 +52,10 @@ def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
     from reljudge.llm.pricing import price_table
 
     judge = build_judge(config)
+    if config.samples > 1 and not judge.pointwise:
+        raise InputError(
+            f"--samples applies to pointwise judges (binary, umbrela, custom binary/graded), not {config.method}"
+        )
     resolved = resolve_inputs(config, passages=False)
     resources = load_resources(config, judge)
     pool = build_pool(config, resolved)
@@ -113,7 +117,32 @@ def judge_options(config: RunConfig) -> dict[str, Any]:
     cls = registered().get(config.method)
     if cls is not None:
         options = cls.adapt_options(options, pairs_given=config.pairs is not None)
+    if config.constrain != "off":
+        options["constrain"] = _constraint(config, cls, options)
     return options
+
+
+def _constraint(config: RunConfig, cls: Any, options: Mapping[str, Any]) -> str:
+    """The mechanism of ``--constrain`` (``auto``: the backend's own, `reljudge.judges.constrain`)."""
+    import inspect
+
+    from reljudge.judges.constrain import auto_mechanism
+    from reljudge.llm.routing import resolve_model
+
+    if "constrain" in options:
+        raise InputError(
+            "give the constraint either with --constrain or with --option constrain=..., not both"
+        )
+    if cls is None or "constrain" not in inspect.signature(cls).parameters:
+        raise InputError(
+            f"--constrain applies to pointwise judges (binary, umbrela, custom), not {config.method}"
+        )
+    if config.constrain != "auto":
+        return config.constrain
+    try:
+        return auto_mechanism(resolve_model(config.model).backend, config.base_url)
+    except ValueError as err:
+        raise InputError(f"--constrain auto: {err}") from None
 
 
 def build_judge(config: RunConfig, **overrides: Any) -> Judge:
@@ -124,6 +153,10 @@ def build_judge(config: RunConfig, **overrides: Any) -> Judge:
     if config.method not in names:
         raise InputError(f"unknown method {config.method!r}; available: {', '.join(names)}")
     return get_judge(config.method, **{**judge_options(config), **overrides})
+
+
+#: the alternatives asked for at each token with ``--scores expected`` (OpenAI's maximum)
+EXPECTED_TOP_LOGPROBS = 20
 
 
 def client_config(config: RunConfig, prices: Mapping[str, Price] | None = None) -> ClientConfig:
@@ -158,7 +191,8 @@ def client_config(config: RunConfig, prices: Mapping[str, Price] | None = None) 
         temperature=config.temperature,
         seed=config.seed,
         max_tokens=config.max_tokens,
-        logprobs=config.logprobs,
+        logprobs=config.logprobs or config.scores == "expected",
+        top_logprobs=EXPECTED_TOP_LOGPROBS if config.scores == "expected" else None,
         extra_params=dict(config.params),
         prices=dict(prices) if config.prices is not None and prices is not None else None,
     )

@@ -52,6 +52,9 @@ class RunSummary(BaseModel):
     #: nuggets; an interrupted multi-stage run)
     incomplete: int = 0
     estimate: dict[str, Any] | None = None
+    #: with ``--scores expected``: this session's ok answers by grade distribution
+    #: (`reljudge.run.ledger.Ledger.distributions`); None otherwise
+    expected: dict[str, int] | None = None
     exit_code: int = EXIT_OK
 
     def render(self) -> str:
@@ -71,6 +74,7 @@ class RunSummary(BaseModel):
             f"{self.usage.completion_tokens} completion tokens, {cost}, {self.cache_hits} cache hits, "
             f"{self.retries} retries, {self.wall_time_s:.1f}s"
         )
+        lines += self._expected_lines()
         if self.reasks:
             lines.append(f"re-asked: {self.reasks} answers that could not be read were asked once more")
         if self.retry_causes or self.failure_causes:
@@ -94,6 +98,26 @@ class RunSummary(BaseModel):
         lines += failure_advice(self.statuses, self.api_error_kinds)
         lines += self._ending()
         return "\n".join(lines)
+
+    def _expected_lines(self) -> list[str]:
+        if self.expected is None:
+            return []
+        found = self.expected.get("found", 0)
+        missing = self.expected.get("no_logprobs", 0)
+        unavailable = self.expected.get("unavailable", 0)
+        if not found and missing:
+            return [
+                f"warning: --scores expected: the provider returned no log-probabilities ({missing} "
+                "answers): the labels are the model's answers (argmax), and there is no "
+                f"{self.method}-expected score set. Use a server that returns logprobs/top_logprobs"
+            ]
+        if not found and not unavailable and not missing:
+            return []
+        return [
+            f"expected relevance: {found} answers with a grade distribution (score set "
+            f"{self.method}-expected); {missing} without log-probabilities, {unavailable} without a label "
+            "token (their expected score is their label)"
+        ]
 
     def _ending(self) -> list[str]:
         if self.state == "interrupted":

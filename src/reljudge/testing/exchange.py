@@ -99,6 +99,10 @@ class MockReply:
     content: Any = NOT_SET
     usage_literals: tuple[str, str] | None = None
     body: bytes | None = None
+    #: the token log-probabilities sent when the request asks for them: a list of
+    #: ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}`` sent as they are, None
+    #: for a provider that never returns any; unset: made up from the answer's words
+    logprobs: Any = NOT_SET
 
     def __call__(self, req: MockRequest) -> MockReply:
         """A reply is also a responder that always gives itself: ``MockLLMServer(error(500))``."""

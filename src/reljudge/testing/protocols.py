@@ -10,6 +10,7 @@ token counts (placeholders that `with_literals` replaces in the JSON text).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -115,6 +116,8 @@ def answer_of(req: MockRequest, reply: MockReply) -> Answer:
     tokens = TOKEN.findall(text)
     top = req.body.get("top_logprobs") or 0
     logprobs = _logprob_items(tokens, int(top) if isinstance(top, int) else 0) if req.wants_logprobs else None
+    if reply.logprobs is not NOT_SET:
+        logprobs = copy.deepcopy(reply.logprobs) if req.wants_logprobs else None
     return Answer(text, finish, prompt_tokens, completion_tokens, logprobs)
 
 

@@ -24,6 +24,9 @@ them:
 ``not-found``      404, model not found
 ``blackhole``      reads the request and never answers (until the server stops)
 ``key-echo``       an answer containing the Authorization header it received
+``label-logprobs`` the auto answer with scripted log-probabilities: a known distribution at the
+                   label token (`scripted_logprobs`; with "maybe", off every scale)
+``no-logprobs``    the auto answer, never with log-probabilities (a provider without them)
 ``redirect[:TO]``  307 to another host (``other-host``, the default: the same server under its
                    other loopback name), to this host (``same-host``), or to the URL TO;
                    requests under ``/moved/`` get the auto answer
@@ -55,6 +58,7 @@ from reljudge.testing.responders.hostile import (
     think_bomb,
     unauthorized,
 )
+from reljudge.testing.responders.logprobs import label_logprobs, no_logprobs, scripted_logprobs, tokens_of
 from reljudge.testing.responders.scripted import (
     FaultInjector,
     PerPrompt,
@@ -94,6 +98,10 @@ __all__ = [
     "huge",
     "int_content",
     "key_echo",
+    "label_logprobs",
+    "no_logprobs",
+    "scripted_logprobs",
+    "tokens_of",
     "list_content",
     "named",
     "nesting_bomb",
@@ -138,6 +146,8 @@ _BUILDERS: dict[str, Callable[[str | None], Responder]] = {
     "blackhole": lambda arg: blackhole,
     "key-echo": lambda arg: key_echo,
     "redirect": lambda arg: redirect(arg or "other-host"),
+    "label-logprobs": lambda arg: label_logprobs(),
+    "no-logprobs": lambda arg: no_logprobs(),
 }
 NAMES: tuple[str, ...] = ("fixed", *_BUILDERS)
 

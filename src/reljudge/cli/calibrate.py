@@ -1,0 +1,56 @@
+"""``judge calibrate``: fit judge scores to human grades on a few topics, judge on the rest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def calibrate_cmd(
+    judgments: str = typer.Option(
+        ...,
+        "--judgments",
+        help="A run directory, judgments .jsonl or qrels-like file (labels or expected scores).",
+    ),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Human qrels (qid iter docid grade)."),
+    dataset: str | None = typer.Option(None, "--dataset", help="Or the human labels of a known dataset."),
+    set_name: str | None = typer.Option(
+        None, "--set", help="The score set when the judgments give several (e.g. umbrela-expected)."
+    ),
+    topics_fraction: float = typer.Option(
+        0.2, "--topics-fraction", help="Share of topics the mapping is fitted on."
+    ),
+    repeats: int = typer.Option(50, "--repeats", min=1, help="Random topic splits (cross-validation)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the topic splits."),
+    human_threshold: float | None = typer.Option(
+        None,
+        "--human-threshold",
+        help="Lowest human grade that is relevant (default: the dataset's, else 2).",
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Write calibration.json and the first split's calibrated binary/graded qrels here.",
+    ),
+) -> None:
+    """Calibrate judge scores on a few human-labelled topics; kappa on the held-out topics with intervals."""
+    from reljudge.errors import InputError
+    from reljudge.evaluation.calibrate import calibrate_paths, summary, write_calibration
+
+    if not 0.0 < topics_fraction < 1.0:
+        raise InputError(f"--topics-fraction must be between 0 and 1, got {topics_fraction}")
+    chosen, result = calibrate_paths(
+        judgments,
+        qrels=qrels,
+        dataset=dataset,
+        set_name=set_name,
+        fit_fraction=topics_fraction,
+        repeats=repeats,
+        seed=seed,
+        human_threshold=human_threshold,
+    )
+    typer.echo(summary(result))
+    if out is not None:
+        written = write_calibration(chosen, result, out)
+        typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)

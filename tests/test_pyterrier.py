@@ -61,3 +61,24 @@ def test_llm_judge_needs_text(tmp_path):
     judge = LLMJudge("umbrela", "openai/mock", out=tmp_path / "x")
     with pytest.raises(InputError, match="pt.text.get_text"):
         judge(frame().drop(columns=["text"]))
+
+
+def test_llm_judge_adds_the_expected_grade(tmp_path, monkeypatch):
+    """With scores="expected" the frame gets the expected grade of the scripted distribution."""
+    from reljudge.pyterrier import LLMJudge
+    from reljudge.testing import AutoResponder, responders
+
+    dist = {"3": 0.5, "2": 0.25, "1": 0.125, "0": 0.125}
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with MockLLMServer(responders.label_logprobs(AutoResponder(), lambda req, text: dist)) as srv:
+        judge = LLMJudge(
+            "umbrela",
+            "openai/mock",
+            out=tmp_path / "r",
+            base_url=srv.openai_url,
+            use_cache=False,
+            scores="expected",
+        )
+        result = judge(frame())
+    assert list(result["judge_status"]) == ["ok"] * 4
+    assert list(result["expected"]) == pytest.approx([3 * 0.5 + 2 * 0.25 + 1 * 0.125] * 4, abs=1e-9)

@@ -3,7 +3,8 @@ and use LLM-judged qrels in ``pt.Experiment``.
 
 - `LLMJudge`: a transformer that takes a result frame (``qid``, ``query``, ``docno``, ``text``)
   and returns it with the judge's ``label`` (the method's primary score, NaN where the model gave
-  none) and ``judge_status``. It runs `reljudge.run.run_job` on a run directory (``out``), so its
+  none) and ``judge_status``; with ``scores="expected"`` also ``expected``, the expected grade from
+  the log-probabilities (the ``<method>-expected`` score set). It runs `reljudge.run.run_job` on a run directory (``out``), so its
   calls are cached, a re-run costs nothing and an interrupted one resumes; the frame's queries,
   passages and ranking are written under ``out/inputs/`` as the run's input files.
 - `judged_qrels`: the qrels of a run directory (or a judgments file) as the ``qid, docno, label``
@@ -82,6 +83,9 @@ def _make_transformer_class() -> type:
             keys = list(zip(frame["qid"].astype(str), frame["docno"].astype(str), strict=True))
             result["label"] = [labels.get(k, math.nan) for k in keys]
             result["judge_status"] = [statuses.get(k, "missing") for k in keys]
+            if self.config.get("scores") == "expected":
+                expected = judged_labels(self.out, score_set=f"{self.method}-expected")
+                result["expected"] = [expected.get(k, math.nan) for k in keys]
             return result
 
     return LLMJudge
@@ -160,14 +164,23 @@ def judge_frame(frame: Any, method: str, model: str, out: Path, **config: Any) -
     return statuses
 
 
-def judged_labels(out: Path) -> dict[tuple[str, str], float]:
-    """The primary scores of a run directory: ``{(qid, docno): label}``."""
-    return {(q, d): float(g) for q, docs in _scores(out, None).items() for d, g in docs.items()}
+def judged_labels(out: Path, *, score_set: str | None = None) -> dict[tuple[str, str], float]:
+    """The scores of a run directory (its primary set, or ``score_set``): ``{(qid, docno): score}``;
+    a score set the run does not have gives none."""
+    try:
+        scores = _scores(out, None, score_set)
+    except InputError:
+        if score_set is None:
+            raise
+        return {}
+    return {(q, d): float(g) for q, docs in scores.items() for d, g in docs.items()}
 
 
-def _scores(source: str | Path, method: str | None) -> dict[str, dict[str, float]]:
+def _scores(
+    source: str | Path, method: str | None, score_set: str | None = None
+) -> dict[str, dict[str, float]]:
     """The document scores of a run directory, judgments file or qrels file (no rounding)."""
     from reljudge.exporter import export_scores
     from reljudge.io.export import load_judgment_source
 
-    return export_scores(load_judgment_source(source), method=method)
+    return export_scores(load_judgment_source(source), method=method, score_set=score_set)

@@ -31,8 +31,10 @@ def calibrate_cmd(
     out: Path | None = typer.Option(
         None,
         "--out",
+        "--output",
         help="Write calibration.json and the first split's calibrated binary/graded qrels here.",
     ),
+    json_output: bool = typer.Option(False, "--json", help="Print the summary and every split as JSON."),
 ) -> None:
     """Calibrate judge scores on a few human-labelled topics; kappa on the held-out topics with intervals."""
     from reljudge.errors import InputError
@@ -50,7 +52,15 @@ def calibrate_cmd(
         seed=seed,
         human_threshold=human_threshold,
     )
-    typer.echo(summary(result))
+    if json_output:
+        import json
+
+        from reljudge.io.tables import json_ready
+
+        data = {"summary": result.summary, "splits": [vars(s) for s in result.splits]}
+        typer.echo(json.dumps(json_ready(data), indent=1))
+    else:
+        typer.echo(summary(result))
     if out is not None:
         written = write_calibration(chosen, result, out)
         typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)

@@ -26,7 +26,9 @@ def combine_cmd(
     sources: list[str] = typer.Argument(
         ..., help="Run directories, judgments files, qrels-like files or globs: one member each."
     ),
-    out: Path = typer.Option(..., "--out", help="Directory for qrels.txt, items.tsv and combine.json."),
+    out: Path = typer.Option(
+        ..., "--out", "--output", help="Directory for qrels.txt, items.tsv and combine.json."
+    ),
     rule: str = typer.Option(
         "majority", "--rule", help="majority (ties to the lowest label), mean, min or max."
     ),
@@ -45,6 +47,7 @@ def combine_cmd(
         None, "--qrels", help="Human qrels: report kappa of each member and the consensus."
     ),
     dataset: str | None = typer.Option(None, "--dataset", help="Or the human labels of a known dataset."),
+    json_output: bool = typer.Option(False, "--json", help="Print combine.json's content instead of tables."),
 ) -> None:
     """Combine judgment sets into a consensus set, with per-item disagreement and alpha between members."""
     from reljudge.evaluation.combine import combine, load_members, summary, write_combined
@@ -57,6 +60,13 @@ def combine_cmd(
     bounds = _scale(scale)
     members = load_members(sources, scores=scores, scale=bounds, duplicates=duplicates)
     report = combine(members, rule, human, bounds)
-    typer.echo(summary(report))
+    if json_output:
+        import json
+
+        from reljudge.io.tables import json_ready
+
+        typer.echo(json.dumps(json_ready(report.as_dict()), indent=1))
+    else:
+        typer.echo(summary(report))
     written = write_combined(report, out)
     typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)

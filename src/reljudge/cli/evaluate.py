@@ -225,7 +225,9 @@ def plot_summary_cmd(
     evaluations: list[Path] = typer.Argument(
         ..., help="evaluation.json files of judge evaluate (or their directories)."
     ),
-    out: Path = typer.Option(Path("."), "--out", help="Directory for alignment_vs_agreement.png and .csv."),
+    out: Path = typer.Option(
+        Path("."), "--out", "--output", help="Directory for alignment_vs_agreement.png and .csv."
+    ),
 ) -> None:
     """Plot macro agree against Kendall τ-b for the judgment sets of several judge evaluate results
     (one colour per --label, e.g. per dataset)."""

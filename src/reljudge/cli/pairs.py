@@ -28,7 +28,9 @@ def sample_cmd(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the shuffles and of the sampler."),
     p: int = typer.Option(7, "--p", min=1, help="sampler-round0: pairings per document."),
-    out: Path = typer.Option(..., "--out", help="The pairs file to write (qid docidA docidB), atomically."),
+    out: Path = typer.Option(
+        ..., "--out", "--output", help="The pairs file to write (qid docidA docidB), atomically."
+    ),
 ) -> None:
     """Write the pair sample of a scheme; judge it with judge run --pairs FILE."""
     from reljudge.io.atomic import write_text_atomic

@@ -87,6 +87,11 @@ def sweep_cmd(
         "--plots/--no-plots",
         help="Write PNG plots (needs matplotlib; without it the analysis is written without plots).",
     ),
+    json_output: bool = typer.Option(
+        False,
+        "--json",
+        help="Print JSON (the estimate of a dry run, else the analysis tables) instead of text.",
+    ),
 ) -> None:
     """Run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
     import time
@@ -112,6 +117,22 @@ def sweep_cmd(
                 raise InputError(f"{what} {item!r}: expected DATASET=PATH")
             outp[key] = value
         return outp
+
+    def print_json(value: object) -> None:
+        import json
+
+        from reljudge.io.tables import json_ready
+
+        typer.echo(json.dumps(json_ready(value), indent=1))
+
+    def analysis_json(analysis) -> dict:  # type: ignore[no-untyped-def]
+        return {
+            "summary": analysis.summary,
+            "pooled": analysis.pooled,
+            "cells": analysis.rows,
+            "rankings": [vars(r) for r in analysis.rankings],
+            "notes": analysis.notes,
+        }
 
     started = time.monotonic()
     if from_judgments is not None:
@@ -146,11 +167,14 @@ def sweep_cmd(
         if plots:
             warn_if_no_matplotlib()
         analysis, target = api.analyse_judgments(from_judgments, out=out, plots=plots, **published)
-        typer.echo(summary_markdown(analysis))
-        if analysis.pooled:
-            typer.echo("\n" + pooled_markdown(analysis))
-        if analysis.rankings:
-            typer.echo("\n" + ranking_markdown(analysis))
+        if json_output:
+            print_json({**analysis_json(analysis), "directory": str(target)})
+        else:
+            typer.echo(summary_markdown(analysis))
+            if analysis.pooled:
+                typer.echo("\n" + pooled_markdown(analysis))
+            if analysis.rankings:
+                typer.echo("\n" + ranking_markdown(analysis))
         typer.echo(
             f"analysis of {len(analysis.rows)} cells written to {target} ({time.monotonic() - started:.1f}s)",
             err=True,
@@ -164,18 +188,22 @@ def sweep_cmd(
     cfg = load_sweep_config(config)
     plan, est = api.plan_sweep(cfg, parse_only(only), dry_run=dry_run)
     models = sorted({c.model for c in plan.cells})
-    typer.echo(
+    if json_output and dry_run:
+        print_json({"cells": len(plan.cells), "skipped": [vars(s) for s in plan.skipped], **est})
+        return
+    echo = (lambda *a, **k: None) if json_output else typer.echo  # the estimate is printed as text only
+    echo(
         f"sweep {cfg.name}: {len(plan.cells)} cells = {len(cfg.datasets)} dataset(s) × {len(models)} model(s) × "
         f"{len(cfg.methods)} task(s) × {len({c.prompt.id for c in plan.cells})} prompt(s)"
     )
     for s in plan.skipped:
-        typer.echo(f"  left out prompt {s.id} ({s.task}): {s.reason}")
+        echo(f"  left out prompt {s.id} ({s.task}): {s.reason}")
     cost = f"${est['cost_usd']:.4f}" + ("" if est["price_known"] else " (some prices unknown)")
-    typer.echo(
+    echo(
         f"LLM calls from scratch: {est['calls']} ({est['prompt_tokens']} prompt + {est['completion_tokens']} completion tokens, estimated); cost {cost}"
     )
     for name, m in est["per_model"].items():
-        typer.echo(
+        echo(
             f"  {name}: {m['cells']} cells, {m['calls']} calls, ${m['cost_usd']:.4f}; {m['done_records']} records already done"
         )
     if dry_run:
@@ -193,7 +221,12 @@ def sweep_cmd(
         )
 
     result = api.run_sweep(plan, out=out, plots=plots, on_cell=on_cell)
-    typer.echo(summary_markdown(result.analysis))
+    if json_output:
+        print_json(
+            {**analysis_json(result.analysis), "directory": str(result.directory), "calls": result.calls}
+        )
+    else:
+        typer.echo(summary_markdown(result.analysis))
     typer.echo(
         f"{len(plan.cells)} cells, {result.calls} LLM calls in this run; analysis in {result.directory} "
         f"({time.monotonic() - started:.1f}s)",

@@ -33,7 +33,7 @@ PRINTS_A_RESULT = {
 
 def commands() -> dict[str, Any]:
     """Every leaf command of `judge`, by its space-separated name (deferred ones built)."""
-    found: dict[str, click.Command] = {}
+    found: dict[str, Any] = {}
 
     def walk(group: Any, prefix: str) -> None:
         for name, command in group.commands.items():

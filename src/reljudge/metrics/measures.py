@@ -31,6 +31,30 @@ def parse_measure(name: str):
     return parsed[0]
 
 
+def measure_cutoff(name: str) -> int | None:
+    """The rank cutoff of a measure (``nDCG@10`` → 10), None for a measure over the whole list."""
+    m = parse_measure(name)
+    cutoff = m.params.get("cutoff")
+    return int(cutoff) if cutoff is not None else None
+
+
+def cut_runs(runs: Mapping[str, Scores], measures: list[str] | tuple[str, ...]) -> Mapping[str, Scores]:
+    """The runs cut to their top ``c`` documents per topic (trec_eval order) when every measure
+    has a cutoff and ``c`` is the largest: the measures' values are unchanged and evaluating
+    them again and again is faster. The runs themselves when a measure looks at the whole list."""
+    cutoffs = [measure_cutoff(m) for m in measures]
+    if not cutoffs or any(c is None for c in cutoffs):
+        return runs
+    depth = max(c for c in cutoffs if c is not None)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, run in runs.items():
+        out[name] = {
+            q: {d: float(docs[d]) for d in sorted(docs, key=lambda d: (docs[d], d), reverse=True)[:depth]}
+            for q, docs in run.items()
+        }
+    return out
+
+
 def integer_qrels(qrels: Scores) -> dict[str, dict[str, int]]:
     """The qrels with integer grades, as trec_eval needs them: a grade must be a whole number
     (``2`` or ``2.0``; anything else is an `InputError`, never silently rounded or truncated).

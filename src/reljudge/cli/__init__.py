@@ -1,7 +1,7 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, fd) and `sweep`. Each command parses its options, hands over
+`mock_server`, `evaluate` (evaluate, fd), `analyses` (histogram, pool-bias, sparsify) and `sweep`. Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -15,7 +15,7 @@ import sys
 
 import typer
 
-from reljudge.cli import cache, data, evaluate, mock_server, probe, prompts, run, sweep
+from reljudge.cli import analyses, cache, data, evaluate, mock_server, probe, prompts, run, sweep
 from reljudge.cli.deferred import DeferredCommand, JudgeGroup
 from reljudge.errors import EXIT_BAD_INPUT, ReljudgeError
 
@@ -54,6 +54,9 @@ app.command("run", cls=DeferredCommand)(run.run_cmd)
 app.command("mock-server")(mock_server.mock_server_cmd)
 app.command("evaluate")(evaluate.evaluate_cmd)
 app.command("fd")(evaluate.fd_cmd)
+app.command("histogram")(analyses.histogram_cmd)
+app.command("pool-bias")(analyses.pool_bias_cmd)
+app.command("sparsify")(analyses.sparsify_cmd)
 app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.add_typer(cache.app, name="cache")

@@ -120,6 +120,24 @@ def _means(qrels: Scores, runs: Mapping[str, Scores], measures: Sequence[str]) -
     return out
 
 
+def estimated_values(
+    qrels: Scores,
+    ranked: Mapping[str, Mapping[str, Sequence[str]]],
+    runs: Mapping[str, Scores],
+    pooled: Sequence[str],
+    measures: Sequence[str],
+    *,
+    depth: int = 10,
+    test: Sequence[str] | None = None,
+) -> dict[str, dict[str, float]]:
+    """The mean ``measures`` of the ``test`` runs (all by default) under the qrels restricted
+    to the depth-``depth`` pool of the ``pooled`` runs: ``{measure: {run: value}}``."""
+    names = list(runs) if test is None else test
+    return _means(
+        restrict_qrels(qrels, depth_pool(ranked, depth, pooled)), {n: runs[n] for n in names}, measures
+    )
+
+
 def _tau(a: Sequence[float], b: Sequence[float]) -> float:
     """Kendall τ-b (the vectorised form, equal to scipy's); NaN with fewer than three values."""
     from reljudge.metrics.ranking import kendall_tau_b_batch
@@ -203,23 +221,20 @@ def simulate(
     types = check_run_info(names, info)
     run_depth = max((len(d) for run in runs.values() for d in run.values()), default=0)
     ranked = {n: ranked_lists(runs[n]) for n in names}
-    full_pool = depth_pool(ranked, depth)
-    reference = restrict_qrels(qrels, full_pool) if actual == "pool" else qrels
     from reljudge.metrics.measures import cut_runs
 
     scored = cut_runs(runs, list(measures))  # same values, faster to evaluate 2 x reps times
-    actual_values = _means(reference, scored, measures)
+    if actual == "pool":  # the pool of every run: what the official collection judged (YIL 3.2.2)
+        actual_values = estimated_values(qrels, ranked, scored, names, measures, depth=depth)
+    else:
+        actual_values = _means(qrels, scored, measures)
     report = PoolBiasReport(types, list(measures), actual_values)
     for pool_type in types:
         for rep in range(reps):
             rng = np.random.default_rng([seed, rep])
             pooled = split_with_groups(names, info, pool_type, rng)
             test = [n for n in names if n not in pooled]
-            estimated = _means(
-                restrict_qrels(qrels, depth_pool(ranked, depth, pooled)),
-                {n: scored[n] for n in test},
-                measures,
-            )
+            estimated = estimated_values(qrels, ranked, scored, pooled, measures, depth=depth, test=test)
             for m in measures:
                 subsets = [(t, [n for n in test if info[n][1] == t]) for t in types] + [("all", test)]
                 for label, members in subsets:

@@ -163,7 +163,19 @@ def _histogram_figure(report: HistogramReport, *, log_ratio: bool):  # type: ign
     names = _order(report, list(report.systems))
     cols = min(7, max(1, len(names)))
     rows = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(2.6 * cols, 2.1 * rows + 1.5), squeeze=False, sharex=True)
+    # one y scale for all panels; log10 counts drawn on a linear axis with 1/10/100 ticks (a log
+    # axis per panel makes matplotlib's tick search cost seconds per figure)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(2.6 * cols, 2.1 * rows + 1.5), squeeze=False, sharex=True, sharey=True
+    )
+    top_count = max(
+        (
+            int(max(r.histograms.relevant.max(initial=0), r.histograms.nonrelevant.max(initial=0)))
+            for r in report.systems.values()
+        ),
+        default=1,
+    )
+    decades = list(range(0, max(1, math.ceil(math.log10(max(top_count, 1)))) + 1))
     measure = report.settings["measures"][-1] if report.settings.get("measures") else None
     for ax, name in zip(axes.ravel(), names, strict=False):
         r = report.systems[name]
@@ -179,9 +191,9 @@ def _histogram_figure(report: HistogramReport, *, log_ratio: bool):  # type: ign
             title = f"{name}\nHSA={r.hsa:.2f}"
         else:
             for counts, color in ((h.relevant, "#2c6fbb"), (h.nonrelevant, "#c0392b")):
-                ax.step(h.centres, np.where(counts > 0, counts, np.nan), where="mid", color=color, lw=1.2)
-            ax.set_yscale("log")
-            ax.yaxis.set_minor_formatter(plt.NullFormatter())
+                logs = np.log10(np.where(counts > 0, counts, np.nan))
+                ax.step(h.centres, logs, where="mid", color=color, lw=1.2)
+            ax.set_yticks(decades, [f"{10**d:g}" for d in decades])
             title = f"{name}\nDO={r.do:.1f}"
         if measure is not None:
             title += f"  {measure}={report.measures[measure].get(name, math.nan):.3f}"

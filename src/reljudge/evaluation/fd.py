@@ -40,6 +40,7 @@ def fd_paths(
     n_boot: int = 0,
     seed: int = 0,
     notify: Callable[[str], None] | None = None,
+    base_url: str | None = None,
 ) -> FDReport:
     """FD@k of every run in the directory ``runs`` against the relevant passages of ``qrels``.
 
@@ -73,8 +74,13 @@ def fd_paths(
         raise InputError("--encoder needs --corpus with the passage texts")
     needed = fd_docids(human, run_map, **selection)  # type: ignore[arg-type]
     texts = load_corpus(corpus, docids=needed)
+    from reljudge.evaluation.endpoint_encoder import EndpointEncoder, is_endpoint_model
+
     try:
-        model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)  # type: ignore[arg-type]
+        if is_endpoint_model(encoder):  # type: ignore[arg-type]
+            model = EndpointEncoder(encoder, base_url=base_url)  # type: ignore[arg-type]
+        else:
+            model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)  # type: ignore[arg-type,assignment]
     except MissingExtraError as err:
         raise InputError(str(err)) from None
     cache_file = None
@@ -88,7 +94,19 @@ def fd_paths(
         f"encoder {model.name} ({model.location}); {with_text} of {len(needed)} passages FD needs "
         f"have text in {corpus}; {text_source.cache_status}"
     )
-    report = fd_runs(human, run_map, text_source, texts=texts, measure=measure, n_boot=n_boot, **selection)  # type: ignore[arg-type]
+    try:
+        report = fd_runs(
+            human, run_map, text_source, texts=texts, measure=measure, n_boot=n_boot, **selection
+        )  # type: ignore[arg-type]
+    finally:
+        close = getattr(model, "close", None)
+        if close is not None:
+            close()
+    report.settings.update(
+        encoder_location=model.location,
+        pooling=getattr(model, "pooling", "the model's own (sentence-transformers modules)"),
+        max_length=getattr(model, "max_length", None),
+    )
     st = text_source.stats()
     rate = f" ({st['passages_per_second']:.1f} passages/s)" if st["encoded"] else ""
     loaded = f"model loaded in {model.load_seconds:.1f} s; " if model.loaded else "model not loaded; "

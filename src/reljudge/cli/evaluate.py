@@ -120,6 +120,15 @@ def fd_cmd(
     base_url: str | None = typer.Option(
         None, "--base-url", help="Base URL of the OpenAI-compatible server for --encoder openai/MODEL."
     ),
+    pooling: str | None = typer.Option(
+        None,
+        "--pooling",
+        help="mean or cls: read --encoder as a raw Hugging Face encoder (e.g. distilbert-base-uncased) and pool "
+        "its token vectors so (default: the model's own pooling).",
+    ),
+    max_length: int | None = typer.Option(
+        None, "--max-length", min=1, help="Maximum tokens per passage for --encoder (default: the model's)."
+    ),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Passages per encoder batch."),
     device: str | None = typer.Option(
         None, "--device", help="Torch device for --encoder (cpu, cuda, ...; default: the library's choice)."
@@ -186,6 +195,8 @@ def fd_cmd(
             min_grade=min_grade,
             notify=lambda line: typer.echo(line, err=True),
             base_url=base_url,
+            pooling=pooling,
+            max_length=max_length,
         )
         return
     report = fd_paths(
@@ -209,6 +220,8 @@ def fd_cmd(
         seed=seed,
         notify=lambda line: typer.echo(line, err=True),
         base_url=base_url,
+        pooling=pooling,
+        max_length=max_length,
     )
     typer.echo(format_fd_report(report))
     if out is not None:

@@ -41,6 +41,8 @@ def fd_paths(
     seed: int = 0,
     notify: Callable[[str], None] | None = None,
     base_url: str | None = None,
+    pooling: str | None = None,
+    max_length: int | None = None,
 ) -> FDReport:
     """FD@k of every run in the directory ``runs`` against the relevant passages of ``qrels``.
 
@@ -56,6 +58,10 @@ def fd_paths(
     say = notify or (lambda _line: None)
     if (encoder is None) == (embeddings is None):
         raise InputError("give exactly one of --encoder NAME or --embeddings FILE")
+    from reljudge.evaluation.endpoint_encoder import is_endpoint_model
+
+    if (pooling is not None or max_length is not None) and (encoder is None or is_endpoint_model(encoder)):
+        raise InputError("--pooling and --max-length apply to a local or Hugging Face --encoder only")
     human = read_qrels(qrels)
     run_map = load_runs(runs)
     selection = dict(
@@ -74,13 +80,19 @@ def fd_paths(
         raise InputError("--encoder needs --corpus with the passage texts")
     needed = fd_docids(human, run_map, **selection)  # type: ignore[arg-type]
     texts = load_corpus(corpus, docids=needed)
-    from reljudge.evaluation.endpoint_encoder import EndpointEncoder, is_endpoint_model
+    from reljudge.evaluation.endpoint_encoder import EndpointEncoder
 
     try:
         if is_endpoint_model(encoder):  # type: ignore[arg-type]
             model = EndpointEncoder(encoder, base_url=base_url)  # type: ignore[arg-type]
         else:
-            model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)  # type: ignore[arg-type,assignment]
+            model = SentenceTransformerEncoder(  # type: ignore[assignment]
+                encoder,  # type: ignore[arg-type]
+                batch_size=batch_size,
+                device=device,
+                pooling=pooling,
+                max_length=max_length,
+            )
     except MissingExtraError as err:
         raise InputError(str(err)) from None
     cache_file = None

@@ -93,6 +93,10 @@ def test_a_key_the_provider_echoes_is_redacted():
         ),
         (b'{"data": [{"index": 0, "embedding": [1e999]}, {"index": 1, "embedding": [2.0]}]}', "finite"),
         (b"[" * 100000, "not JSON"),
+        (
+            b'{"data": [{"index": 0, "embedding": [[1.0], [2.0]]}, {"index": 1, "embedding": [[2.0]]}]}',
+            "list of lists",
+        ),
     ],
 )
 def test_embedding_bodies_are_checked(body: bytes, message: str):

@@ -257,6 +257,12 @@ def embeddings_from_json(body: bytes, n: int) -> tuple[list[list[float]], int]:
             )
         if not isinstance(vector, list) or not vector or len(vector) > MAX_EMBEDDING_DIM:
             raise ProviderError("invalid_response", "an embedding is not a list of 1 to 16384 numbers")
+        if isinstance(vector[0], list):
+            raise ProviderError(
+                "invalid_response",
+                "an embedding is a list of lists (one vector per token?): the server must pool them into "
+                "one vector per input (e.g. llama.cpp's mean pooling)",
+            )
         if dim is not None and len(vector) != dim:
             raise ProviderError(
                 "invalid_response", f"embeddings of {dim} and {len(vector)} dimensions in one response"

@@ -1,7 +1,8 @@
 """Simulated pooling bias (Yilmaz et al., YIL; spec S5): is a test collection built from the runs
 of one type fair to runs of another type?
 
-**Procedure B** (`simulate`), for each pool type T and repetition r (seed ``seed + r``):
+**Procedure B** (`simulate`), for each pool type T and repetition r (a random generator seeded
+with ``(seed, r)``):
 
 1. permute the runs of type T; walk the permutation and, for each run picked, add every run
    of its group that has type T (group closure, same type only: YIL does not say whether a

@@ -178,3 +178,25 @@ def test_plot_is_the_two_panel_figure_and_needs_out(collection: Path):
         cwd=collection,
     )
     assert proc.returncode == 2 and "k=N or k=N:urr" in proc.stderr
+
+
+def test_figure_draws_an_fd_point_outside_its_bootstrap_interval(tmp_path: Path):
+    """FD is biased under resampling: its point value can lie below the whole percentile interval
+    (seen on DL21 with --max-rel 1); the figure must still be drawn."""
+    pytest.importorskip("matplotlib")
+    from reljudge.evaluation.fd_variants import FDVariantsReport, write_fd_variants
+    from reljudge.metrics.fd import FDReport, FDResult
+    from reljudge.metrics.ranking import Interval
+
+    runs = {
+        f"r{i}": FDResult(1.0 + i, 10, 10, ["q"], interval=Interval(1.0 + i, 2.0 + i, 3.0 + i, 10))
+        for i in range(3)
+    }
+    human = {f"r{i}": 0.5 - 0.1 * i for i in range(3)}
+    fd = FDReport(runs, "nDCG@10", human, {}, {"k": 10})
+    intervals = {
+        r: {"measure": v, "measure_ci_low": v - 0.1, "measure_ci_high": v + 0.1} for r, v in human.items()
+    }
+    report = FDVariantsReport({"FD@10": fd}, "nDCG@10", human, intervals, [], {"level": 0.95, "n_boot": 10})
+    written = write_fd_variants(report, tmp_path, plot=True)
+    assert (tmp_path / "fd_bootstrap.png") in written and (tmp_path / "fd_bootstrap.png").stat().st_size > 0

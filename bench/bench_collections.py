@@ -9,6 +9,9 @@ first call of a process included (it imports scipy / ir_measures):
 - simulated pooling bias (``judge pool-bias``) with the example run types, 10 repetitions,
   RR(rel=2)@10 and nDCG@10 — target < 5 s;
 - sparsified qrels (``judge sparsify``), N = 1, 5, 10, 10 seeds, nDCG@10 — target < 10 s;
+- FD variants (``judge fd --variants paper``): FD@1, FD@1-URR, FD@10, FD@10-URR and their τ
+  matrix, at most 1 relevant passage per topic, with random 384-dimensional vectors standing in
+  for an encoder's (the encoding itself is excluded from the target) — target < 10 s;
 - the figures of ``--plot`` are timed apart (no target).
 """
 
@@ -34,6 +37,25 @@ def timed(label: str, fn, target: float | None = None):
     )
     print(f"{label:<58} {took:7.2f} s{verdict}")
     return value
+
+
+def fd_variants(qrels, runs) -> list[dict]:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from reljudge.metrics.embeddings import PrecomputedEmbeddings
+    from reljudge.metrics.fd import fd_runs
+    from reljudge.metrics.fd_variants import PAPER_VARIANTS, tau_matrix, variant_label
+
+    ids = sorted(
+        {d for x in qrels.values() for d in x} | {d for r in runs.values() for x in r.values() for d in x}
+    )
+    source = PrecomputedEmbeddings(ids, np.random.default_rng(0).normal(size=(len(ids), 384)))
+    columns = {}
+    for k, urr in PAPER_VARIANTS:
+        report = fd_runs(qrels, runs, source, k=k, unjudged_only=urr, max_per_topic=1)
+        columns[variant_label(k, urr)] = {n: r.fd for n, r in report.runs.items()}
+    columns["nDCG@10"] = report.human_measure
+    return tau_matrix(columns)
 
 
 def main() -> int:
@@ -65,6 +87,7 @@ def main() -> int:
     sparse = timed(
         "sparsified qrels: N = 1, 5, 10 x 10 seeds", lambda: sparsified_agreement(qrels, runs, repeats=10), 10
     )
+    timed("FD variants: 4 variants x 63 runs + tau matrix (384-d)", lambda: fd_variants(qrels, runs), 10)
     from reljudge.evaluation.histogram import write_histogram_report
     from reljudge.evaluation.pool_bias import write_pool_bias
     from reljudge.evaluation.sparsify import write_sparsify

@@ -15,6 +15,10 @@ PRINTS_A_RESULT = {
     "run",
     "probe",
     "evaluate",
+    "fd",
+    "histogram",
+    "pool-bias",
+    "sparsify",
     "sweep",
     "datasets",
     "combine",
@@ -79,3 +83,33 @@ def test_sweep_dry_run_json_is_the_estimate():
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["cells"] == 6 and data["calls"] > 0 and "per_model" in data
+
+
+def test_analysis_json_is_the_file_it_writes(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"q{i} 0 d{j} {(3 - j) % 4}\n" for i in range(4) for j in range(6)))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for k in range(4):
+        lines = [f"q{i} Q0 d{(j + k) % 6} {j + 1} {10 - j} r{k}\n" for i in range(4) for j in range(6)]
+        (runs / f"r{k}").write_text("".join(lines))
+    out = tmp_path / "sparse"
+    argv = [
+        "sparsify",
+        "--qrels",
+        str(qrels),
+        "--runs",
+        str(runs),
+        "--repeats",
+        "2",
+        "--json",
+        "--out",
+        str(out),
+    ]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == json.loads(next(out.glob("*.json")).read_text())

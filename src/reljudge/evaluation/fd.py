@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from reljudge.errors import InputError, MissingExtraError
 from reljudge.evaluation.report import format_table
@@ -40,6 +41,9 @@ def fd_paths(
     n_boot: int = 0,
     seed: int = 0,
     notify: Callable[[str], None] | None = None,
+    base_url: str | None = None,
+    pooling: str | None = None,
+    max_length: int | None = None,
 ) -> FDReport:
     """FD@k of every run in the directory ``runs`` against the relevant passages of ``qrels``.
 
@@ -55,6 +59,10 @@ def fd_paths(
     say = notify or (lambda _line: None)
     if (encoder is None) == (embeddings is None):
         raise InputError("give exactly one of --encoder NAME or --embeddings FILE")
+    from reljudge.evaluation.endpoint_encoder import is_endpoint_model
+
+    if (pooling is not None or max_length is not None) and (encoder is None or is_endpoint_model(encoder)):
+        raise InputError("--pooling and --max-length apply to a local or Hugging Face --encoder only")
     human = read_qrels(qrels)
     run_map = load_runs(runs)
     selection = dict(
@@ -73,8 +81,19 @@ def fd_paths(
         raise InputError("--encoder needs --corpus with the passage texts")
     needed = fd_docids(human, run_map, **selection)  # type: ignore[arg-type]
     texts = load_corpus(corpus, docids=needed)
+    from reljudge.evaluation.endpoint_encoder import EndpointEncoder
+
     try:
-        model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)  # type: ignore[arg-type]
+        if is_endpoint_model(encoder):  # type: ignore[arg-type]
+            model = EndpointEncoder(encoder, base_url=base_url)  # type: ignore[arg-type]
+        else:
+            model = SentenceTransformerEncoder(  # type: ignore[assignment]
+                encoder,  # type: ignore[arg-type]
+                batch_size=batch_size,
+                device=device,
+                pooling=pooling,
+                max_length=max_length,
+            )
     except MissingExtraError as err:
         raise InputError(str(err)) from None
     cache_file = None
@@ -88,7 +107,19 @@ def fd_paths(
         f"encoder {model.name} ({model.location}); {with_text} of {len(needed)} passages FD needs "
         f"have text in {corpus}; {text_source.cache_status}"
     )
-    report = fd_runs(human, run_map, text_source, texts=texts, measure=measure, n_boot=n_boot, **selection)  # type: ignore[arg-type]
+    try:
+        report = fd_runs(
+            human, run_map, text_source, texts=texts, measure=measure, n_boot=n_boot, **selection
+        )  # type: ignore[arg-type]
+    finally:
+        close = getattr(model, "close", None)
+        if close is not None:
+            close()
+    report.settings.update(
+        encoder_location=model.location,
+        pooling=getattr(model, "pooling", "the model's own (sentence-transformers modules)"),
+        max_length=getattr(model, "max_length", None),
+    )
     st = text_source.stats()
     rate = f" ({st['passages_per_second']:.1f} passages/s)" if st["encoded"] else ""
     loaded = f"model loaded in {model.load_seconds:.1f} s; " if model.loaded else "model not loaded; "
@@ -181,13 +212,9 @@ def format_fd_report(report: FDReport) -> str:
     return head + "\n" + format_table(headers, table) + "\n" + tail
 
 
-def write_fd_report(report: FDReport, out_dir: str | Path) -> list[Path]:
-    """Write ``fd.json`` (with the missing passages listed) and ``fd.csv``."""
-    from reljudge.io.atomic import write_text_atomic
-    from reljudge.io.tables import csv_text, json_ready
-
-    out_dir = Path(out_dir)
-    data = {
+def fd_data(report: FDReport) -> dict[str, Any]:
+    """The content of ``fd.json`` (what ``judge fd --json`` prints)."""
+    return {
         "settings": report.settings,
         "measure": report.measure,
         "agreement": report.agreement,
@@ -202,7 +229,15 @@ def write_fd_report(report: FDReport, out_dir: str | Path) -> list[Path]:
         "human_measure": report.human_measure,
         "coverage": coverage(report.runs),
     }
+
+
+def write_fd_report(report: FDReport, out_dir: str | Path) -> list[Path]:
+    """Write ``fd.json`` (with the missing passages listed) and ``fd.csv``."""
+    from reljudge.io.atomic import write_text_atomic
+    from reljudge.io.tables import csv_text, json_ready
+
+    out_dir = Path(out_dir)
     paths = [out_dir / "fd.json", out_dir / "fd.csv"]
-    write_text_atomic(paths[0], json.dumps(json_ready(data), indent=1) + "\n")
+    write_text_atomic(paths[0], json.dumps(json_ready(fd_data(report)), indent=1) + "\n")
     write_text_atomic(paths[1], csv_text(_fd_rows(report)))
     return paths

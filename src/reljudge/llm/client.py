@@ -220,6 +220,53 @@ class LLMClient:
         self.usage = self.usage + result.usage
         return self._finish(result, msg_dicts, cache_key)
 
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors of ``texts`` from the provider's embeddings endpoint (OpenAI-compatible
+        backends only), in input order, with the client's rate limits, concurrency bound, timeout
+        and retry policy. A final failure raises `ProviderError` with secrets redacted; a backend
+        without embeddings is an `InputError`. (Vectors are not kept in the response cache: the
+        caller keeps them, e.g. `reljudge.evaluation.embeddings.TextEmbeddings`.)"""
+        texts = [str(t) for t in texts]
+        if not texts:
+            return []
+        self.open()
+        backend = self._backend
+        embed = getattr(backend, "embed", None)
+        if embed is None:
+            raise InputError(
+                f"the {self.backend_name} backend has no embeddings endpoint; use an openai/ model"
+            )
+        cfg = self.config
+        estimate = estimate_tokens(sum(len(t) for t in texts), 0)
+
+        async def one_attempt() -> list[list[float]]:
+            await self._limiter.acquire(estimate)
+            async with self._semaphore:
+                self.stats.calls += 1
+                try:
+                    vectors, tokens = await asyncio.wait_for(embed(texts), cfg.timeout_s)
+                except TimeoutError:
+                    raise ProviderError("timeout", f"no answer within {cfg.timeout_s:g} s") from None
+            self._limiter.settle(estimate, tokens)
+            self.usage = self.usage + Usage(prompt_tokens=tokens, calls=1)
+            return vectors
+
+        retrying = make_retrying(
+            cfg.max_attempts, cfg.backoff_base_s, cfg.backoff_max_s, cfg.retry_after_max_s
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    if attempt.retry_state.attempt_number > 1:
+                        self.stats.retries += 1
+                    return await one_attempt()
+        except ProviderError as err:
+            self.stats.failures[err.kind] += 1
+            raise ProviderError(
+                err.kind, self._redact(err.message), status_code=err.status_code, retry_after=err.retry_after
+            ) from None
+        raise AssertionError("unreachable: tenacity re-raises or returns")
+
     def forget(self, result: ChatResult) -> bool:
         """Drop ``result``'s answer from the response cache (an answer the judge could not use,
         so that a later run asks again instead of replaying it). True when an entry was removed."""

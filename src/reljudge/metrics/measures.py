@@ -7,6 +7,7 @@ names may be given in ir_measures form (``nDCG@10``) or trec_eval form (``ndcg_c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from reljudge.errors import InputError
@@ -29,6 +30,34 @@ def parse_measure(name: str):
     if len(parsed) != 1:
         raise InputError(f"measure {name!r} expands to {len(parsed)} measures; name exactly one")
     return parsed[0]
+
+
+def measure_cutoff(name: str) -> int | None:
+    """The rank cutoff of a measure (``nDCG@10`` → 10), None for a measure over the whole list."""
+    m = parse_measure(name)
+    cutoff = m.params.get("cutoff")
+    return int(cutoff) if cutoff is not None else None
+
+
+def cut_runs(runs: Mapping[str, Scores], measures: list[str] | tuple[str, ...]) -> Mapping[str, Scores]:
+    """The runs cut to what the measures can see, when every measure has a cutoff: per topic, the
+    documents scoring at least the ``c``-th highest score (``c`` the largest cutoff), so a tie
+    group at the cut is kept whole, in the run's own order -- the measures' values stay the same
+    whatever rule a measure's provider breaks ties by, and evaluating them again and again is
+    faster. The runs themselves when a measure looks at the whole list."""
+    cutoffs = [measure_cutoff(m) for m in measures]
+    if not cutoffs or any(c is None for c in cutoffs):
+        return runs
+    depth = max(c for c in cutoffs if c is not None)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, run in runs.items():
+        cut: dict[str, dict[str, float]] = {}
+        for q, docs in run.items():
+            scores = sorted((float(v) for v in docs.values()), reverse=True)
+            floor = scores[depth - 1] if len(scores) >= depth else -math.inf
+            cut[q] = {d: float(v) for d, v in docs.items() if float(v) >= floor}
+        out[name] = cut
+    return out
 
 
 def integer_qrels(qrels: Scores) -> dict[str, dict[str, int]]:

@@ -8,6 +8,8 @@ negates the values). Methods:
   (asymmetric; tied reference values count one half; ties in the second ranking are broken
   by the first argument's order of systems);
 - ``spearman`` — Spearman ρ (scipy);
+- ``pearson`` — Pearson R of the values themselves (scipy; linear, not a rank correlation: KRS's
+  meta-evaluation reports it beside Spearman ρ);
 - ``rbo`` — extrapolated RBO of the two orderings (``rbo`` package ``rbo_ext``, p default
   0.9; the package's own default p of ``rbo()`` is 1.0, i.e. average overlap, which is not used).
   Ties are broken by the first argument's order of systems.
@@ -28,8 +30,10 @@ import numpy as np
 
 from reljudge.metrics.base import RankingMeasure, percentile_interval
 
-Method = Literal["kendall", "tau_ap", "spearman", "rbo"]
-METHODS: tuple[str, ...] = ("kendall", "tau_ap", "spearman", "rbo")
+Method = Literal["kendall", "tau_ap", "spearman", "rbo", "pearson"]
+METHODS: tuple[str, ...] = ("kendall", "tau_ap", "spearman", "rbo", "pearson")
+#: the methods whose significance scipy tests (`agreement_test`); τ_AP and RBO have no p-value
+TESTED_METHODS: tuple[str, ...] = ("kendall", "spearman", "pearson")
 
 
 def _aligned(x: Mapping[str, float], y: Mapping[str, float]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -93,14 +97,36 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(spearmanr(x, y).statistic)
 
 
+def _pearson(x: np.ndarray, y: np.ndarray) -> float:
+    return _tested(x, y, "pearson")[0]
+
+
+def _tested(x: np.ndarray, y: np.ndarray, method: str) -> tuple[float, float]:
+    """(statistic, two-sided p-value) by scipy; NaN, NaN with fewer than two values or a constant input."""
+    import warnings
+
+    from scipy import stats
+
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan"), float("nan")
+    test = {"kendall": stats.kendalltau, "spearman": stats.spearmanr, "pearson": stats.pearsonr}[method]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = test(x, y)
+    return float(result.statistic), float(result.pvalue)
+
+
 KENDALL_TAU_B = RankingMeasure(
     "kendall_tau_b", "kendall", "Kendall tau-b", "tau-b", _kendall, batch=kendall_tau_b_batch, interval=True
 )
 SPEARMAN = RankingMeasure("spearman", "spearman", "Spearman", "spearman", _spearman)
 TAU_AP = RankingMeasure("tau_ap", "tau_ap", "tau_AP", "tau_ap", tau_ap, top_weighted=True)
+PEARSON = RankingMeasure("pearson", "pearson", "Pearson R", "R", _pearson)
 RBO_P09 = RankingMeasure("rbo_p0.9", "rbo", "RBO", "rbo", partial(_rbo, p=0.9), top_weighted=True)
 
-_BY_METHOD: dict[str, RankingMeasure] = {m.method: m for m in (KENDALL_TAU_B, SPEARMAN, TAU_AP)}
+_BY_METHOD: dict[str, RankingMeasure] = {m.method: m for m in (KENDALL_TAU_B, SPEARMAN, TAU_AP, PEARSON)}
 
 
 def agreement_arrays(x: np.ndarray, y: np.ndarray, method: Method = "kendall", *, p: float = 0.9) -> float:
@@ -119,6 +145,26 @@ def ranking_agreement(
     """Agreement of the system rankings by ``x`` and by ``y`` over the systems in both."""
     _, a, b = _aligned(x, y)
     return agreement_arrays(a, b, method, p=p)
+
+
+def agreement_test(x: np.ndarray, y: np.ndarray, method: Method = "kendall") -> tuple[float, float]:
+    """Agreement of two aligned value arrays with its two-sided p-value (scipy's test for
+    ``kendall`` τ-b, ``spearman`` and ``pearson``; the statistic equals `agreement_arrays`'s).
+    ``tau_ap`` and ``rbo`` have no test: their p-value is NaN. NaN, NaN for a constant input."""
+    if method in TESTED_METHODS:
+        return _tested(x, y, method)
+    return agreement_arrays(np.asarray(x, float), np.asarray(y, float), method), float("nan")
+
+
+def ranking_agreement_test(
+    x: Mapping[str, float], y: Mapping[str, float], method: Method = "kendall"
+) -> tuple[float, float]:
+    """`ranking_agreement` with its p-value (`agreement_test`), over the systems in both with a
+    finite value in each."""
+    systems = [s for s in x if s in y and np.isfinite(x[s]) and np.isfinite(y[s])]
+    if len(systems) < 2:
+        raise ValueError("need at least two systems present in both rankings")
+    return agreement_test(np.array([x[s] for s in systems]), np.array([y[s] for s in systems]), method)
 
 
 @dataclass(frozen=True)

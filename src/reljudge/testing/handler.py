@@ -25,6 +25,24 @@ from reljudge.testing.protocols import (
 ROUTES = {"/v1/chat/completions": "openai", "/api/chat": "ollama", "/v1/messages": "anthropic"}
 
 
+#: the OpenAI embeddings route (also under ``MOVED_PREFIX``) and the vectors' default size
+EMBEDDINGS_ROUTE = "/v1/embeddings"
+EMBEDDING_DIM = 8
+
+
+def mock_embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
+    """A deterministic vector of ``dim`` values in [-1, 1) from the SHA-256 of ``text``."""
+    dim = max(1, min(int(dim), 4096))
+    seed = hashlib.sha256(text.encode("utf-8")).digest()
+    out: list[float] = []
+    block = 0
+    while len(out) < dim:
+        digest = hashlib.sha256(seed + block.to_bytes(4, "big")).digest()
+        out.extend(b / 128.0 - 1.0 for b in digest)
+        block += 1
+    return out[:dim]
+
+
 class MockBackend(Protocol):
     """What the handler needs of its server (`reljudge.testing.server.MockLLMServer`)."""
 
@@ -142,6 +160,9 @@ class MockHandler(BaseHTTPRequestHandler):
         route = path[len(MOVED_PREFIX) :] if path.startswith(MOVED_PREFIX + "/") else path
         api = ROUTES.get(route)
         body = self._read_json()
+        if route == EMBEDDINGS_ROUTE:
+            self._embeddings(path, body)
+            return
         if api is None:
             self._send_json(404, {"error": f"no route POST {path}"})
             return
@@ -151,6 +172,60 @@ class MockHandler(BaseHTTPRequestHandler):
         req = self.mock._register(api, body, self._headers(), path, self._raw_authorization())
         try:
             self._chat(api, req)
+        finally:
+            self.mock._done()
+
+    def _embeddings(self, path: str, body: dict[str, Any] | None) -> None:
+        """OpenAI ``/v1/embeddings``: a deterministic vector per input text (`mock_embedding`), or
+        what the responder's reply says (an error status, a hang, a delay, an exact body), so every
+        fault mode of the server applies. The texts are registered as user messages."""
+        texts = body.get("input") if body is not None else None
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            self._error(
+                "openai", 400, "the request body must have an 'input' string or list of strings", None
+            )
+            return
+        messages = [{"role": "user", "content": t} for t in texts]
+        req = self.mock._register(
+            "openai", {**body, "messages": messages}, self._headers(), path, self._raw_authorization()
+        )  # type: ignore[dict-item]
+        try:
+            mock = self.mock
+            reply = mock._answer(req)
+            if reply.hang:
+                mock._wait(mock.hang_s if mock.hang_s is not None else 3600.0)
+                self.close_connection = True
+                return
+            if mock._wait(mock.latency_s + reply.delay_s):
+                self.close_connection = True
+                return
+            if reply.body is not None:
+                self._send_raw(reply.status, reply.body, reply.headers)
+                return
+            if reply.status != 200:
+                self._error(
+                    "openai",
+                    reply.status,
+                    reply.error or f"mock error {reply.status}",
+                    reply.error_code,
+                    reply.headers,
+                )
+                return
+            dim = body.get("dimensions") if isinstance(body.get("dimensions"), int) else EMBEDDING_DIM  # type: ignore[union-attr]
+            data = [
+                {"object": "embedding", "index": i, "embedding": mock_embedding(t, dim)}
+                for i, t in enumerate(texts)
+            ]
+            tokens = sum(len(t.split()) for t in texts)
+            payload = {
+                "object": "list",
+                "data": data,
+                "model": req.model,
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            }
+            self._send_json(200, payload, reply.headers)
         finally:
             self.mock._done()
 

@@ -139,6 +139,18 @@ class OpenAIBackend(Backend):
             raise ProviderError("other", str(err)) from err
         return completion_from_json(resp.content)
 
+    async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        """Vectors of ``texts`` from the ``/embeddings`` endpoint, in input order, and the prompt
+        tokens it reported (`embeddings_from_json` checks the body)."""
+        body = {"model": self.model, "input": texts, "encoding_format": "float"}
+        try:
+            resp = await self._client.post("/embeddings", body=body, cast_to=httpx.Response)
+        except openai.APIError as err:
+            raise _provider_error(err, self.timeout_s) from err
+        except openai.OpenAIError as err:
+            raise ProviderError("other", str(err)) from err
+        return embeddings_from_json(resp.content, len(texts))
+
     def _body(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> dict[str, Any]:
         """The JSON body ``chat.completions.create(model=..., messages=..., **wire)`` sends."""
         body: dict[str, Any] = {"messages": messages, "model": self.model}
@@ -205,6 +217,65 @@ def completion_from_json(body: bytes) -> Completion:
         refusal=refusal if isinstance(refusal, str) and refusal else part_refusal,
         model=model if isinstance(model, str) else None,
     )
+
+
+#: the most dimensions an embedding may have (a bound on what a provider can make us hold)
+MAX_EMBEDDING_DIM = 16384
+
+
+def embeddings_from_json(body: bytes, n: int) -> tuple[list[list[float]], int]:
+    """The ``n`` vectors of an embeddings response body in input order, and its prompt tokens;
+    ``ProviderError("invalid_response")`` for anything else: not JSON, not ``n`` items, an index
+    missing or repeated, a vector that is not a list of finite numbers, unequal or too many
+    dimensions."""
+    import math
+
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as err:
+        raise ProviderError("invalid_response", f"the response is not JSON: {type(err).__name__}") from None
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list) or len(items) != n:
+        got = len(items) if isinstance(items, list) else "no"
+        raise ProviderError("invalid_response", f"the response has {got} embeddings for {n} inputs")
+    out: list[list[float] | None] = [None] * n
+    dim = None
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ProviderError("invalid_response", "an embedding item is not an object")
+        index = item.get("index", position)
+        vector = item.get("embedding")
+        if (
+            not isinstance(index, int)
+            or isinstance(index, bool)
+            or not 0 <= index < n
+            or out[index] is not None
+        ):
+            raise ProviderError(
+                "invalid_response",
+                f"embedding index {str(index)[:20]!r} is missing, repeated or out of range",
+            )
+        if not isinstance(vector, list) or not vector or len(vector) > MAX_EMBEDDING_DIM:
+            raise ProviderError("invalid_response", "an embedding is not a list of 1 to 16384 numbers")
+        if isinstance(vector[0], list):
+            raise ProviderError(
+                "invalid_response",
+                "an embedding is a list of lists (one vector per token?): the server must pool them into "
+                "one vector per input (e.g. llama.cpp's mean pooling)",
+            )
+        if dim is not None and len(vector) != dim:
+            raise ProviderError(
+                "invalid_response", f"embeddings of {dim} and {len(vector)} dimensions in one response"
+            )
+        dim = len(vector)
+        if not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in vector
+        ):
+            raise ProviderError("invalid_response", "an embedding holds a value that is not a finite number")
+        out[index] = [float(v) for v in vector]
+    usage = data.get("usage")
+    tokens = clamp_tokens(usage.get("prompt_tokens")) if isinstance(usage, dict) else 0
+    return [v for v in out if v is not None], tokens
 
 
 def _status_message(err: openai.APIStatusError) -> str:

@@ -1,0 +1,162 @@
+"""``judge histogram`` (DO/HSA), ``judge pool-bias`` (simulated pooling bias) and ``judge sparsify``
+(sparsified qrels): analyses of runs and qrels, no LLM. Each writes JSON + CSV (+ PNG with
+--plot) into --out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from reljudge.errors import InputError
+
+
+def _ints(text: str, option: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"{option} takes comma-separated integers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise InputError(f"{option} takes integers >= 1, got {text!r}")
+    return values
+
+
+def _show(written: list[Path], text: str, json_output: bool) -> None:
+    """The tables, or with ``--json`` the JSON file just written; then the list of files."""
+    if json_output:
+        typer.echo(next(p for p in written if p.suffix == ".json").read_text(encoding="utf-8").rstrip("\n"))
+    else:
+        typer.echo(text)
+    typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+
+
+def histogram_cmd(
+    qrels: Path = typer.Option(..., "--qrels", help="Human qrels (qid iter docid grade)."),
+    runs: Path | None = typer.Option(None, "--runs", help="Directory of TREC runs (.gz allowed)."),
+    scores: Path | None = typer.Option(
+        None, "--scores", help="Instead of --runs: model scores of any pairs, lines 'system qid docid score'."
+    ),
+    values: str = typer.Option(
+        "rank", "--values", help="rank (normalised rank, KRS 5.3) or score (min-max normalised)."
+    ),
+    nonrel: str = typer.Option(
+        "judged",
+        "--nonrel",
+        help="Non-relevant set: judged, unjudged, all, or sample:M (seeded, M per topic).",
+    ),
+    threshold: float = typer.Option(
+        2, "--rel-threshold", help="Grades >= this are relevant (2 for TREC DL passages)."
+    ),
+    bins: int = typer.Option(20, "--bins", min=1, help="Equal-width bins on [0, 1]."),
+    normalise: str = typer.Option(
+        "global", "--normalise", help="For --values score: global or query min-max."
+    ),
+    measure: list[str] = typer.Option(
+        [],
+        "--measure",
+        help="Standard measure(s) to correlate with (default AP, P@10 at the threshold, nDCG@10).",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of --nonrel sample:M."),
+    out: Path = typer.Option(Path("runs/histogram"), "--out", "--output", help="Output directory."),
+    plot: bool = typer.Option(
+        False, "--plot", help="Also write histograms.png and slopes.png (needs matplotlib)."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print the JSON it writes instead of tables."),
+) -> None:
+    """Distributional Overlap and Histogram Slope Analysis per run, correlated with standard measures."""
+    from reljudge.evaluation.histogram import format_histogram_report, histogram_paths, write_histogram_report
+
+    t = f"{threshold:g}"
+    measures = measure or [f"AP(rel={t})", f"P(rel={t})@10", "nDCG@10"]
+    report = histogram_paths(
+        qrels,
+        runs,
+        scores=scores,
+        values=values,
+        nonrel=nonrel,
+        threshold=threshold,
+        bins=bins,
+        normalise=normalise,
+        measures=measures,
+        seed=seed,
+    )
+    written = write_histogram_report(report, out, plot=plot)
+    _show(written, format_histogram_report(report), json_output)
+
+
+def pool_bias_cmd(
+    qrels: Path = typer.Option(..., "--qrels", help="Official qrels (qid iter docid grade)."),
+    runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
+    run_info: Path = typer.Option(
+        ..., "--run-info", help="Run types: lines 'run<TAB>group<TAB>type' ('#' comments)."
+    ),
+    depth: int = typer.Option(10, "--depth", min=1, help="Pool depth."),
+    reps: int = typer.Option(10, "--reps", min=1, help="Random half-splits per pool type."),
+    measure: list[str] = typer.Option([], "--measure", help="Measures (default RR(rel=2)@10 and nDCG@10)."),
+    actual: str = typer.Option(
+        "pool",
+        "--actual",
+        help="Actual values: pool (qrels cut to the all-runs depth pool, YIL) or official.",
+    ),
+    threshold: float = typer.Option(
+        2, "--rel-threshold", help="Grade that counts as relevant for the found-by-depth curve."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the splits."),
+    out: Path = typer.Option(Path("runs/pool-bias"), "--out", "--output", help="Output directory."),
+    plot: bool = typer.Option(
+        False, "--plot", help="Also write relevant_found.png and scatter.png (needs matplotlib)."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print the JSON it writes instead of tables."),
+) -> None:
+    """Simulated pooling bias (Yilmaz et al.): pools from half of one run type, tau per test type and signed errors."""
+    from reljudge.evaluation.pool_bias import format_pool_bias, pool_bias_paths, write_pool_bias
+
+    report = pool_bias_paths(
+        qrels,
+        runs,
+        run_info,
+        measures=measure or ["RR(rel=2)@10", "nDCG@10"],
+        depth=depth,
+        reps=reps,
+        seed=seed,
+        actual=actual,
+        threshold=threshold,
+    )
+    written = write_pool_bias(report, out, plot=plot)
+    _show(written, format_pool_bias(report), json_output)
+
+
+def sparsify_cmd(
+    qrels: Path = typer.Option(..., "--qrels", help="Human qrels (qid iter docid grade)."),
+    runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
+    n: str = typer.Option("1,5,10", "--n", help="At most N relevant judgments per topic (comma-separated)."),
+    keep: str = typer.Option(
+        "none",
+        "--keep",
+        help="Other judgments: none (dropped, MS MARCO-style) or nonrelevant (grade < min kept).",
+    ),
+    measure: str = typer.Option("nDCG@10", "--measure", help="Measure to rank the runs by."),
+    min_grade: float = typer.Option(2, "--min-grade", help="Lowest relevant grade."),
+    repeats: int = typer.Option(
+        1, "--repeats", min=1, help="Seeded repetitions (seeds seed..seed+repeats-1)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="First seed."),
+    out: Path = typer.Option(Path("runs/sparsify"), "--out", "--output", help="Output directory."),
+    plot: bool = typer.Option(False, "--plot", help="Also write sparsified.png (needs matplotlib)."),
+    json_output: bool = typer.Option(False, "--json", help="Print the JSON it writes instead of tables."),
+) -> None:
+    """Kendall tau between run rankings under the full qrels and under at most N relevant judgments per topic."""
+    from reljudge.evaluation.sparsify import format_sparsify, sparsify_paths, write_sparsify
+
+    report = sparsify_paths(
+        qrels,
+        runs,
+        ns=_ints(n, "--n"),
+        keep=keep,
+        measure=measure,
+        min_grade=min_grade,
+        repeats=repeats,
+        seed=seed,
+    )
+    written = write_sparsify(report, out, plot=plot)
+    _show(written, format_sparsify(report), json_output)

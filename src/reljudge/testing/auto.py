@@ -166,6 +166,9 @@ def _graded_reply(req: MockRequest) -> str:
         words = passage_text(req).split()[:8]
         quote = " ".join(words)
         return f'Quote: "{quote}"\nRationale: the quote is what the passage says about the query.\nScore: {grade}'
+    marker = re.search(r'with "([^"\n{}]{1,30}?:)\s*N"', req.prompt)  # 'End your answer with "Score: N"'
+    if marker:
+        return f"The passage was read against the query.\n{marker.group(1)} {grade}"
     return _tagged(req, str(grade))
 
 

@@ -194,12 +194,23 @@ def _grade_text(grade: Grade) -> str:
     return str(grade)
 
 
-def write_qrels(qrels: Mapping[str, Mapping[str, Grade]], path: str | Path, *, iteration: str = "0") -> None:
-    """Write qrels atomically, topics and documents in the order given."""
+def write_qrels(
+    qrels: Mapping[str, Mapping[str, Grade]] | Iterable[tuple[str, Mapping[str, Grade]]],
+    path: str | Path,
+    *,
+    iteration: str = "0",
+) -> int:
+    """Write qrels atomically, topics and documents in the order given: a ``{qid: {docid:
+    grade}}`` mapping, or ``(qid, {docid: grade})`` pairs (one topic held at a time). Returns
+    the number of lines written."""
+    topics = qrels.items() if isinstance(qrels, Mapping) else qrels
+    lines = 0
     with atomic_write(path) as handle:
-        for qid, docs in qrels.items():
+        for qid, docs in topics:
             for docid, grade in docs.items():
                 handle.write(f"{qid} {iteration} {docid} {_grade_text(grade)}\n")
+            lines += len(docs)
+    return lines
 
 
 def write_run(run: Mapping[str, Mapping[str, float]], path: str | Path, *, name: str | None = None) -> None:

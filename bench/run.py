@@ -56,7 +56,7 @@ def main() -> int:
     print("\n== memory")
     rows += bench_memory.main([2000, 6000] if quick else [10_000, 50_000, 100_000])
     print("\n== a few passages of a large collection")
-    rows += bench_corpus_memory.main(50 if quick else 300)
+    rows += bench_corpus_memory.main(50 if quick else 1024)
     print("\n== metrics (bench/bench_metrics.py)")
     metrics = subprocess.run([sys.executable, str(HERE / "bench_metrics.py")], text=True)
     print("\n== summary")

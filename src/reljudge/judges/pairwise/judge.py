@@ -318,6 +318,8 @@ class PairwiseJudge(Judge):
         answer = self.max_tokens or self.answer_tokens
         if self.pairs == "sampler":
             return self._estimate_sampler(inputs, answer)
+        if self.pairs == "all":
+            return self._estimate_all(inputs, answer)
         pairs = self._fixed_pairs(inputs)
         calls = tokens = 0
         for qid, qpairs in pairs.items():
@@ -336,6 +338,26 @@ class PairwiseJudge(Judge):
         note = f"pairwise: {n_pairs} pairs x 2 orders"
         if self.pairs == "all":
             note += " (all pairs grow as n(n-1)/2 with pool size n; pairs='sampler' stays below p*n)"
+        return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2)
+
+    def _estimate_all(self, inputs: JudgeInputs, answer: int) -> CallEstimate:
+        """Every pair of each topic's pool in both orders, counted without building the pairs or
+        rendering a prompt per pair (`reljudge.judges.pairwise.estimate`): the count and tokens
+        of the loop over the pairs, in O(n) per topic."""
+        from reljudge.judges.pairwise.estimate import all_pairs_tokens, message_terms
+
+        terms = message_terms(self.prompt, self.variables)
+        calls = tokens = n_pairs = 0
+        for qid, docids in inputs.pool.items():
+            docs = _unique(docids)
+            n_pairs += len(docs) * (len(docs) - 1) // 2
+            if topic_problem(inputs.topics, qid):
+                continue
+            lengths = [len(str(inputs.corpus[d])) for d in docs if not passage_problem(inputs.corpus, d)]
+            calls += len(lengths) * (len(lengths) - 1)
+            tokens += 2 * all_pairs_tokens(terms, len(str(inputs.topics[qid])), lengths)
+        note = f"pairwise: {n_pairs} pairs x 2 orders"
+        note += " (all pairs grow as n(n-1)/2 with pool size n; pairs='sampler' stays below p*n)"
         return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2)
 
     def _estimate_sampler(self, inputs: JudgeInputs, answer: int) -> CallEstimate:

@@ -95,11 +95,21 @@ class PointwiseJudge(Judge):
         ctx.emit(record_from_answer(ctx, self.prompt, answer, method=self.method, qid=qid, docid=docid))
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
+        # the tokens from the texts' lengths, without rendering a prompt per item
+        # (`reljudge.judges.token_count`), when `variables` passes the texts through unchanged
+        from reljudge.judges.token_count import item_tokens, linear_terms
+
+        linear = type(self).variables is PointwiseJudge.variables
+        terms = linear_terms(self.prompt, self.variables, 2) if linear else []
         calls = tokens = 0
         for qid, docid in pool_items(inputs):
             if topic_problem(inputs.topics, qid) or passage_problem(inputs.corpus, docid):
                 continue
             calls += 1
-            tokens += prompt_tokens(self.prompt, self.variables(inputs.topics[qid], inputs.corpus[docid]))
+            query, passage = inputs.topics[qid], inputs.corpus[docid]
+            if linear:
+                tokens += item_tokens(terms, (len(query), len(passage)))
+            else:
+                tokens += prompt_tokens(self.prompt, self.variables(query, passage))
         answer = self.max_tokens or self.answer_tokens
         return CallEstimate(calls, tokens, calls * answer, note=f"{self.name}: one call per (topic, passage)")

@@ -342,11 +342,11 @@ class PairwiseJudge(Judge):
 
     def _estimate_all(self, inputs: JudgeInputs, answer: int) -> CallEstimate:
         """Every pair of each topic's pool in both orders, counted without building the pairs or
-        rendering a prompt per pair (`reljudge.judges.pairwise.estimate`): the count and tokens
-        of the loop over the pairs, in O(n) per topic."""
-        from reljudge.judges.pairwise.estimate import all_pairs_tokens, message_terms
+        rendering a prompt per pair (`reljudge.judges.token_count`): the count and tokens of the
+        loop over the pairs, in O(n) per topic."""
+        from reljudge.judges.token_count import all_pairs_tokens, linear_terms
 
-        terms = message_terms(self.prompt, self.variables)
+        terms = linear_terms(self.prompt, self.variables, 3)
         calls = tokens = n_pairs = 0
         for qid, docids in inputs.pool.items():
             docs = _unique(docids)

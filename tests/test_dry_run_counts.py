@@ -1,6 +1,7 @@
-"""The pairwise dry-run counts without building what it counts: the closed-form count of every
-pair's prompt tokens is the count of rendering each pair's prompt, and the calls a dry-run
-announces are the calls the run makes."""
+"""Dry-runs count without building what they count (`reljudge.judges.token_count`): the
+closed-form count of every pair's prompt tokens, and the pointwise count from the texts'
+lengths, are the counts of rendering each prompt; the calls a dry-run announces are the calls
+the run makes."""
 
 from __future__ import annotations
 
@@ -77,3 +78,19 @@ def test_dry_run_calls_are_the_calls_the_run_makes(tmp_path, pairs):
         assert made == announced == 12 * 11
     else:
         assert 0 < made <= announced
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("method", ["binary", "umbrela"])
+def test_pointwise_tokens_without_rendering_equal_rendering_each_prompt(seed, method):
+    judge = get_judge(method)
+    inputs = random_inputs(seed)
+    estimate = judge.estimate(inputs)
+    calls = tokens = 0
+    for qid, docids in inputs.pool.items():
+        for docid in dict.fromkeys(docids):
+            if topic_problem(inputs.topics, qid) or passage_problem(inputs.corpus, docid):
+                continue
+            calls += 1
+            tokens += prompt_tokens(judge.prompt, judge.variables(inputs.topics[qid], inputs.corpus[docid]))
+    assert (estimate.calls, estimate.prompt_tokens) == (calls, tokens)

@@ -94,3 +94,28 @@ def test_pointwise_tokens_without_rendering_equal_rendering_each_prompt(seed, me
             calls += 1
             tokens += prompt_tokens(judge.prompt, judge.variables(inputs.topics[qid], inputs.corpus[docid]))
     assert (estimate.calls, estimate.prompt_tokens) == (calls, tokens)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_given_pairs_tokens_without_rendering_equal_rendering_each_prompt(seed):
+    judge = get_judge("pairwise", pairs="given")
+    inputs = random_inputs(seed)
+    rng = random.Random(seed)
+    unique = {q: all_pairs(list(dict.fromkeys(d))) for q, d in inputs.pool.items()}
+    pairs = {q: rng.sample(p, min(20, len(p))) for q, p in unique.items()}
+    inputs = JudgeInputs(inputs.topics, inputs.corpus, inputs.pool, None, pairs, {})
+    calls = tokens = 0
+    for qid, qpairs in pairs.items():
+        for a, b in qpairs:
+            if (
+                topic_problem(inputs.topics, qid)
+                or passage_problem(inputs.corpus, a)
+                or passage_problem(inputs.corpus, b)
+            ):
+                continue
+            calls += 2
+            tokens += 2 * prompt_tokens(
+                judge.prompt, judge.variables(inputs.topics[qid], inputs.corpus[a], inputs.corpus[b])
+            )
+    estimate = judge.estimate(inputs)
+    assert (estimate.calls, estimate.prompt_tokens) == (calls, tokens)

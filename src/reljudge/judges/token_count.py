@@ -5,7 +5,8 @@ tokens per message. A message's length is linear in the lengths of the values fi
 ``c + k_1*len(value_1) + ... + k_m*len(value_m)`` (`linear_terms` finds the constants by rendering
 the prompt once with empty values and once per value with one character). Then:
 
-- `item_tokens`: one item's tokens from its values' lengths, without rendering;
+- `item_tokens`: one item's tokens from its values' lengths, without rendering
+  (`columns_tokens`: the sum over many items);
 - `all_pairs_tokens`: the sum over every pair ``i < j`` of a topic's documents. The sum of
   ``(T + 3) // 4`` is ``(sum(T + 3) - sum((T + 3) % 4)) / 4``: the first sum in closed form, the
   second from a histogram of the residues mod 4 of the earlier documents -- O(n) per topic
@@ -47,6 +48,24 @@ def item_tokens(terms: list[Terms], lengths: Sequence[int]) -> int:
     for c, *ks in terms:
         chars = c + sum(k * n for k, n in zip(ks, lengths, strict=True))
         total += max(1, (chars + 3) // 4) + 4
+    return total
+
+
+def columns_tokens(terms: list[Terms], columns: Sequence[Sequence[int]]) -> int:
+    """The sum of `item_tokens` over many items, given as columns of lengths (one column per
+    value; vectorised with numpy)."""
+    import numpy as np
+
+    if not columns or not len(columns[0]):
+        return 0
+    cols = [np.asarray(col, dtype=np.int64) for col in columns]
+    total = 0
+    for c, *ks in terms:
+        chars = np.full(len(cols[0]), c, dtype=np.int64)
+        for k, col in zip(ks, cols, strict=True):
+            if k:
+                chars += k * col
+        total += int(np.maximum(1, (chars + 3) // 4).sum()) + 4 * len(chars)
     return total
 
 

@@ -320,8 +320,11 @@ class PairwiseJudge(Judge):
             return self._estimate_sampler(inputs, answer)
         if self.pairs == "all":
             return self._estimate_all(inputs, answer)
+        from reljudge.judges.token_count import columns_tokens, linear_terms
+
         pairs = self._fixed_pairs(inputs)
-        calls = tokens = 0
+        calls = 0
+        lengths: tuple[list[int], list[int], list[int]] = ([], [], [])  # query, first, second
         for qid, qpairs in pairs.items():
             for a, b in qpairs:
                 if (
@@ -331,9 +334,11 @@ class PairwiseJudge(Judge):
                 ):
                     continue
                 calls += 2
-                tokens += 2 * prompt_tokens(
-                    self.prompt, self.variables(inputs.topics[qid], inputs.corpus[a], inputs.corpus[b])
-                )
+                lengths[0].append(len(inputs.topics[qid]))
+                lengths[1].append(len(inputs.corpus[a]))
+                lengths[2].append(len(inputs.corpus[b]))
+        # every prompt's tokens from the texts' lengths, none rendered (`reljudge.judges.token_count`)
+        tokens = 2 * columns_tokens(linear_terms(self.prompt, self.variables, 3), lengths)
         n_pairs = sum(len(p) for p in pairs.values())
         note = f"pairwise: {n_pairs} pairs x 2 orders"
         if self.pairs == "all":

@@ -59,17 +59,35 @@ def _trace_sqrt_small(
     No = wo.sum(axis=1)
     ws = W[:, s_topic]  # B × n
     Ns = ws.sum(axis=1)
-    Q = (W @ P.reshape(T, n * n)).reshape(B, n, n)  # Σ_j w_j (S o_j)(S o_j)ᵀ
+    M = (W @ P.reshape(T, n * n)).reshape(B, n, n)  # Q0 = Σ_j w_j (S o_j)(S o_j)ᵀ
     s_mu_o = (wo @ G.T) / No[:, None]  # S μ_O, B × n
-    Q -= No[:, None, None] * s_mu_o[:, :, None] * s_mu_o[:, None, :]
-    # centre S at its weighted mean: C Q Cᵀ with C = I − 1 (w_S / N_S)ᵀ
-    q_w = np.einsum("bij,bj->bi", Q, ws) / Ns[:, None]  # Q w / N
-    w_q_w = np.einsum("bi,bi->b", q_w, ws) / Ns  # wᵀ Q w / N²
-    Q = Q - q_w[:, :, None] - q_w[:, None, :] + w_q_w[:, None, None]
+    # Q = Q0 − N_O (S μ_O)(S μ_O)ᵀ, centred at the weighted mean of S: C Q Cᵀ with
+    # C = I − 1 (w_S / N_S)ᵀ, i.e. Q − a 1ᵀ − 1 aᵀ + c with a = Q w / N_S, c = wᵀ Q w / N_S²
+    a = np.einsum("bij,bj->bi", M, ws) / Ns[:, None]
+    a -= s_mu_o * (No * np.einsum("bi,bi->b", s_mu_o, ws) / Ns)[:, None]
+    c = np.einsum("bi,bi->b", a, ws) / Ns
+    M -= (No[:, None] * s_mu_o)[:, :, None] * s_mu_o[:, None, :]
+    M -= a[:, :, None]
+    M -= a[:, None, :]
+    M += c[:, None, None]
     root = np.sqrt(ws)
-    M = root[:, :, None] * Q * root[:, None, :]
-    M = (M + M.transpose(0, 2, 1)) / 2.0
-    return np.sqrt(np.clip(np.linalg.eigvalsh(M), 0.0, None)).sum(axis=1)
+    M *= root[:, :, None]
+    M *= root[:, None, :]  # symmetric up to round-off; eigvalsh reads one triangle
+    # rows of topics a replicate did not draw are zero: each replicate's eigenproblem is solved
+    # on its drawn rows only (about 63 % of them), replicates grouped by that number
+    drawn = ws > 0
+    sizes = drawn.sum(axis=1)
+    order = np.argsort(~drawn, axis=1, kind="stable")
+    out = np.zeros(B)
+    for size in np.unique(sizes):
+        if size == 0:
+            continue
+        rows = np.flatnonzero(sizes == size)
+        keep = order[rows, :size]
+        block = np.take_along_axis(M[rows], keep[:, :, None], axis=1)
+        block = np.take_along_axis(block, keep[:, None, :], axis=2)
+        out[rows] = np.sqrt(np.clip(np.linalg.eigvalsh(block), 0.0, None)).sum(axis=1)
+    return out
 
 
 def _trace_sqrt_large(

@@ -279,9 +279,11 @@ async def run_async(plan: SweepPlan, *, on_cell: Any = None) -> dict[str, Any]:
     """Run every cell (resuming finished work) and write the sweep index."""
     from reljudge.llm import LLMClient
     from reljudge.run import client_config, run_job_async
+    from reljudge.run.inputs import SharedInputs
 
     write_index(plan)
     configs = {cell.id: cell_run_config(plan, cell) for cell in plan.cells}
+    shared = SharedInputs()  # each dataset loaded, and its pooled passages read, once
     clients: dict[str, LLMClient] = {}
     for cell in plan.cells:
         if cell.model not in clients:
@@ -291,7 +293,7 @@ async def run_async(plan: SweepPlan, *, on_cell: Any = None) -> dict[str, Any]:
 
     async def one(cell: Cell) -> None:
         async with gate:
-            summary = await run_job_async(configs[cell.id], clients[cell.model])
+            summary = await run_job_async(configs[cell.id], clients[cell.model], shared=shared)
             results[cell.id] = summary
             if on_cell is not None:
                 on_cell(cell, summary)

@@ -323,7 +323,8 @@ def fd_runs(
             results[n].replicates = [float(v) for v in reps[i]]
         for j, m in enumerate(with_interval, start=len(valid)):
             if lows[j] == lows[j]:
-                agreement.update(zip(m.interval_columns, (float(lows[j]), float(highs[j])), strict=True))
+                ends = np.clip([lows[j], highs[j]], -1.0, 1.0)  # a basic interval can pass ±1
+                agreement.update(zip(m.interval_columns, (float(ends[0]), float(ends[1])), strict=True))
     settings = {
         "k": k,
         "max_per_topic": max_per_topic,

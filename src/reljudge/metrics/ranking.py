@@ -185,7 +185,7 @@ def bootstrap_ranking_agreement(
     ``interval`` is the method: ``basic`` by default, because the replicates of a rank
     correlation are biased towards 0 (see `reljudge.metrics.bootstrap`), ``BCa`` or
     ``percentile``. Where the method is undefined (all replicates equal), the percentile
-    interval of the replicates.
+    interval of the replicates. The ends are clipped to the measure's range.
     """
     from reljudge.metrics.bootstrap import bootstrap_interval
 
@@ -212,7 +212,12 @@ def bootstrap_ranking_agreement(
     low, high, _ = bootstrap_interval(
         statistic, X.shape[1], n_boot=n_boot, level=level, seed=seed, method=interval
     )
-    return Interval(value, float(low[0]), float(high[0]), n_boot, level)
+    # a basic interval reflects the replicates around the estimate and can pass the measure's
+    # range: clipped to it (rank correlations -1..1, RBO 0..1)
+    floor = 0.0 if method == "rbo" else -1.0
+    return Interval(
+        value, float(np.clip(low[0], floor, 1.0)), float(np.clip(high[0], floor, 1.0)), n_boot, level
+    )
 
 
 def _per_topic(

@@ -13,6 +13,7 @@ about 70-100 MB).
 before/after comparison.
 
 Usage: python bench/bench_corpus_memory.py [MB]
+       python bench/bench_corpus_memory.py runs   # a 500 x 1000 run file read whole / top 10
 """
 
 from __future__ import annotations
@@ -107,5 +108,43 @@ def main(megabytes: int = 1024) -> list[tuple[str, float, float, str]]:
     return rows
 
 
+def run_top_k(topics: int = 500, depth: int = 1000, k: int = 10) -> list[tuple[str, float, float, str]]:
+    """Peak traced memory of reading a run file whole and keeping only each topic's top k (the
+    ``run:FILE:K`` pool), in this process (tracemalloc)."""
+    import random
+    import tracemalloc
+
+    from reljudge.io.trec import read_run
+
+    rng = random.Random(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.run"
+        with path.open("w") as handle:
+            for t in range(topics):
+                for r in range(depth):
+                    handle.write(
+                        f"q{t} Q0 doc{rng.randrange(10**7)}-{r} {r + 1} {depth - r + rng.random():.4f} big\n"
+                    )
+        size = path.stat().st_size / 1024 / 1024
+        rows = []
+        for label, top in (("whole", None), (f"top {k}", k)):
+            tracemalloc.start()
+            start = time.perf_counter()
+            read_run(path, top_k=top)
+            wall = time.perf_counter() - start
+            peak = tracemalloc.get_traced_memory()[1] / 1024 / 1024
+            tracemalloc.stop()
+            print(
+                f"read a {size:.0f} MB run ({topics * depth:,} lines), {label}: peak {peak:.0f} MB traced, {wall:.1f}s"
+            )
+            rows.append(
+                (f"run file {size:.0f} MB read {label}, peak traced MB", peak, float("nan"), "report")
+            )
+    return rows
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1024)
+    if sys.argv[1:] == ["runs"]:
+        run_top_k()
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 1024)

@@ -59,6 +59,7 @@ def main() -> int:
     rows += bench_memory.main([2000, 6000] if quick else [10_000, 50_000, 100_000])
     print("\n== a few passages of a large collection")
     rows += bench_corpus_memory.main(50 if quick else 1024)
+    rows += bench_corpus_memory.run_top_k(50 if quick else 500)
     print("\n== dry-runs and the published-release analysis")
     rows += bench_dry_runs.main()
     print("\n== bootstraps")

@@ -39,9 +39,11 @@ def machine() -> str:
 
 def main() -> int:
     quick = "--quick" in sys.argv
+    import bench_bootstrap
     import bench_cache
     import bench_client
     import bench_corpus_memory
+    import bench_dry_runs
     import bench_memory
     import bench_startup
 
@@ -56,7 +58,12 @@ def main() -> int:
     print("\n== memory")
     rows += bench_memory.main([2000, 6000] if quick else [10_000, 50_000, 100_000])
     print("\n== a few passages of a large collection")
-    rows += bench_corpus_memory.main(50 if quick else 300)
+    rows += bench_corpus_memory.main(50 if quick else 1024)
+    rows += bench_corpus_memory.run_top_k(50 if quick else 500)
+    print("\n== dry-runs and the published-release analysis")
+    rows += bench_dry_runs.main()
+    print("\n== bootstraps")
+    rows += bench_bootstrap.main(["fd"] if quick else None)
     print("\n== metrics (bench/bench_metrics.py)")
     metrics = subprocess.run([sys.executable, str(HERE / "bench_metrics.py")], text=True)
     print("\n== summary")

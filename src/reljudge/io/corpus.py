@@ -9,7 +9,8 @@ Formats, chosen by the file name (``.gz`` is decompressed on the fly):
 
 The reader streams the file line by line, so a large collection can be filtered to the
 passages a job needs with ``load_corpus(path, docids=...)`` without holding all of it (memory
-grows with the passages kept, not with the file).
+grows with the passages kept, not with the file); a large plain file is read through an index
+of its lines (`reljudge.io.corpus_index`, built once), a seek per passage.
 A malformed line, a docid repeated with a *different* text, bytes that are not UTF-8 or an
 empty file raise `InputError` naming ``file:line``. A docid repeated with the same text (files
 written one line per judged pair, like the TREC DL ``passages.tsv``) is kept once.
@@ -22,6 +23,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from reljudge.errors import InputError
+from reljudge.io.corpus_index import indexable
 from reljudge.io.lines import is_jsonl_name, read_lines
 
 ID_FIELDS: tuple[str, ...] = ("docid", "id", "_id", "doc_id")
@@ -135,6 +137,11 @@ def _parse_tsv(line: str, path: Path, number: int) -> tuple[str, str]:
     return docid, text.strip()
 
 
+def parse_line(line: str, path: Path, number: int) -> tuple[str, str]:
+    """``(docid, text)`` of one line of the collection ``path`` (its format by its name)."""
+    return _parse_jsonl(line, path, number) if is_jsonl_name(path) else _parse_tsv(line, path, number)
+
+
 def iter_passages(path: str | Path) -> Iterator[tuple[str, str]]:
     """Yield ``(docid, text)`` in file order, validating each line (no duplicate check)."""
     path = Path(path)
@@ -145,7 +152,7 @@ def iter_passages(path: str | Path) -> Iterator[tuple[str, str]]:
         yield parse(line, path, number)
 
 
-def load_corpus(path: str | Path, *, docids: Collection[str] | None = None) -> Corpus:
+def load_corpus(path: str | Path, *, docids: Collection[str] | None = None, index: bool = True) -> Corpus:
     """Read a passage collection (TSV ``docid<TAB>text`` or JSONL, optionally gzipped).
 
     With ``docids``, only those passages are kept: the file is streamed and every line is
@@ -153,8 +160,21 @@ def load_corpus(path: str | Path, *, docids: Collection[str] | None = None) -> C
     (a docid repeated with another text is then an error only for the wanted docids: the
     others are never read by the caller). A docid that appears again with another text is an
     error; an exact repeat is ignored.
+
+    With ``docids``, a large plain collection is read through its index (`reljudge.io.corpus_index`,
+    built on first use, by the same checks): a seek per wanted passage instead of a pass over
+    the file. ``index=False`` streams the file instead.
     """
     path = Path(path)
+    if docids is not None and index and indexable(path):
+        from reljudge.io.corpus_index import CorpusIndex
+
+        found = CorpusIndex.open(path, parse_line)
+        if found is not None:
+            try:
+                return Corpus(found.lookup(docids), path)
+            finally:
+                found.close()
     wanted = set(docids) if docids is not None else None
     parse = _parse_jsonl if is_jsonl_name(path) else _parse_tsv
     passages: dict[str, str] = {}

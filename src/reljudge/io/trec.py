@@ -111,27 +111,29 @@ def read_qrels(
     return qrels
 
 
-def read_run(path: str | Path, *, topics: Iterable[str] | None = None, name: str | None = None) -> Run:
-    """Read a run ``qid Q0 docid rank score runid``. With ``topics``, an unknown qid is an error."""
+def read_run(
+    path: str | Path,
+    *,
+    topics: Iterable[str] | None = None,
+    name: str | None = None,
+    top_k: int | None = None,
+) -> Run:
+    """Read a run ``qid Q0 docid rank score runid``. With ``topics``, an unknown qid is an error.
+
+    With ``top_k``, only each topic's first ``top_k`` documents in trec_eval order (score
+    descending, ties by docid descending: `Run.ranked`) are kept, the file streamed: memory
+    holds ``top_k`` documents per topic and a hash (8 bytes) per line, which still finds a
+    document listed twice for a topic (the same error, with its line)."""
     path = Path(path)
+    if top_k is not None:
+        return _read_run_top(path, topics, name, top_k)
     known = set(topics) if topics is not None else None
     run = Run(name=name or "")
     for number, line in read_lines(path):
-        parts = line.split()
-        if not parts:
+        row = _run_line(line, path, number, known)
+        if row is None:
             continue
-        if len(parts) != 6:
-            raise InputError(
-                f"expected 6 columns 'qid Q0 docid rank score runid', found {len(parts)}", path, number
-            )
-        qid, _, docid, rank_text, score_text, runid = parts
-        try:
-            int(rank_text)
-        except ValueError:
-            raise InputError(f"rank {rank_text!r} is not an integer", path, number) from None
-        score = float(_number(score_text, "score", path, number))
-        if known is not None and qid not in known:
-            raise InputError(f"topic {qid!r} is not among the topics", path, number)
+        qid, docid, score, runid = row
         docs = run.setdefault(qid, {})
         if docid in docs:
             raise InputError(f"document {docid!r} appears twice for topic {qid!r}", path, number)
@@ -141,6 +143,69 @@ def read_run(path: str | Path, *, topics: Iterable[str] | None = None, name: str
     if not run:
         raise InputError("no ranked documents in file", path)
     return run
+
+
+def _run_line(
+    line: str, path: Path, number: int, known: set[str] | None
+) -> tuple[str, str, float, str] | None:
+    """(qid, docid, score, runid) of one run line, None for a blank one."""
+    parts = line.split()
+    if not parts:
+        return None
+    if len(parts) != 6:
+        raise InputError(
+            f"expected 6 columns 'qid Q0 docid rank score runid', found {len(parts)}", path, number
+        )
+    qid, _, docid, rank_text, score_text, runid = parts
+    try:
+        int(rank_text)
+    except ValueError:
+        raise InputError(f"rank {rank_text!r} is not an integer", path, number) from None
+    score = float(_number(score_text, "score", path, number))
+    if known is not None and qid not in known:
+        raise InputError(f"topic {qid!r} is not among the topics", path, number)
+    return qid, docid, score, runid
+
+
+def _read_run_top(path: Path, topics: Iterable[str] | None, name: str | None, top_k: int) -> Run:
+    import heapq
+    from array import array
+
+    known = set(topics) if topics is not None else None
+    heaps: dict[str, list[tuple[float, str]]] = {}
+    hashes: dict[str, array[int]] = {}
+    runname = name or ""
+    for number, line in read_lines(path, stream=True):
+        row = _run_line(line, path, number, known)
+        if row is None:
+            continue
+        qid, docid, score, runid = row
+        runname = runname or runid
+        heap = heaps.setdefault(qid, [])
+        hashes.setdefault(qid, array("q")).append(hash(docid))
+        if len(heap) < top_k:
+            heapq.heappush(heap, (score, docid))
+        elif (score, docid) > heap[0]:
+            heapq.heapreplace(heap, (score, docid))
+    if not heaps:
+        raise InputError("no ranked documents in file", path)
+    for qid, found in hashes.items():
+        if len(set(found)) != len(found):  # perhaps a document twice (or two equal hashes)
+            _check_twice(path, qid, known)
+    del hashes
+    return Run({qid: {d: s for s, d in sorted(heap, reverse=True)} for qid, heap in heaps.items()}, runname)
+
+
+def _check_twice(path: Path, qid: str, known: set[str] | None) -> None:
+    """Raise the error of `read_run` for a document listed twice for ``qid``, if there is one."""
+    seen: set[str] = set()
+    for number, line in read_lines(path, stream=True):
+        row = _run_line(line, path, number, known)
+        if row is None or row[0] != qid:
+            continue
+        if row[1] in seen:
+            raise InputError(f"document {row[1]!r} appears twice for topic {qid!r}", path, number)
+        seen.add(row[1])
 
 
 #: file-name endings dropped to name a run after its file (``bm25.run.gz`` -> ``bm25``)
@@ -194,12 +259,23 @@ def _grade_text(grade: Grade) -> str:
     return str(grade)
 
 
-def write_qrels(qrels: Mapping[str, Mapping[str, Grade]], path: str | Path, *, iteration: str = "0") -> None:
-    """Write qrels atomically, topics and documents in the order given."""
+def write_qrels(
+    qrels: Mapping[str, Mapping[str, Grade]] | Iterable[tuple[str, Mapping[str, Grade]]],
+    path: str | Path,
+    *,
+    iteration: str = "0",
+) -> int:
+    """Write qrels atomically, topics and documents in the order given: a ``{qid: {docid:
+    grade}}`` mapping, or ``(qid, {docid: grade})`` pairs (one topic held at a time). Returns
+    the number of lines written."""
+    topics = qrels.items() if isinstance(qrels, Mapping) else qrels
+    lines = 0
     with atomic_write(path) as handle:
-        for qid, docs in qrels.items():
+        for qid, docs in topics:
             for docid, grade in docs.items():
                 handle.write(f"{qid} {iteration} {docid} {_grade_text(grade)}\n")
+            lines += len(docs)
+    return lines
 
 
 def write_run(run: Mapping[str, Mapping[str, float]], path: str | Path, *, name: str | None = None) -> None:

@@ -162,11 +162,24 @@ class PointwiseJudge(Judge):
         )
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
+        # the tokens from the texts' lengths, without rendering a prompt per item
+        # (`reljudge.judges.token_count`), when `variables` passes the texts through unchanged
+        from reljudge.judges.token_count import columns_tokens, linear_terms
+
+        linear = type(self).variables is PointwiseJudge.variables
         calls = tokens = 0
+        lengths: tuple[list[int], list[int]] = ([], [])
         for qid, docid in pool_items(inputs):
             if topic_problem(inputs.topics, qid) or passage_problem(inputs.corpus, docid):
                 continue
             calls += 1
-            tokens += prompt_tokens(self.prompt, self.variables(inputs.topics[qid], inputs.corpus[docid]))
+            query, passage = inputs.topics[qid], inputs.corpus[docid]
+            if linear:
+                lengths[0].append(len(query))
+                lengths[1].append(len(passage))
+            else:
+                tokens += prompt_tokens(self.prompt, self.variables(query, passage))
+        if linear:
+            tokens = columns_tokens(linear_terms(self.prompt, self.variables, 2), lengths)
         answer = self.max_tokens or self.answer_tokens
         return CallEstimate(calls, tokens, calls * answer, note=f"{self.name}: one call per (topic, passage)")

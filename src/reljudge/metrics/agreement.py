@@ -113,15 +113,15 @@ def krippendorff_alpha(
     if data.ndim != 2:
         raise ValueError("reliability data must be a 2-D array (raters × units)")
     present = ~np.isnan(data)
-    values = np.unique(data[present])
+    flat = data[present]  # row-major: the order of np.nonzero(present)
+    values, codes = _value_codes(flat)
     if values.size < 2:
         return float("nan")
     # n[u, c]: how many raters gave unit u the value c
-    codes = np.searchsorted(values, np.where(present, data, values[0]))
     n_units = data.shape[1]
-    counts = np.zeros((n_units, values.size), dtype=float)
-    rater_idx, unit_idx = np.nonzero(present)
-    np.add.at(counts, (unit_idx, codes[rater_idx, unit_idx]), 1.0)
+    _, unit_idx = np.nonzero(present)
+    counts = np.bincount(unit_idx * values.size + codes, minlength=n_units * values.size)
+    counts = counts.reshape(n_units, values.size).astype(float)
     m_u = counts.sum(axis=1)
     pairable = m_u >= 2
     counts = counts[pairable]
@@ -158,6 +158,21 @@ def alpha_from_coincidences(o: np.ndarray, values: np.ndarray, *, level: AlphaLe
     if d_expected == 0:
         return float("nan")
     return float(1.0 - d_observed / d_expected)
+
+
+def _value_codes(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values (sorted) and each value's index among them. Labels are small
+    integers: then without sorting (a count per integer), else `np.unique`."""
+    if not flat.size:
+        return flat, np.zeros(0, dtype=np.int64)
+    low, high = flat.min(), flat.max()
+    if high - low < 65536 and np.array_equal(flat, np.floor(flat)):
+        offset = (flat - low).astype(np.int64)
+        seen = np.bincount(offset) > 0
+        values = np.flatnonzero(seen).astype(float) + low
+        return values, (np.cumsum(seen) - 1)[offset]
+    values, codes = np.unique(flat, return_inverse=True)
+    return values, codes.reshape(-1)
 
 
 def labels_matrix(

@@ -28,8 +28,9 @@ import numpy as np
 
 from reljudge.metrics.base import percentile_interval
 from reljudge.metrics.embeddings import EmbeddingSource
+from reljudge.metrics.fd_bootstrap import bootstrap_interval, fd_weighted, topic_rows
 from reljudge.metrics.frechet import frechet_distance
-from reljudge.metrics.ranking import Interval
+from reljudge.metrics.ranking import DEFAULT_INTERVAL, Interval
 
 Scores = Mapping[str, Mapping[str, float]]
 
@@ -171,37 +172,71 @@ def fd_at_k(
     seed: int = 0,
     draws: Sequence[Sequence[str]] | None = None,
 ) -> FDResult:
-    """FD@k of one run (see the module docstring); ``n_boot > 0`` adds a bootstrap interval.
+    """FD@k of one run (see the module docstring); ``n_boot > 0`` adds a bootstrap interval over
+    the topics (`reljudge.metrics.fd_bootstrap.bootstrap_interval`: BCa, the replicates computed
+    together, `fd_weighted`).
 
     ``draws``: explicit bootstrap samples (lists of topics) instead of ``n_boot`` random ones,
-    so that several runs can be resampled on the same topics.
+    so that several runs can be resampled on the same topics (percentile interval of them).
     """
+    result, ref_blocks, ret_blocks = _fd_one(qrels, run, source, k=k, max_per_topic=max_per_topic,
+                                             min_grade=min_grade, unjudged_only=unjudged_only, texts=texts,
+                                             seed=seed)  # fmt: skip
+    if (n_boot <= 0 and draws is None) or result.fd != result.fd:
+        return result
+    x, xt, y, yt = _rows(result.topics, ref_blocks, ret_blocks)
+    n = len(result.topics)
+    if draws is not None:
+        index = {q: i for i, q in enumerate(result.topics)}
+        W = np.zeros((len(draws), n))
+        for b, sample in enumerate(draws):
+            for q in sample:
+                if q in index:
+                    W[b, index[q]] += 1
+        replicates = fd_weighted(x, xt, y, yt, W)
+        low, high = percentile_interval(replicates, level)
+    else:
+        lows, highs, reps = bootstrap_interval(
+            lambda W: fd_weighted(x, xt, y, yt, W)[None, :], n, n_boot=n_boot, level=level, seed=seed
+        )
+        low, high, replicates = float(lows[0]), float(highs[0]), reps[0]
+    result.interval = Interval(result.fd, low, high, len(replicates), level)
+    result.replicates = [float(v) for v in replicates]
+    return result
+
+
+def _fd_one(
+    qrels: Scores,
+    run: Scores,
+    source: EmbeddingSource,
+    *,
+    k: int,
+    max_per_topic: int | None,
+    min_grade: float,
+    unjudged_only: bool,
+    texts: Mapping[str, str] | None,
+    seed: int,
+) -> tuple[FDResult, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """FD@k of one run without an interval, and its reference and retrieved vectors by topic."""
     reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
     topics = [q for q in reference if run.get(q)]
     retrieved = retrieved_set(run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only)
     ref_blocks, miss_ref = _blocks({q: reference[q] for q in topics}, source, texts)
     ret_blocks, miss_ret = _blocks(retrieved, source, texts)
     x, y = _stack(ref_blocks, topics), _stack(ret_blocks, topics)
-    if x.shape[0] < 2 or y.shape[0] < 2:
-        fd = float("nan")
-    else:
-        fd = frechet_distance(x, y)
-    interval = None
-    replicates: list[float] = []
-    if (n_boot > 0 or draws is not None) and fd == fd:
-        if draws is None:
-            rng = np.random.default_rng(seed)
-            draws = [
-                [topics[i] for i in rng.integers(0, len(topics), size=len(topics))] for _ in range(n_boot)
-            ]
-        for sample in draws:
-            sample = [q for q in sample if q in ref_blocks]
-            xs, ys = _stack(ref_blocks, sample), _stack(ret_blocks, sample)
-            ok = xs.shape[0] >= 2 and ys.shape[0] >= 2
-            replicates.append(frechet_distance(xs, ys) if ok else float("nan"))
-        low, high = percentile_interval(np.array(replicates), level)
-        interval = Interval(fd, low, high, len(draws), level)
-    return FDResult(fd, int(x.shape[0]), int(y.shape[0]), topics, miss_ref, miss_ret, interval, replicates)
+    fd = float("nan") if x.shape[0] < 2 or y.shape[0] < 2 else frechet_distance(x, y)
+    result = FDResult(fd, int(x.shape[0]), int(y.shape[0]), topics, miss_ref, miss_ret)
+    return result, ref_blocks, ret_blocks
+
+
+def _rows(
+    topics: Sequence[str], ref_blocks: Mapping[str, np.ndarray], ret_blocks: Mapping[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The reference and retrieved vectors of ``topics`` stacked, each row with its topic index."""
+    empty = np.zeros((0, 0))
+    x, xt = topic_rows([ref_blocks.get(q, empty) for q in topics])
+    y, yt = topic_rows([ret_blocks.get(q, empty) for q in topics])
+    return x, xt, y, yt
 
 
 @dataclass
@@ -250,47 +285,46 @@ def fd_runs(
             seed=seed,
         )
         prepare(needed, texts)
-    rng = np.random.default_rng(seed)
-    draws = (
-        [[topics[i] for i in rng.integers(0, len(topics), size=len(topics))] for _ in range(n_boot)]
-        if topics
-        else []
-    )
-    results = {
-        name: fd_at_k(
-            qrels,
-            run,
-            source,
-            k=k,
-            max_per_topic=max_per_topic,
-            min_grade=min_grade,
-            unjudged_only=unjudged_only,
-            texts=texts,
-            level=level,
-            seed=seed,
-            draws=draws if n_boot > 0 else None,
-        )
-        for name, run in runs.items()
-    }
+    options = dict(k=k, max_per_topic=max_per_topic, min_grade=min_grade, unjudged_only=unjudged_only,
+                   texts=texts, seed=seed)  # fmt: skip
+    found = {name: _fd_one(qrels, run, source, **options) for name, run in runs.items()}  # type: ignore[arg-type]
+    results = {name: r for name, (r, _, _) in found.items()}
     _check_coverage(results, source)
     per_topic = system_measures(qrels, runs, measure)
     human = {name: float(np.mean(list(v.values()))) if v else float("nan") for name, v in per_topic.items()}
     fds = {name: r.fd for name, r in results.items() if r.fd == r.fd}
     valid = [n for n in fds if human[n] == human[n]]
     agreement: dict[str, float] = {"runs": len(valid)}
+    measures = ranking_measures("fd")
     if len(valid) >= 2:
         hx = {n: human[n] for n in valid}
         fx = {n: fds[n] for n in valid}
-        measures = ranking_measures("fd")
         agreement.update({m.name: m(hx, fx, lower_is_better=True) for m in measures})
-        if n_boot > 0 and all(len(results[n].replicates) == n_boot for n in valid):
-            hm = np.array([[np.mean([per_topic[n].get(q, 0.0) for q in d]) for d in draws] for n in valid])
-            fm = np.array([results[n].replicates for n in valid])
-            for m in measures:
-                if m.interval:
-                    low, high = percentile_interval(m.replicates(hm, fm, lower_is_better=True), level)
-                    if low == low:
-                        agreement.update(zip(m.interval_columns, (low, high), strict=True))
+    if n_boot > 0 and topics and valid:
+        # every run resampled on the same topic draws (one scipy.stats.bootstrap, BCa): the
+        # replicates give each run's FD interval and the intervals of its agreement with the measure
+        rows = {n: _rows(topics, found[n][1], found[n][2]) for n in valid}
+        H = np.array([[per_topic[n].get(q, 0.0) for q in topics] for n in valid])
+        with_interval = [m for m in measures if m.interval] if len(valid) >= 2 else []
+
+        def statistic(W: np.ndarray) -> np.ndarray:
+            fm = np.stack([fd_weighted(*rows[n], W) for n in valid])
+            hm = H @ W.T / W.sum(axis=1)
+            return np.concatenate(
+                [fm, *(m.replicates(hm, fm, lower_is_better=True)[None] for m in with_interval)]
+            )
+
+        methods = ["BCa"] * len(valid) + [DEFAULT_INTERVAL] * len(with_interval)  # see metrics.bootstrap
+        lows, highs, reps = bootstrap_interval(
+            statistic, len(topics), n_boot=n_boot, level=level, seed=seed, method=methods
+        )
+        for i, n in enumerate(valid):
+            results[n].interval = Interval(results[n].fd, float(lows[i]), float(highs[i]), n_boot, level)
+            results[n].replicates = [float(v) for v in reps[i]]
+        for j, m in enumerate(with_interval, start=len(valid)):
+            if lows[j] == lows[j]:
+                ends = np.clip([lows[j], highs[j]], -1.0, 1.0)  # a basic interval can pass ±1
+                agreement.update(zip(m.interval_columns, (float(ends[0]), float(ends[1])), strict=True))
     settings = {
         "k": k,
         "max_per_topic": max_per_topic,

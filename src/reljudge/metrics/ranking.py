@@ -28,7 +28,7 @@ from typing import Literal
 
 import numpy as np
 
-from reljudge.metrics.base import RankingMeasure, percentile_interval
+from reljudge.metrics.base import RankingMeasure
 
 Method = Literal["kendall", "tau_ap", "spearman", "rbo", "pearson"]
 METHODS: tuple[str, ...] = ("kendall", "tau_ap", "spearman", "rbo", "pearson")
@@ -147,6 +147,10 @@ def ranking_agreement(
     return agreement_arrays(a, b, method, p=p)
 
 
+#: the bootstrap interval of a ranking agreement (see `bootstrap_ranking_agreement`)
+DEFAULT_INTERVAL = "basic"
+
+
 def agreement_test(x: np.ndarray, y: np.ndarray, method: Method = "kendall") -> tuple[float, float]:
     """Agreement of two aligned value arrays with its two-sided p-value (scipy's test for
     ``kendall`` τ-b, ``spearman`` and ``pearson``; the statistic equals `agreement_arrays`'s).
@@ -217,25 +221,62 @@ def bootstrap_ranking_agreement(
     level: float = 0.95,
     seed: int = 0,
     p: float = 0.9,
+    interval: str = DEFAULT_INTERVAL,
 ) -> Interval:
     """Agreement of two system rankings from per-topic values ``{system: {qid: value}}``.
 
     The point value compares the systems' means over the common topics (topics present for
-    every system in both inputs); the interval is the percentile bootstrap over those topics
-    (`bootstrap_replicates`).
+    every system in both inputs). The interval resamples those topics (`scipy.stats.bootstrap`,
+    the replicates computed together from topic counts, `reljudge.metrics.bootstrap`);
+    ``interval`` is the method: ``basic`` by default, because the replicates of a rank
+    correlation are biased towards 0 (see `reljudge.metrics.bootstrap`), ``BCa`` or
+    ``percentile``. Where the method is undefined (all replicates equal), the percentile
+    interval of the replicates. The ends are clipped to the measure's range.
     """
-    _, mx0, my0, mx, my = bootstrap_replicates(x, y, n_boot=n_boot, seed=seed)
+    from reljudge.metrics.bootstrap import bootstrap_interval
+
+    systems, X, Y = _per_topic(x, y)
+    mx0, my0 = X.mean(axis=1), Y.mean(axis=1)
     if isinstance(method, RankingMeasure):
         value = method.compute(mx0, my0)
     else:
         value = agreement_arrays(mx0, my0, method, p=p)
     if n_boot <= 0:
         return Interval(value, float("nan"), float("nan"), 0, level)
-    if isinstance(method, RankingMeasure):
-        reps = method.replicates(mx, my)
-    elif method == "kendall":
-        reps = kendall_tau_b_batch(mx, my)
-    else:
-        reps = np.array([agreement_arrays(mx[:, b], my[:, b], method, p=p) for b in range(n_boot)])
-    low, high = percentile_interval(reps, level)
-    return Interval(value, low, high, n_boot, level)
+
+    def statistic(W: np.ndarray) -> np.ndarray:
+        total = W.sum(axis=1)
+        mx, my = X @ W.T / total, Y @ W.T / total
+        if isinstance(method, RankingMeasure):
+            reps = method.replicates(mx, my)
+        elif method == "kendall":
+            reps = kendall_tau_b_batch(mx, my)
+        else:
+            reps = np.array([agreement_arrays(mx[:, b], my[:, b], method, p=p) for b in range(mx.shape[1])])
+        return np.asarray(reps, dtype=float)[None, :]
+
+    low, high, _ = bootstrap_interval(
+        statistic, X.shape[1], n_boot=n_boot, level=level, seed=seed, method=interval
+    )
+    # a basic interval reflects the replicates around the estimate and can pass the measure's
+    # range: clipped to it (rank correlations -1..1, RBO 0..1)
+    floor = 0.0 if method == "rbo" else -1.0
+    return Interval(
+        value, float(np.clip(low[0], floor, 1.0)), float(np.clip(high[0], floor, 1.0)), n_boot, level
+    )
+
+
+def _per_topic(
+    x: Mapping[str, Mapping[str, float]], y: Mapping[str, Mapping[str, float]]
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The systems present in both inputs and their values over the common topics (systems ×
+    topics arrays, topics sorted)."""
+    systems = [s for s in x if s in y]
+    if len(systems) < 2:
+        raise ValueError("need at least two systems present in both inputs")
+    topics = sorted(set.intersection(*(set(x[s]) & set(y[s]) for s in systems)))
+    if not topics:
+        raise ValueError("no topic is shared by every system in both inputs")
+    X = np.array([[x[s][q] for q in topics] for s in systems], float)
+    Y = np.array([[y[s][q] for q in topics] for s in systems], float)
+    return systems, X, Y

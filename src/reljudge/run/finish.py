@@ -11,7 +11,7 @@ from reljudge.errors import EXIT_FAILURE, EXIT_OK, InputError
 from reljudge.io.rundir import RETRY_FAILED_STATUSES
 from reljudge.records import STATUSES, utc_now
 from reljudge.run.config import JobState
-from reljudge.run.derive import derive_qrels
+from reljudge.run.derive import derive_qrels, derive_streamed
 from reljudge.run.errors import writing
 from reljudge.run.identity import job_identity
 from reljudge.run.prepare import PreparedJob
@@ -81,12 +81,15 @@ def finish(
     qrels_pairs = incomplete = 0
     unwritable: OSError | None = None
     try:
-        qrels, exclusions = derive_qrels(
-            job.judge, back.records, config.float_policy, resources=job.inputs.resources
-        )
-        del back.records[:]  # the label views are not needed any more
-        write_qrels(qrels, job.rundir.qrels_path)
-        qrels_pairs = sum(len(d) for d in qrels.values())
+        if back.labels is not None:  # gathered in the pass: written topic by topic
+            topics, exclusions = derive_streamed(back.labels, config.float_policy, back.label_error)
+            qrels_pairs = write_qrels(topics, job.rundir.qrels_path)
+        else:
+            qrels, exclusions = derive_qrels(
+                job.judge, back.records, config.float_policy, resources=job.inputs.resources
+            )
+            del back.records[:]  # the label views are not needed any more
+            qrels_pairs = write_qrels(qrels, job.rundir.qrels_path)
         incomplete = exclusions.pop("incomplete", 0)
         qrels_info.update(pairs=qrels_pairs, incomplete=incomplete, exclusions=exclusions)
     except InputError as err:  # e.g. contradicting labels: keep the records, report the problem

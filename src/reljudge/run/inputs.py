@@ -54,6 +54,35 @@ def resolve_inputs(config: RunConfig, *, passages: bool = True) -> ResolvedInput
     )
 
 
+class SharedInputs:
+    """Inputs that many jobs on the same data share (a sweep's cells): each dataset loaded and
+    resolved once (`resolve`), each set of wanted passages read once (`passages`). The topics
+    and qrels mappings are shared (read-only); each job gets its own `ResolvedInputs` shell, so
+    that reading its passages sets only its own ``corpus``."""
+
+    def __init__(self) -> None:
+        self._inputs: dict[tuple[Any, ...], ResolvedInputs] = {}
+        self._passages: dict[tuple[Any, ...], Mapping[str, str]] = {}
+
+    def resolve(self, config: RunConfig) -> ResolvedInputs:
+        """`resolve_inputs(config, passages=False)`, once per dataset and explicit files."""
+        from dataclasses import replace
+
+        key = (config.dataset, config.topics, config.qrels, config.corpus)
+        if key not in self._inputs:
+            self._inputs[key] = resolve_inputs(config, passages=False)
+        base = self._inputs[key]
+        return replace(base, corpus={}, sources=dict(base.sources))
+
+    def passages(self, source: Any, wanted: frozenset[str], read: Any) -> dict[str, str]:
+        """``read()`` (the wanted passages of ``source``, a dataset or corpus), once per source
+        and set of docids; a copy of the ``{docid: text}`` each time (a job may cut texts)."""
+        key = (id(source), wanted)
+        if key not in self._passages:
+            self._passages[key] = read()
+        return dict(self._passages[key])
+
+
 def dataset_name(config: RunConfig) -> str:
     """The name of a job's data: the dataset's, or the directory of an explicit topics file."""
     if config.dataset is not None:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from reljudge.judges.base import Judge, JudgeInputs
     from reljudge.llm import ClientConfig, LLMClient
     from reljudge.llm.types import ProviderAbort
+    from reljudge.run.inputs import SharedInputs
 
 
 def dry_run(job: PreparedJob) -> RunSummary:
@@ -59,6 +60,7 @@ async def run_job_async(
     client: LLMClient | None = None,
     *,
     on_record: Callable[[Judgment], None] | None = None,
+    shared: SharedInputs | None = None,
 ) -> RunSummary:
     """Run one judging job (see `reljudge.run`).
 
@@ -69,7 +71,9 @@ async def run_job_async(
     manifest are written, and the exception propagates.
     """
     session = Session(started=time.monotonic(), started_at=utc_now())
-    job = prepare(config, read_existing=config.dry_run)  # a run reads them under its lock
+    # a run reads the existing records under its lock; ``shared``: inputs shared with other jobs
+    # on the same data (a sweep's cells), each dataset resolved and its passages read once
+    job = prepare(config, read_existing=config.dry_run, shared=shared)
     if config.dry_run:
         return dry_run(job)
     long_passages = job.passages.warning()

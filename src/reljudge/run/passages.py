@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reljudge.run.config import DEFAULT_WARN_PASSAGE_CHARS, RunConfig
-from reljudge.run.inputs import ResolvedInputs
+from reljudge.run.inputs import ResolvedInputs, SharedInputs
 from reljudge.run.pool import Pool
 
 
@@ -44,7 +44,9 @@ class PassageStats:
         )
 
 
-def read_passages(config: RunConfig, inputs: ResolvedInputs, pool: Pool) -> PassageStats:
+def read_passages(
+    config: RunConfig, inputs: ResolvedInputs, pool: Pool, shared: SharedInputs | None = None
+) -> PassageStats:
     """Read only the passages a job can use into ``inputs.corpus`` -- the pooled ones and the
     judged ones of the pooled topics (nuggets are made from those) -- streaming the corpus file,
     so that memory holds these passages, not the collection; cut those longer than
@@ -56,8 +58,13 @@ def read_passages(config: RunConfig, inputs: ResolvedInputs, pool: Pool) -> Pass
     if inputs.qrels is not None:
         for qid in pool.docs:
             wanted.update(inputs.qrels.get(qid, ()))
-    source = inputs.dataset.passages(wanted) if inputs.dataset is not None else inputs.corpus
-    texts = {d: source[d] for d in wanted if d in source}
+
+    def read() -> dict[str, str]:
+        source = inputs.dataset.passages(wanted) if inputs.dataset is not None else inputs.corpus
+        return {d: source[d] for d in wanted if d in source}
+
+    origin = inputs.dataset if inputs.dataset is not None else inputs.corpus
+    texts = shared.passages(origin, frozenset(wanted), read) if shared is not None else read()
     stats = PassageStats(
         read=sum(1 for d in pooled if d in texts),
         warn_chars=config.warn_passage_chars,
@@ -76,5 +83,6 @@ def read_passages(config: RunConfig, inputs: ResolvedInputs, pool: Pool) -> Pass
                 stats.long += 1
                 if stats.longest is None or chars > stats.longest[1]:
                     stats.longest = (docid, chars)
-    inputs.corpus = Corpus(texts, getattr(source, "path", None))
+    path = getattr(origin, "paths", {}).get("corpus") if inputs.dataset is not None else None
+    inputs.corpus = Corpus(texts, path or getattr(origin, "path", None))
     return stats

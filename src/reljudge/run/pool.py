@@ -64,7 +64,8 @@ def build_pool(config: RunConfig, inputs: ResolvedInputs) -> Pool:
         description = "judged pairs of the qrels"
     else:
         assert run_path is not None and k is not None
-        run = read_run(run_path, topics=inputs.topics)  # an unknown topic is file:line bad input
+        # only each topic's top k kept (the file streamed); an unknown topic is file:line bad input
+        run = read_run(run_path, topics=inputs.topics, top_k=k)
         unknown = [q for q in run if q not in inputs.topics]
         docs = {}
         for q in topic_order:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from reljudge.errors import InputError
 from reljudge.run.config import RunConfig
 from reljudge.run.identity import check_identity, default_output_dir, job_identity
-from reljudge.run.inputs import ResolvedInputs, load_resources, resolve_inputs
+from reljudge.run.inputs import ResolvedInputs, SharedInputs, load_resources, resolve_inputs
 from reljudge.run.passages import PassageStats, read_passages
 from reljudge.run.pool import Pool, build_pool, check_passages
 
@@ -43,11 +43,14 @@ class PreparedJob:
     prices: Mapping[str, Price] = field(default_factory=dict)
 
 
-def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
+def prepare(
+    config: RunConfig, *, read_existing: bool = True, shared: SharedInputs | None = None
+) -> PreparedJob:
     """Everything that can fail on bad input, before anything is written or called.
 
     ``read_existing=False`` leaves ``existing`` empty (a job reads the run directory once it
-    holds its lock, see `reljudge.run.job.run_job_async`)."""
+    holds its lock, see `reljudge.run.job.run_job_async`). ``shared``: inputs shared with other
+    jobs on the same data (a sweep's cells), each dataset resolved and its passages read once."""
     from reljudge.io.rundir import RunDir
     from reljudge.llm.pricing import price_table
 
@@ -56,10 +59,10 @@ def prepare(config: RunConfig, *, read_existing: bool = True) -> PreparedJob:
         raise InputError(
             f"--samples applies to pointwise judges (binary, umbrela, custom binary/graded), not {config.method}"
         )
-    resolved = resolve_inputs(config, passages=False)
+    resolved = shared.resolve(config) if shared is not None else resolve_inputs(config, passages=False)
     resources = load_resources(config, judge)
     pool = build_pool(config, resolved)
-    passages = read_passages(config, resolved, pool)  # only the pooled ones
+    passages = read_passages(config, resolved, pool, shared)  # only the pooled ones
     check_passages(pool, resolved, skip_missing=config.skip_missing)
     rundir = RunDir(config.output or default_output_dir(config, resolved.name))
     manifest = check_identity(rundir, job_identity(config, judge))

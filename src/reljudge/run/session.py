@@ -14,10 +14,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reljudge.aggregation.streamed import NotPointwise
 from reljudge.run.ledger import Ledger, UsageSum
 from reljudge.run.prepare import PreparedJob, label_methods
 
 if TYPE_CHECKING:
+    from reljudge.aggregation.streamed import StreamedLabels
     from reljudge.io.rundir import RecordStats
     from reljudge.records import Judgment
 
@@ -53,8 +55,26 @@ class ReadBack:
     spent: UsageSum  # usage of every record not answered from the cache
     fallbacks: Counter[str]  # labels of latest ok records read by a fallback parser
     #: latest records for `derive_qrels`, in the order their keys first appear: label records
-    #: as `LabelView`s (what aggregation reads), the (few) stage records in full
+    #: as `LabelView`s (what aggregation reads), the (few) stage records in full -- or, when
+    #: ``labels`` is set, nothing: the labels were gathered as they were read
     records: list[Any]
+    #: the pointwise labels gathered in the pass (`reljudge.run.derive.streamed_labels`), when
+    #: the judge's labels are pointwise and scored by their shape
+    labels: StreamedLabels | None = None
+    #: why the labels cannot become qrels (two ok records of one document disagree)
+    label_error: str | None = None
+
+    def gather(self, item: Any) -> None:
+        """Keep one latest record for deriving the qrels (see ``records`` and ``labels``)."""
+        if self.labels is None:
+            self.records.append(item)
+        elif self.label_error is None:
+            try:
+                self.labels.add(item)
+            except NotPointwise:
+                raise
+            except ValueError as err:  # conflicting labels: reported by `derive_streamed`
+                self.label_error = str(err)
 
     @classmethod
     def empty(cls) -> ReadBack:
@@ -87,24 +107,44 @@ def read_back(job: PreparedJob, session: Session) -> ReadBack:
     """One streamed pass over judgments.jsonl. Which records are replaced by a later one of the
     same key is known without holding the keys: from the start-of-session index plus the keys
     this session wrote. Only when this session wrote one key twice (no built-in judge does) is
-    the file indexed again to find out exactly."""
+    the file indexed again to find out exactly.
+
+    When the judge's labels are pointwise and scored by their shape, they are gathered in the
+    pass (`ReadBack.labels`) rather than kept as records; should a record turn out not to be a
+    pointwise label, the file is read again keeping the records."""
+    from reljudge.run.derive import streamed_labels
+
+    labels = streamed_labels(job.judge, job.pool.docs, job.inputs.resources)
+    if labels is not None:
+        try:
+            return _read_back(job, session, labels)
+        except NotPointwise:
+            pass
+    return _read_back(job, session, None)
+
+
+def _read_back(job: PreparedJob, session: Session, labels: StreamedLabels | None) -> ReadBack:
     from reljudge.io.judgments import LabelView, scan_judgments
 
     superseded = session.superseded
     hashes = sorted(session.key_hashes)
     twice = any(a == b for a, b in zip(hashes, hashes[1:], strict=False))
     del hashes
-    labels = frozenset(label_methods(job.judge))
+    methods = frozenset(label_methods(job.judge))
     if session.tally is not None and not twice:
         # the file was empty when the session started, no key was written twice and every
         # record was counted as written: only the label views are left to read
         from reljudge.io.judgments import iter_label_views
 
-        session.tally.records = list(iter_label_views(job.rundir.judgments_path, labels))
-        return session.tally
+        back = session.tally
+        back.records, back.labels, back.label_error = [], labels, None
+        for item in iter_label_views(job.rundir.judgments_path, methods):
+            back.gather(item)
+        return back
     if twice:
         superseded = job.rundir.index().superseded
     back = ReadBack.empty()
+    back.labels = labels
     path = job.rundir.judgments_path
     if not path.exists():
         return back
@@ -124,7 +164,10 @@ def read_back(job: PreparedJob, session: Session) -> ReadBack:
         back.latest.add(record)
         if record.status == "ok" and record.parse and record.parse.startswith("fallback"):
             back.fallbacks[record.parse] += 1
-        item = LabelView.of(record, strings) if record.method in labels else record
+        item = LabelView.of(record, strings) if record.method in methods else record
+        if labels is not None:
+            back.gather(item)
+            continue
         place = slots.pop(record.key, None) if slots else None
         if place is None:
             records.append(item)

@@ -248,6 +248,7 @@ def cell_run_config(plan: SweepPlan, cell: Cell, *, dry_run: bool = False) -> An
 def estimate(plan: SweepPlan) -> dict[str, Any]:
     """Calls, tokens and cost of every cell from scratch (nothing called, nothing written)."""
     from reljudge.run import estimate_job, prepare
+    from reljudge.run.inputs import SharedInputs
 
     total = {
         "cells": len(plan.cells),
@@ -258,8 +259,9 @@ def estimate(plan: SweepPlan) -> dict[str, Any]:
         "price_known": True,
     }
     per_model: dict[str, dict[str, Any]] = {}
+    shared = SharedInputs()  # each dataset loaded, and its pooled passages read, once
     for cell in plan.cells:
-        job = prepare(cell_run_config(plan, cell, dry_run=True))
+        job = prepare(cell_run_config(plan, cell, dry_run=True), shared=shared)
         est = estimate_job(job.config, job.judge, job.inputs, job.pool)
         m = per_model.setdefault(cell.model, {"cells": 0, "calls": 0, "cost_usd": 0.0, "done_records": 0})
         m["cells"] += 1
@@ -277,9 +279,11 @@ async def run_async(plan: SweepPlan, *, on_cell: Any = None) -> dict[str, Any]:
     """Run every cell (resuming finished work) and write the sweep index."""
     from reljudge.llm import LLMClient
     from reljudge.run import client_config, run_job_async
+    from reljudge.run.inputs import SharedInputs
 
     write_index(plan)
     configs = {cell.id: cell_run_config(plan, cell) for cell in plan.cells}
+    shared = SharedInputs()  # each dataset loaded, and its pooled passages read, once
     clients: dict[str, LLMClient] = {}
     for cell in plan.cells:
         if cell.model not in clients:
@@ -289,7 +293,7 @@ async def run_async(plan: SweepPlan, *, on_cell: Any = None) -> dict[str, Any]:
 
     async def one(cell: Cell) -> None:
         async with gate:
-            summary = await run_job_async(configs[cell.id], clients[cell.model])
+            summary = await run_job_async(configs[cell.id], clients[cell.model], shared=shared)
             results[cell.id] = summary
             if on_cell is not None:
                 on_cell(cell, summary)

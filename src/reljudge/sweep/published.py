@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import tarfile
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
@@ -38,7 +39,8 @@ _NAME = re.compile(
 
 
 def _iter_files(path: Path) -> Iterator[tuple[str, bytes]]:
-    """(relative path, bytes) of every ``.txt`` member of the tarball or directory."""
+    """(relative path, bytes) of every ``.txt`` member of the tarball or directory, one member
+    at a time (the tarball is streamed: read once, in order, never extracted)."""
     if path.is_dir():
         for file in sorted(path.rglob("*.txt")):
             yield file.relative_to(path).as_posix(), file.read_bytes()
@@ -84,7 +86,9 @@ def _parse_pointwise(text: str, task: str, cell: CellLabels, where: str) -> None
     import numpy as np
 
     valid = VALID_LABELS[task]
-    tokens = _columns(text, 4, "qid 0 docid label", where)
+    # the same topic and passage ids recur in every cell: one string object each (sys.intern),
+    # not one per cell -- the release's 474 cells then hold lists of shared strings
+    tokens = list(map(sys.intern, _columns(text, 4, "qid 0 docid label", where)))
     if any(t != "0" for t in tokens[1::4]):  # the iteration column; also catches shifted columns
         raise InputError("expected 'qid 0 docid label': the second column is not always 0", where)
     qids, docids, labels = tokens[0::4], tokens[2::4], tokens[3::4]
@@ -101,8 +105,10 @@ def _parse_pointwise(text: str, task: str, cell: CellLabels, where: str) -> None
     cell.items, cell.invalid = len(ok), invalid
 
 
-def _parse_pairwise(text: str, cell: CellLabels, where: str) -> None:
-    tokens = _columns(text, 5, "qid pairtype doc1 doc2 agree|tie|disagree", where)
+def _parse_pairwise(text: str, cell: CellLabels, where: str, keys: dict[Any, Any] | None = None) -> None:
+    """``keys``: the pair keys of earlier cells, so that cells share one key object per pair."""
+    keys = {} if keys is None else keys
+    tokens = list(map(sys.intern, _columns(text, 5, "qid pairtype doc1 doc2 agree|tie|disagree", where)))
     invalid = 0
     for qid, pairtype, a, b, outcome in zip(*(tokens[i::5] for i in range(5)), strict=True):
         comparison = PAIR_TYPES.get(pairtype)
@@ -112,6 +118,7 @@ def _parse_pairwise(text: str, cell: CellLabels, where: str) -> None:
             invalid += 1
             continue
         key = pair_key(qid, a, b)
+        key = keys.setdefault(key, key)
         cell.outcomes[key] = outcome
         cell.comparisons[key] = comparison
     cell.items, cell.invalid = len(tokens) // 5, invalid
@@ -133,6 +140,7 @@ def read_published(
     group = group_of or default_group
     cells: list[CellLabels] = []
     skipped: dict[str, int] = {}
+    pair_keys: dict[Any, Any] = {}  # one key object per pair, shared by the pairwise cells
     for name, data in _iter_files(path):
         parts = name.split("/")
         match = _NAME.match(parts[-1])
@@ -156,8 +164,9 @@ def read_published(
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError("not valid UTF-8", f"{path}/{name}") from None
+        del data  # one member's bytes at a time
         if task == "pairwise":
-            _parse_pairwise(text, cell, f"{path}/{name}")
+            _parse_pairwise(text, cell, f"{path}/{name}", pair_keys)
         else:
             _parse_pointwise(text, task, cell, f"{path}/{name}")
         cells.append(cell)

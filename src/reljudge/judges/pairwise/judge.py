@@ -318,8 +318,13 @@ class PairwiseJudge(Judge):
         answer = self.max_tokens or self.answer_tokens
         if self.pairs == "sampler":
             return self._estimate_sampler(inputs, answer)
+        if self.pairs == "all":
+            return self._estimate_all(inputs, answer)
+        from reljudge.judges.token_count import columns_tokens, linear_terms
+
         pairs = self._fixed_pairs(inputs)
-        calls = tokens = 0
+        calls = 0
+        lengths: tuple[list[int], list[int], list[int]] = ([], [], [])  # query, first, second
         for qid, qpairs in pairs.items():
             for a, b in qpairs:
                 if (
@@ -329,13 +334,35 @@ class PairwiseJudge(Judge):
                 ):
                     continue
                 calls += 2
-                tokens += 2 * prompt_tokens(
-                    self.prompt, self.variables(inputs.topics[qid], inputs.corpus[a], inputs.corpus[b])
-                )
+                lengths[0].append(len(inputs.topics[qid]))
+                lengths[1].append(len(inputs.corpus[a]))
+                lengths[2].append(len(inputs.corpus[b]))
+        # every prompt's tokens from the texts' lengths, none rendered (`reljudge.judges.token_count`)
+        tokens = 2 * columns_tokens(linear_terms(self.prompt, self.variables, 3), lengths)
         n_pairs = sum(len(p) for p in pairs.values())
         note = f"pairwise: {n_pairs} pairs x 2 orders"
         if self.pairs == "all":
             note += " (all pairs grow as n(n-1)/2 with pool size n; pairs='sampler' stays below p*n)"
+        return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2)
+
+    def _estimate_all(self, inputs: JudgeInputs, answer: int) -> CallEstimate:
+        """Every pair of each topic's pool in both orders, counted without building the pairs or
+        rendering a prompt per pair (`reljudge.judges.token_count`): the count and tokens of the
+        loop over the pairs, in O(n) per topic."""
+        from reljudge.judges.token_count import all_pairs_tokens, linear_terms
+
+        terms = linear_terms(self.prompt, self.variables, 3)
+        calls = tokens = n_pairs = 0
+        for qid, docids in inputs.pool.items():
+            docs = _unique(docids)
+            n_pairs += len(docs) * (len(docs) - 1) // 2
+            if topic_problem(inputs.topics, qid):
+                continue
+            lengths = [len(str(inputs.corpus[d])) for d in docs if not passage_problem(inputs.corpus, d)]
+            calls += len(lengths) * (len(lengths) - 1)
+            tokens += 2 * all_pairs_tokens(terms, len(str(inputs.topics[qid])), lengths)
+        note = f"pairwise: {n_pairs} pairs x 2 orders"
+        note += " (all pairs grow as n(n-1)/2 with pool size n; pairs='sampler' stays below p*n)"
         return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2)
 
     def _estimate_sampler(self, inputs: JudgeInputs, answer: int) -> CallEstimate:

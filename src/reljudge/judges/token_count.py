@@ -1,0 +1,94 @@
+"""Prompt tokens counted without rendering a prompt per item, for dry-runs.
+
+`reljudge.judges.common.prompt_tokens` renders a prompt and counts ``max(1, (chars + 3) // 4) + 4``
+tokens per message. A message's length is linear in the lengths of the values filled in:
+``c + k_1*len(value_1) + ... + k_m*len(value_m)`` (`linear_terms` finds the constants by rendering
+the prompt once with empty values and once per value with one character). Then:
+
+- `item_tokens`: one item's tokens from its values' lengths, without rendering
+  (`columns_tokens`: the sum over many items);
+- `all_pairs_tokens`: the sum over every pair ``i < j`` of a topic's documents. The sum of
+  ``(T + 3) // 4`` is ``(sum(T + 3) - sum((T + 3) % 4)) / 4``: the first sum in closed form, the
+  second from a histogram of the residues mod 4 of the earlier documents -- O(n) per topic
+  instead of n(n-1)/2 renders.
+
+Both give exactly the count of rendering each prompt (tests compare them), as long as the
+judge's ``variables`` passes the texts through unchanged (the judges check that before using
+them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+#: (c, k_1, ..., k_m) of one message
+Terms = tuple[int, ...]
+
+
+def _content(message: Any) -> str:
+    return str(message.get("content", "")) if isinstance(message, dict) else str(message)
+
+
+def linear_terms(prompt: Any, variables: Callable[..., dict[str, str]], arity: int) -> list[Terms]:
+    """(c, k_1, ..., k_arity) of each message of ``prompt`` filled by ``variables(v_1, ...)``."""
+
+    def lengths(i: int | None) -> list[int]:
+        values = ["x" if j == i else "" for j in range(arity)]
+        return [len(_content(m)) for m in prompt.render(**variables(*values))]
+
+    base = lengths(None)
+    probes = [lengths(i) for i in range(arity)]
+    return [(c, *(probe[m] - c for probe in probes)) for m, c in enumerate(base)]
+
+
+def item_tokens(terms: list[Terms], lengths: Sequence[int]) -> int:
+    """The prompt tokens of one item whose values have these lengths."""
+    total = 0
+    for c, *ks in terms:
+        chars = c + sum(k * n for k, n in zip(ks, lengths, strict=True))
+        total += max(1, (chars + 3) // 4) + 4
+    return total
+
+
+def columns_tokens(terms: list[Terms], columns: Sequence[Sequence[int]]) -> int:
+    """The sum of `item_tokens` over many items, given as columns of lengths (one column per
+    value; vectorised with numpy)."""
+    import numpy as np
+
+    if not columns or not len(columns[0]):
+        return 0
+    cols = [np.asarray(col, dtype=np.int64) for col in columns]
+    total = 0
+    for c, *ks in terms:
+        chars = np.full(len(cols[0]), c, dtype=np.int64)
+        for k, col in zip(ks, cols, strict=True):
+            if k:
+                chars += k * col
+        total += int(np.maximum(1, (chars + 3) // 4).sum()) + 4 * len(chars)
+    return total
+
+
+def all_pairs_tokens(terms: list[Terms], query_chars: int, doc_chars: Sequence[int]) -> int:
+    """The sum over all pairs ``i < j`` of ``doc_chars`` (documents in pool order, each
+    non-empty) of the tokens of the prompt with (query, document i, document j)."""
+    n = len(doc_chars)
+    pairs = n * (n - 1) // 2
+    if not pairs:
+        return 0
+    total = 4 * len(terms) * pairs  # the 4 tokens of each message
+    for c, kq, ka, kb in terms:
+        s = c + kq * query_chars + 3
+        if ka == 0 and kb == 0:  # a message that does not depend on the documents
+            total += pairs * max(1, s // 4)
+            continue
+        # sum of T + 3 over i < j: document i is first in n - 1 - i pairs, second in i pairs
+        linear = pairs * s + sum(length * (ka * (n - 1 - i) + kb * i) for i, length in enumerate(doc_chars))
+        residues = 0
+        seen = [0, 0, 0, 0]  # earlier documents by (k_first * length) % 4
+        for length in doc_chars:
+            tail = s + kb * length
+            residues += sum(count * ((tail + r) % 4) for r, count in enumerate(seen) if count)
+            seen[(ka * length) % 4] += 1
+        total += (linear - residues) // 4  # T >= 1 here: max(1, ...) changes nothing
+    return total

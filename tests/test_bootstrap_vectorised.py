@@ -1,0 +1,95 @@
+"""Bootstrap replicates computed together from topic counts are the replicates of stacking each
+resample (FD), and the intervals are `scipy.stats.bootstrap`'s."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from reljudge.metrics.bootstrap import bootstrap_interval, counts
+from reljudge.metrics.fd import fd_at_k
+from reljudge.metrics.fd_bootstrap import fd_weighted, topic_rows
+from reljudge.metrics.frechet import frechet_distance
+from reljudge.metrics.ranking import bootstrap_ranking_agreement, kendall_tau_b_batch
+
+
+@pytest.mark.parametrize(
+    ("n_ref", "n_ret", "dim"),
+    [(1, 10, 24), (12, 1, 40), (6, 8, 5), (1, 10, 64)],  # reference smaller, retrieved smaller, both > d
+)
+def test_fd_of_topic_counts_equals_fd_of_the_stacked_resample(n_ref, n_ret, dim):
+    rng = np.random.default_rng(n_ref * 100 + dim)
+    T = 15
+    ref = [rng.normal(size=(n_ref, dim)) for _ in range(T)]
+    ret = [rng.normal(size=(n_ret, dim)) + 0.2 for _ in range(T)]
+    ref[3] = np.zeros((0, dim))  # a topic without reference vectors
+    x, xt = topic_rows(ref)
+    y, yt = topic_rows(ret)
+    draws = rng.integers(0, T, size=(25, T))
+    draws[0] = 3  # only the topic without reference vectors: NaN
+    fast = fd_weighted(x, xt, y, yt, counts(draws, T))
+    assert np.isnan(fast[0])
+    for b in range(1, len(draws)):
+        xs = np.concatenate([ref[t] for t in draws[b] if ref[t].size])
+        ys = np.concatenate([ret[t] for t in draws[b]])
+        assert fast[b] == pytest.approx(frechet_distance(xs, ys), rel=1e-7, abs=1e-9)
+
+
+def test_fd_at_k_replicates_on_explicit_draws():
+    from reljudge.metrics.embeddings import PrecomputedEmbeddings
+
+    rng = np.random.default_rng(3)
+    topics = [f"q{t}" for t in range(8)]
+    ids = [f"{q}-{i}" for q in topics for i in range(6)]
+    source = PrecomputedEmbeddings(ids, rng.normal(size=(len(ids), 16)))
+    qrels = {q: {f"{q}-0": 3, f"{q}-1": 2} for q in topics}
+    run = {q: {f"{q}-{i}": float(10 - i) for i in range(6)} for q in topics}
+    draws = [list(rng.choice(topics, size=8)) for _ in range(12)]
+    result = fd_at_k(qrels, run, source, k=4, draws=draws)
+    for sample, value in zip(draws, result.replicates, strict=True):
+        xs = source.lookup([d for q in sample for d in (f"{q}-0", f"{q}-1")])[0]
+        ys = source.lookup([f"{q}-{i}" for q in sample for i in range(4)])[0]
+        assert value == pytest.approx(frechet_distance(xs, ys), rel=1e-7)
+    boot = fd_at_k(qrels, run, source, k=4, n_boot=200)
+    assert boot.interval is not None and boot.interval.low <= boot.interval.high
+
+
+def test_the_tau_interval_is_scipys_on_the_topic_resamples():
+    rng = np.random.default_rng(5)
+    systems, topics = 6, 20
+    a = rng.normal(size=(systems, 1)) + rng.normal(size=(systems, topics))
+    b = a + rng.normal(scale=0.5, size=(systems, topics))
+    x = {f"s{i}": {f"q{t:02d}": a[i, t] for t in range(topics)} for i in range(systems)}
+    y = {f"s{i}": {f"q{t:02d}": b[i, t] for t in range(topics)} for i in range(systems)}
+
+    def tau(idx, axis=-1):
+        idx = np.atleast_2d(idx)
+        return kendall_tau_b_batch(a[:, idx].mean(axis=2), b[:, idx].mean(axis=2))
+
+    for method in ("basic", "BCa", "percentile"):
+        got = bootstrap_ranking_agreement(x, y, "kendall", n_boot=300, seed=9, interval=method)
+        want = stats.bootstrap(
+            (np.arange(topics),), tau, vectorized=True, n_resamples=300, method=method,
+            random_state=np.random.default_rng(9),
+        ).confidence_interval  # fmt: skip
+        assert (got.low, got.high) == pytest.approx(
+            (float(np.squeeze(want.low)), float(np.squeeze(want.high)))
+        )
+
+
+def test_several_methods_share_one_set_of_resamples():
+    rng = np.random.default_rng(1)
+    values = rng.normal(size=30)
+
+    def statistic(W):
+        return np.stack([W @ values / W.sum(axis=1), W @ values**2 / W.sum(axis=1)])
+
+    low, high, reps = bootstrap_interval(statistic, 30, n_boot=400, seed=2, method=["BCa", "basic"])
+    low_a, high_a, reps_a = bootstrap_interval(statistic, 30, n_boot=400, seed=2, method="BCa")
+    low_b, high_b, _ = bootstrap_interval(statistic, 30, n_boot=400, seed=2, method="basic")
+    assert np.allclose(reps, reps_a)
+    assert (low[0], high[0]) == pytest.approx((low_a[0], high_a[0]))
+    assert (low[1], high[1]) == pytest.approx((low_b[1], high_b[1]))
+    with pytest.raises(ValueError, match="unknown bootstrap interval"):
+        bootstrap_interval(statistic, 30, n_boot=10, method="studentized")

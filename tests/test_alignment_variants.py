@@ -62,6 +62,7 @@ def _files(tmp_path: Path) -> tuple[Path, Path, Path]:
     return qrels, judged, runs
 
 
+@pytest.mark.slow
 def test_evaluate_option_label_and_plot_summary(tmp_path):
     pytest.importorskip("matplotlib")
     qrels, judged, runs = _files(tmp_path)

@@ -61,6 +61,7 @@ def _named_method(value: str) -> str | None:
     return None
 
 
+@pytest.mark.slow
 def test_no_module_outside_a_methods_package_names_that_method():
     found = []
     for path in sorted(SRC.rglob("*.py")):

@@ -88,6 +88,7 @@ def test_cli_calibrate(tmp_path):
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_published_exam_binary_dl21(shared_data, monkeypatch):
     monkeypatch.setenv("RELJUDGE_DATA_DIR", str(shared_data))
     from reljudge.evaluation.calibrate import calibrate_paths

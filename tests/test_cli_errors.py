@@ -252,6 +252,7 @@ def test_fd_with_no_vector_for_any_passage_is_bad_input(eval_files):
 # --- a missing optional extra (matplotlib) --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_evaluate_plot_without_matplotlib_is_one_line_and_exit_2(eval_files):
     f = eval_files
     proc = judge_without(
@@ -305,6 +306,7 @@ def test_sweep_without_matplotlib_writes_the_analysis_and_says_so(tmp_path, monk
     assert not list(analysis.rglob("*.png"))
 
 
+@pytest.mark.slow
 def test_sweep_plots_are_written_through_the_shared_atomic_writer(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib", reason="matplotlib is an optional extra (reljudge[plot])")
     from reljudge.evaluation import plots as metric_plots
@@ -338,6 +340,7 @@ def test_run_help_gives_the_interrupt_exit_code():
     assert "130 interrupted" in " ".join(text.split())
 
 
+@pytest.mark.slow
 def test_the_sample_sweep_is_self_contained_and_runs_on_the_mock(tmp_path):
     from reljudge.sweep.config import load_sweep_config
 

@@ -45,6 +45,7 @@ def collection(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_the_three_commands_write_json_and_csv(collection: Path):
     proc = judge(
         "histogram", "--qrels", "qrels.txt", "--runs", "runs", "--bins", "5", "--out", "h", cwd=collection
@@ -105,6 +106,7 @@ def test_the_three_commands_write_json_and_csv(collection: Path):
         ("# nothing\n", "types.tsv: no runs in the run-type file"),
     ],
 )
+@pytest.mark.slow
 def test_a_malformed_run_type_file_is_file_line_exit_2(collection: Path, content: str, expected: str):
     (collection / "types.tsv").write_text(content)
     proc = judge(
@@ -124,6 +126,7 @@ def test_a_malformed_run_type_file_is_file_line_exit_2(collection: Path, content
     assert not (collection / "p").exists()
 
 
+@pytest.mark.slow
 def test_missing_run_and_lonely_type_are_clear_errors(collection: Path):
     (collection / "types.tsv").write_text("".join(f"sys{s}\tg\tt{s % 2}\n" for s in range(5)))
     proc = judge(
@@ -137,6 +140,7 @@ def test_missing_run_and_lonely_type_are_clear_errors(collection: Path):
     assert proc.returncode == 2 and "type 'x' has 1 run" in proc.stderr
 
 
+@pytest.mark.slow
 def test_bad_files_and_options(collection: Path):
     (collection / "bad.txt").write_text("q0 0 r1 2\nq0 0 r2\n")
     proc = judge("histogram", "--qrels", "bad.txt", "--runs", "runs", "--out", "h", cwd=collection)
@@ -155,6 +159,7 @@ def test_bad_files_and_options(collection: Path):
     assert not any((collection / d).exists() for d in ("h", "sparsify", "histogram"))
 
 
+@pytest.mark.slow
 def test_a_topic_without_relevant_documents_is_stated(collection: Path):
     (collection / "qrels.txt").write_text((collection / "qrels.txt").read_text() + "q9 0 r1 0\nq9 0 r2 1\n")
     proc = judge("histogram", "--qrels", "qrels.txt", "--runs", "runs", "--out", "h", cwd=collection)

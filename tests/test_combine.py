@@ -71,6 +71,7 @@ def test_cli_combine_writes_consensus_with_provenance(tmp_path):
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_prompt_ensemble_on_the_published_judgments(shared_data, tmp_path, monkeypatch):
     monkeypatch.setenv("RELJUDGE_DATA_DIR", str(shared_data))
     with tarfile.open(shared_data / "prompt-sensitivity" / "judgments.tar.gz") as tar:

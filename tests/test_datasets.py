@@ -80,6 +80,7 @@ def test_shared_datasets(shared_data: Path, monkeypatch: pytest.MonkeyPatch, tmp
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_shared_runs_strict(shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(DATA_DIR_ENV, str(shared_data))
     ds = load_dataset("trec-dl21")

@@ -58,6 +58,7 @@ def test_closed_form_count_equals_rendering_every_pair(seed, prompt):
 
 
 @pytest.mark.parametrize("pairs", ["all", "sampler"])
+@pytest.mark.slow
 def test_dry_run_calls_are_the_calls_the_run_makes(tmp_path, pairs):
     """``all``: the dry-run's count is the run's; ``sampler``: the dry-run's bound holds."""
     common = ["run", "--model", "openai/mock-model", "--no-cache", "--method", "pairwise"]

@@ -76,6 +76,7 @@ def server():
 
 @pytest.mark.parametrize("echo", list(ECHOES))
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}:{c[2][0]}")
+@pytest.mark.slow
 def test_an_echoing_model_gives_no_label(server, tmp_path, case, echo):
     method, options, targets, label_method = case
     responder = StageEcho(ECHOES[echo], targets)

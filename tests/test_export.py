@@ -144,6 +144,7 @@ def judge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[st
     return subprocess.run([sys.executable, "-m", "reljudge", *args], capture_output=True, text=True, cwd=cwd)
 
 
+@pytest.mark.slow
 def test_cli_export_run_dir(tmp_path: Path) -> None:
     run = tmp_path / "run"
     with JudgmentWriter(run / "judgments.jsonl") as writer:
@@ -176,6 +177,7 @@ def test_cli_export_run_dir(tmp_path: Path) -> None:
     assert result.returncode == 0 and len(load_judgments(tmp_path / "copy.jsonl")) == 2
 
 
+@pytest.mark.slow
 def test_cli_export_float_keep_warns(tmp_path: Path) -> None:
     out = tmp_path / "keep.qrels"
     result = judge(
@@ -207,6 +209,7 @@ def test_cli_export_bad_input(tmp_path: Path, content: bytes, extra: list[str], 
     assert not out.exists() and not list(tmp_path.rglob("*.tmp"))
 
 
+@pytest.mark.slow
 def test_cli_export_torn_jsonl_and_bad_record(tmp_path: Path) -> None:
     good = Judgment(qid="1", docid="a", method="m", label=1).to_json()
     torn = tmp_path / "torn.jsonl"

@@ -89,6 +89,7 @@ def judge(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "reljudge", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_cli_export_exam_run_sets_and_json_judgments(tmp_path: Path) -> None:
     run = tmp_path / "run"
     with JudgmentWriter(run / "judgments.jsonl") as writer:

@@ -39,6 +39,7 @@ def test_client_embeds_in_input_order():
     assert usage.calls == 1 and usage.prompt_tokens == 3
 
 
+@pytest.mark.slow
 def test_rate_limit_is_retried_and_hostile_bodies_are_refused():
     calls = {"n": 0}
 

@@ -92,6 +92,7 @@ def judge(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_fd_variants_in_one_pass(collection: Path):
     proc = judge(
         "fd",
@@ -129,6 +130,7 @@ def test_fd_variants_in_one_pass(collection: Path):
     )
 
 
+@pytest.mark.slow
 def test_plot_is_the_two_panel_figure_and_needs_out(collection: Path):
     proc = judge(
         "fd",

@@ -115,6 +115,7 @@ def test_bad_file_is_exit_2_with_file_line_and_no_output(data, tmp_path, case):
     assert set(os.listdir(tmp_path)) == before, "a bad input left a file behind"
 
 
+@pytest.mark.slow
 def test_the_real_command_exits_2_on_a_bad_run_file(data, tmp_path):
     bad = tmp_path / "bad.run"
     bad.write_bytes(b"q0 Q0 d0-0 1 9.5 sys\nq9 Q0 d0-1 1 9.0 sys\n")

@@ -134,6 +134,7 @@ def allowed(target: str, package: str) -> bool:
 
 
 @pytest.mark.parametrize("package", sorted(MAY_IMPORT))
+@pytest.mark.slow
 def test_no_import_from_a_floor_above(package: str):
     files = package_files(package)
     assert files, package
@@ -196,6 +197,7 @@ def command_line_imports(files: list[Path], names: list[str] | None = None) -> l
     return found
 
 
+@pytest.mark.slow
 def test_nothing_but_the_entry_points_imports_the_command_line():
     assert MAY_IMPORT[CLI] == EVERYTHING  # the command line may import anything
     wrong = command_line_imports(sorted((SRC / "reljudge").rglob("*.py")))
@@ -231,6 +233,7 @@ def _graph() -> dict[str, set[str]]:
     return graph
 
 
+@pytest.mark.slow
 def test_no_import_circle():
     graph = _graph()
     # a package's __init__ imports its own modules; a module importing its package's __init__
@@ -258,6 +261,7 @@ def test_no_import_circle():
             assert cycle is None, " -> ".join(cycle)
 
 
+@pytest.mark.slow
 def test_metrics_does_no_file_io():
     wrong = []
     for f in package_files("reljudge.metrics"):

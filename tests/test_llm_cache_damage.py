@@ -79,6 +79,7 @@ async def test_a_partly_damaged_cache_is_left_behind_mid_run(server, tmp_path, c
     assert len(warnings_about_cache(caplog)) == 1
 
 
+@pytest.mark.slow
 async def test_a_full_disk_stops_storing_not_the_run(server, tmp_path, caplog):
     path = tmp_path / "cache.sqlite"
     async with LLMClient(config(server, path)) as client:
@@ -130,6 +131,7 @@ def test_a_value_nested_too_deeply_is_a_miss(tmp_path):
         assert cache.get("deep") is None
 
 
+@pytest.mark.slow
 def test_cache_clear_deletes_a_file_it_cannot_read(tmp_path):
     path = tmp_path / "cache.sqlite"
     path.write_bytes(b"garbage " * 1000)
@@ -156,6 +158,7 @@ def test_cache_clear_still_clears_a_good_cache(tmp_path):
         assert cache.stats().entries == 0
 
 
+@pytest.mark.slow
 def test_a_run_goes_on_with_a_damaged_cache(tmp_path):
     from _reliability import cli, make_dataset, run_args
 

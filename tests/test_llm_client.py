@@ -147,6 +147,7 @@ async def test_identical_concurrent_calls_share_one_request(tmp_path):
     assert sum(not r.cached for r in results) == 1
 
 
+@pytest.mark.slow
 async def test_429_retry_after_is_honoured(tmp_path):
     events = []
     with MockLLMServer(PerPrompt([responders.rate_limited(retry_after=0.4), "ok now"])) as srv:
@@ -164,6 +165,7 @@ async def test_429_retry_after_is_honoured(tmp_path):
     assert info["attempt"] == 1
 
 
+@pytest.mark.slow
 async def test_ollama_429_retry_after_is_honoured(tmp_path):
     waits = []
     with MockLLMServer(PerPrompt([responders.rate_limited(retry_after=0.3), "fine"])) as srv:
@@ -223,6 +225,7 @@ async def test_persistent_500_fails_after_max_attempts(tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["openai", "ollama"])
+@pytest.mark.slow
 async def test_hang_past_timeout_fails_after_max_attempts(tmp_path, backend):
     with MockLLMServer(lambda req: responders.hang()) as srv:  # hangs until the server stops
         cfg = config(srv, tmp_path, backend, timeout_s=1.0, max_attempts=2)
@@ -235,6 +238,7 @@ async def test_hang_past_timeout_fails_after_max_attempts(tmp_path, backend):
     assert elapsed >= 1.9  # each attempt waited its full timeout (ending at all shows it fired)
 
 
+@pytest.mark.slow
 async def test_hang_then_success(tmp_path):
     with MockLLMServer(PerPrompt([responders.hang(), "late but fine"])) as srv:
         async with LLMClient(config(srv, tmp_path, timeout_s=TRIP_S)) as client:
@@ -264,6 +268,7 @@ async def test_refusal_is_refused_not_cached(tmp_path):
     assert srv.calls == 2
 
 
+@pytest.mark.slow
 async def test_concurrency_limit_is_respected(tmp_path):
     together = threading.Barrier(3, timeout=HANG_GUARD_S)
 
@@ -283,6 +288,7 @@ async def test_concurrency_limit_is_respected(tmp_path):
     assert srv.max_in_flight == 3
 
 
+@pytest.mark.slow
 async def test_many_calls_with_injected_failures_all_return(tmp_path):
     events: list[str] = []
     faults = FaultInjector(

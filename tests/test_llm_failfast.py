@@ -196,6 +196,7 @@ async def test_fail_fast_off_sends_everything(tmp_path):
 # --- the canary ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_the_canary_goes_alone_then_the_pool_goes(tmp_path):
     gate = Gate(responders.fixed("1"))
     with MockLLMServer(gate) as srv:
@@ -266,6 +267,7 @@ def test_a_typo_in_the_backend_prefix_is_refused():
     assert resolve_model("Ollama/llama3.2") == ("ollama", "llama3.2")
 
 
+@pytest.mark.slow
 def test_judge_run_refuses_a_typo_in_the_backend_prefix(tmp_path):
     data = make_dataset(tmp_path / "data", 1, 2)
     args = run_args("http://127.0.0.1:9", tmp_path / "out", data)
@@ -278,6 +280,7 @@ def test_judge_run_refuses_a_typo_in_the_backend_prefix(tmp_path):
 # --- end to end ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_judge_run_stops_after_one_request_on_401(tmp_path):
     """The runner stops the job with the provider's message (interface agreed with the runner)."""
     data = make_dataset(tmp_path / "data", 3, 5)
@@ -291,6 +294,7 @@ def test_judge_run_stops_after_one_request_on_401(tmp_path):
     assert RUN_SECRET not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_an_aborted_run_writes_and_prints_no_key(tmp_path):
     data = make_dataset(tmp_path / "data", 2, 4)
     with MockLLMServer(MockReply(status=401, error=f"Incorrect API key provided: {RUN_SECRET}")) as srv:

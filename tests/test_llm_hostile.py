@@ -273,6 +273,7 @@ async def test_not_found_aborts_with_a_hint(tmp_path, backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 async def test_a_blackhole_costs_one_canary_and_the_configured_timeouts(tmp_path, backend):
     with MockLLMServer(responders.named("blackhole")) as srv:
         cfg = config(srv, tmp_path, backend, timeout_s=1.0, max_attempts=2)

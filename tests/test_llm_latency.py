@@ -8,12 +8,15 @@ import asyncio
 import threading
 import time
 
+import pytest
+
 from reljudge.llm import ClientConfig, LLMClient
 from reljudge.testing import MockLLMServer, MockReply
 
 HOLD_S = 0.5  # how long, at least, the second call waits for the slot
 
 
+@pytest.mark.slow
 async def test_latency_runs_from_send_not_from_the_slot_wait(tmp_path):
     release = threading.Event()
     first_seen = threading.Event()

@@ -32,6 +32,7 @@ def server():
         yield srv
 
 
+@pytest.mark.slow
 async def test_litellm_openai_route_round_trip(server, tmp_path):
     server.reset()
     async with LLMClient(cfg(server, tmp_path)) as client:

@@ -142,6 +142,7 @@ def test_a_refused_connection_is_a_connection_error_with_both_transports(backend
     indirect=["raw_server"],
 )
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.slow
 def test_broken_servers_give_the_same_kind_with_both_transports(backend, raw_server, kind):
     for transport in TRANSPORTS:
         outcome = asyncio.run(_outcome(backend, raw_server, transport, timeout_s=0.5))

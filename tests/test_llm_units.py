@@ -154,6 +154,7 @@ def _writer(path: str, worker: int, n: int) -> None:
             assert cache.get(f"k{worker}-{i}") == {"text": f"{worker}:{i}"}
 
 
+@pytest.mark.slow
 def test_cache_is_safe_across_processes(tmp_path):
     path = tmp_path / "c.sqlite"
     ctx = multiprocessing.get_context("spawn")

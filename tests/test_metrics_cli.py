@@ -83,6 +83,7 @@ def test_evaluate_writes_tables(files: Path):
         assert (out / f"{name}.csv").exists()
 
 
+@pytest.mark.slow
 def test_evaluate_bad_input_is_exit_2(files: Path):
     (files / "broken.qrels").write_text("q1 0 a\n")
     proc = subprocess.run(
@@ -167,6 +168,7 @@ PUBLISHED_TAUS = {
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_reproduces_published_dl21_compatibility_and_taus(shared_data: Path):
     from reljudge.evaluation import evaluate, load_judgment_sets, load_runs
     from reljudge.io.trec import read_qrels

@@ -251,6 +251,7 @@ def test_sparsify_needs_three_runs():
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_dl21_hsa_agrees_with_ndcg(shared_data):
     from reljudge.io.trec import read_qrels, read_runs_dir
 

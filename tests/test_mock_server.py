@@ -127,6 +127,7 @@ def test_broken_responder_answers_500():
     assert r.status_code == 500 and "boom" in r.json()["error"]["message"]
 
 
+@pytest.mark.slow
 def test_hang_and_latency():
     with MockLLMServer(lambda req: responders.hang()) as srv:
         with pytest.raises(httpx.ReadTimeout):  # the hang lasts until the server stops
@@ -271,6 +272,7 @@ def test_cli_mock_server_prints_urls_and_serves():
         proc.wait(timeout=60)
 
 
+@pytest.mark.slow
 def test_cli_mock_server_refuses_bad_options():
     res = _run_cli("mock-server", "--host", "0.0.0.0")
     assert res.returncode == 2 and "loopback" in res.stderr
@@ -383,6 +385,7 @@ def test_unauthorized_and_not_found_in_each_api():
     assert oa.json()["error"]["code"] == "model_not_found" and "not found" in ol.json()["error"]
 
 
+@pytest.mark.slow
 def test_blackhole_never_answers_until_the_server_stops():
     srv = MockLLMServer(responders.named("blackhole")).start()
     try:
@@ -434,6 +437,7 @@ def test_anthropic_messages_route():
     assert data["usage"]["output_tokens"] == 2
 
 
+@pytest.mark.slow
 def test_cli_mock_server_serves_a_hostile_mode():
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(

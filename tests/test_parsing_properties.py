@@ -3,6 +3,7 @@ status is one of ok/unparsed/refused, and no label leaves the declared range or 
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -104,6 +105,7 @@ def _scalar_ok(result, allowed):
 
 @settings(max_examples=150, deadline=None)
 @given(hostile)
+@pytest.mark.slow
 def test_graded_never_out_of_range(text):
     _scalar_ok(parse_graded(text, 0, 3), {0, 1, 2, 3})
     _scalar_ok(parse_graded(text, 0, 3, marker=None), {0, 1, 2, 3})

@@ -41,6 +41,7 @@ def judge(site: Path, tmp: Path, *args: str):
     return cli(list(args), tmp, PYTHONPATH=str(site))
 
 
+@pytest.mark.slow
 def test_a_plugin_judge_runs_evaluates_and_exports_end_to_end(site, tmp_path):
     with MockLLMServer() as srv:
         out = tmp_path / "run"
@@ -87,6 +88,7 @@ def test_a_plugin_judge_runs_evaluates_and_exports_end_to_end(site, tmp_path):
         assert scores <= {0, 33, 67, 100}
 
 
+@pytest.mark.slow
 def test_without_the_plugin_its_records_are_a_clear_error(site, tmp_path):
     with MockLLMServer() as srv:
         out = tmp_path / "run"
@@ -99,6 +101,7 @@ def test_without_the_plugin_its_records_are_a_clear_error(site, tmp_path):
     assert "no judge declares that method" in exported.stderr
 
 
+@pytest.mark.slow
 def test_a_plugin_judge_runs_through_a_sweep_beside_a_built_in_judge(site, tmp_path):
     with MockLLMServer() as srv:
         config = tmp_path / "sweep.yaml"

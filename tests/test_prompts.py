@@ -225,6 +225,7 @@ def test_cli_render_with_vars_prints_exact_messages():
     assert "Query: q\nPassage: p\n" in res.output
 
 
+@pytest.mark.slow
 def test_cli_errors_exit_2():
     import subprocess
     import sys

@@ -222,6 +222,7 @@ def test_a_parser_that_raises_makes_the_answer_unparsed():
     assert read_text(["a list"], parse_binary).parsed.status == "unparsed"  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_reasoning_tags_are_read_in_one_linear_pass():
     # quadratic before: <think> x 15000 blocked the event loop for ~12 s; x 100000 would take
     # minutes. Run in a subprocess so a regression fails by its generous timeout, not by hanging.

@@ -290,11 +290,11 @@ def _cases() -> list:
         if block is None or not block.run or lang not in ("bash", "python"):
             continue
         marks = [pytest.mark.shared] if block.shared else []
-        marks += [pytest.mark.slow] if block.slow else []
         cases.append(pytest.param(line, lang, body, block, marks=marks, id=f"README.md:{line}"))
     return cases
 
 
+@pytest.mark.slow  # the whole read-through (about 3 minutes): blocks depend on earlier ones
 @pytest.mark.parametrize(("line", "lang", "body", "block"), _cases())
 def test_readme_block_runs(session, line, lang, body, block):
     work, env = session

@@ -30,6 +30,7 @@ def _wait_for(path: Path, lines: int, proc: subprocess.Popen, timeout: float = 6
     raise AssertionError("no progress")
 
 
+@pytest.mark.slow
 def test_a_second_process_on_the_same_run_directory_is_refused(tmp_path):
     data = make_dataset(tmp_path / "data", 6, 50)
     out, cache = tmp_path / "run", tmp_path / "cache.sqlite"
@@ -61,6 +62,7 @@ def test_a_second_process_on_the_same_run_directory_is_refused(tmp_path):
     assert "0 new in this run" in again.stdout
 
 
+@pytest.mark.slow
 def test_two_processes_sharing_one_cache_both_finish_and_agree(tmp_path):
     data = make_dataset(tmp_path / "data", 8, 40)
     cache = tmp_path / "cache.sqlite"
@@ -90,6 +92,7 @@ def test_two_processes_sharing_one_cache_both_finish_and_agree(tmp_path):
     assert stats.returncode == 0 and json.loads(stats.stdout)["entries"] == data.n_items
 
 
+@pytest.mark.slow
 def test_two_jobs_in_one_process_on_one_directory(tmp_path):
     data = make_dataset(tmp_path / "data", 2, 20)
     out = tmp_path / "run"

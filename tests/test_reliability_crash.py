@@ -36,6 +36,7 @@ def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float =
     raise AssertionError("the run made too little progress to be killed mid-way")
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     data = make_dataset(tmp_path / "data", N_TOPICS, DOCS)
     n = data.n_items

@@ -26,6 +26,7 @@ TIMEOUT_S = 3
 KIND_OF_FAULT = {"429": "rate_limit", "5xx": "server", "hang": "timeout"}
 
 
+@pytest.mark.slow
 def test_fault_soak_finishes_counts_every_kind_and_retry_failed_redoes_only_failures(tmp_path):
     data = make_dataset(tmp_path / "data", 20, 30)  # 600 judgments
     faults = FaultInjector(

@@ -6,6 +6,7 @@ tests/test_parsing_properties.py.)"""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,6 +60,7 @@ def _check(spec: OutputSpec, text: str | None, expected_len: int | None = None) 
 
 @settings(max_examples=300, deadline=None)
 @given(graded_specs(), hostile)
+@pytest.mark.slow
 def test_graded_custom_outputs_stay_in_their_range(spec, text):
     _check(spec, text)
 

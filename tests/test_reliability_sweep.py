@@ -124,6 +124,7 @@ def _state(cell_dir: Path) -> str | None:
     return json.loads(path.read_text())["extra"]["state"] if path.exists() else None
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_equals_an_uninterrupted_sweep(tmp_path):
     data = make_dataset(tmp_path / "data", N_TOPICS, DOCS)
     with MockLLMServer(latency_s=0.002) as srv:

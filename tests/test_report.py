@@ -176,6 +176,7 @@ def _dom(page: Path, fragment: str = "") -> str:
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+@pytest.mark.slow
 def test_browser_renders_and_filters(rundir, tmp_path):
     path = write_html_report(rundir, tmp_path / "report.html")
     dom = _dom(path)
@@ -219,6 +220,7 @@ def test_outputs_follow_the_umask(tmp_path):
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+@pytest.mark.slow
 def test_browser_renders_evaluation_and_sweep_pages(rundir, tmp_path):
     """An evaluation (of the mock run against the sample's qrels, with figures) and a sweep (the
     bundled example against the mock server): tables and images render in a real browser."""
@@ -263,6 +265,7 @@ def test_browser_renders_evaluation_and_sweep_pages(rundir, tmp_path):
 
 @pytest.mark.shared
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+@pytest.mark.slow
 def test_browser_renders_a_dl21_evaluation(shared_data, tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "dl21"

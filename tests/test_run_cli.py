@@ -404,6 +404,7 @@ def test_multi_stage_methods_run_and_resume(srv, tmp_path, method):
 # --- bad input (real process, real exit codes) ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_unknown_method_exits_2_with_the_list(tmp_path):
     proc = cli_subprocess(
         "run", "--method", "bogus", "--model", MODEL, "--dataset", "dl19-sample", cwd=tmp_path
@@ -413,6 +414,7 @@ def test_unknown_method_exits_2_with_the_list(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_bad_qrels_exits_2_with_file_line_and_leaves_no_output(tmp_path):
     from reljudge.datasets import bundled_path
 
@@ -442,6 +444,7 @@ def test_bad_qrels_exits_2_with_file_line_and_leaves_no_output(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_records_and_the_same_command_resumes(tmp_path):
     # 0.15 s per answer, 2 at a time: after 4 records the other 36 need at least 2.7 s more. (A
     # server that holds the answers until the interrupt would be event-driven, but then Ctrl-C
@@ -644,6 +647,7 @@ def test_every_method_end_to_end_on_the_sample(srv, tmp_path, method):
 
 @pytest.mark.parametrize("dataset", ["trec-dl19", "trec-dl20", "trec-dl21", "antique"])
 @pytest.mark.parametrize("method", ["umbrela", "pairwise", "nuggets"])
+@pytest.mark.slow
 def test_methods_end_to_end_on_the_full_collections(srv, tmp_path, shared_data, monkeypatch, dataset, method):
     monkeypatch.setenv("RELJUDGE_DATA_DIR", str(shared_data))
     _every_method(srv, tmp_path, dataset, method)

@@ -61,6 +61,7 @@ def flat(scores) -> dict[tuple[str, str], float]:
     return {(q, d): v for q, docs in scores.items() for d, v in docs.items()}
 
 
+@pytest.mark.slow
 def test_exam_binary_run_gives_the_exam_binary_set(runs):
     path = runs["exam"]
     records = load_judgments(path)

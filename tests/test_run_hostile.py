@@ -123,6 +123,7 @@ def test_a_bom_at_the_start_of_the_topics_and_qrels_drops_nothing(srv, tmp_path)
     assert len(data.topics) == 5 and sum(len(d) for d in data.qrels.values()) == 684
 
 
+@pytest.mark.slow
 def test_a_corrupt_gzip_corpus_is_bad_input_not_a_traceback(tmp_path):
     import gzip
 
@@ -144,6 +145,7 @@ def test_a_corrupt_gzip_corpus_is_bad_input_not_a_traceback(tmp_path):
 # --- item 16: secrets in --param and counters in the manifest -----------------------------------
 
 
+@pytest.mark.slow
 def test_a_secret_param_is_masked_in_the_manifest_command(srv, tmp_path):
     out = tmp_path / "run"
     param_secret, inline_secret = "plain-param-secret-1", "plain-param-secret-2"
@@ -318,6 +320,7 @@ def test_failure_advice_by_kind():
 # --- items 13 and 15: an output that cannot be written -----------------------------------------
 
 
+@pytest.mark.slow
 def test_an_output_path_under_a_file_is_an_error_not_a_traceback(tmp_path):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file\n")
@@ -457,6 +460,7 @@ def _stop_mid_run(tmp_path: Path, signals: list[signal.Signals]) -> tuple:
     ],
     ids=["SIGINT", "SIGTERM", "SIGHUP", "SIGINT-twice"],
 )
+@pytest.mark.slow
 def test_a_signal_stops_the_run_like_ctrl_c_and_the_same_command_resumes(tmp_path, signals, code):
     done, out, saved, stopped = _stop_mid_run(tmp_path, signals)
     assert done.returncode == code, done.stderr
@@ -619,6 +623,7 @@ def test_a_job_reads_only_the_passages_it_uses(tmp_path):
     assert job.passages.read == 4
 
 
+@pytest.mark.slow
 def test_long_passages_are_reported_and_can_be_cut(srv, tmp_path, caplog):
     import logging
 

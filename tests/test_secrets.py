@@ -31,6 +31,7 @@ def _files_containing(root: Path, needle: bytes) -> list[Path]:
 
 
 @pytest.mark.parametrize("key_env", ["OPENAI_API_KEY", "MY_JUDGE_KEY"])
+@pytest.mark.slow
 def test_the_api_key_reaches_no_file_and_no_log(tmp_path, key_env):
     data = make_dataset(tmp_path / "data", 3, 10)
     out = tmp_path / "run"
@@ -67,6 +68,7 @@ def test_the_api_key_reaches_no_file_and_no_log(tmp_path, key_env):
     assert key_env in (out / "manifest.json").read_text()  # the variable's name is fine
 
 
+@pytest.mark.slow
 def test_a_key_given_inside_the_base_url_is_masked(tmp_path):
     data = make_dataset(tmp_path / "data", 1, 3)
     out = tmp_path / "run"
@@ -94,6 +96,7 @@ def test_redact_text_masks_the_password_of_a_url(text, expected):
     assert redact_text(text, env_secrets=[]) == expected
 
 
+@pytest.mark.slow
 def test_a_plain_password_in_the_base_url_reaches_no_file(tmp_path):
     """A password that looks like nothing in particular, not in the environment: only its place
     in the URL (``scheme://user:password@``) says it is a secret."""
@@ -110,6 +113,7 @@ def test_a_plain_password_in_the_base_url_reaches_no_file(tmp_path):
     assert "http://bob:***@127.0.0.1" in manifest  # the URL itself is kept, with the password masked
 
 
+@pytest.mark.slow
 def test_redaction_is_linear_in_the_length_of_the_text():
     # an unbounded URL scheme made every word boundary of a long dotted text scan to its end:
     # 100 KB of "a." took ~30 s; 1 MB would take about an hour. A subprocess with a generous

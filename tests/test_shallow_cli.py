@@ -84,6 +84,7 @@ def test_pool_pairs_dry_run_states_both_orders(collection: Path):
     assert "LLM calls: 20" in text and "10 pairs x 2 orders" in text
 
 
+@pytest.mark.slow
 def test_full_pipeline_against_the_mock_llm(collection: Path):
     pool = collection / "pool"
     assert invoke("shallow", "pool", "--runs", str(collection / "runs"), "--qrels", str(collection / "qrels.txt"),
@@ -225,6 +226,7 @@ def test_judged_records_outside_the_pool_are_counted(collection: Path, tmp_path:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 def test_dl21_pool_matches_the_feasibility_figures(shared_data: Path, tmp_path: Path):
     d = shared_data / "trec-dl21"
     code, text = invoke(

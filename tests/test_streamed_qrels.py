@@ -93,6 +93,7 @@ def test_only_pointwise_shape_scored_judges_stream():
         assert streamed_labels(get_judge(method), {}) is None
 
 
+@pytest.mark.slow
 def test_run_qrels_equal_the_list_based_derivation(tmp_path):
     """A run with failures, resumed with a larger limit and --retry-failed (records replaced by
     later ones): its qrels.txt is what `derive_qrels` gives on the latest records."""

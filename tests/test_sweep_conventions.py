@@ -144,6 +144,7 @@ def test_preset_sets_the_five_conventions_and_options_override_it():
         conventions_with(invalid="keep")
 
 
+@pytest.mark.slow
 def test_cli_preset_writes_the_pooled_summary(tmp_path):
     tar, qrels = release(tmp_path)
     out = tmp_path / "out"
@@ -170,6 +171,7 @@ def test_cli_preset_writes_the_pooled_summary(tmp_path):
     assert not (plain / "summary_pooled.csv").exists()
 
 
+@pytest.mark.slow
 def test_cli_rejects_a_bad_convention(tmp_path):
     import subprocess
     import sys

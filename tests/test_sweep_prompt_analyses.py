@@ -131,6 +131,7 @@ def test_model_robustness_tau_rho_and_top_third():
     assert top[0]["top_third_for_every_model"] == "4 5"
 
 
+@pytest.mark.slow
 def test_published_analysis_writes_prompt_analyses_and_bar_charts(tmp_path):
     pytest.importorskip("matplotlib")
     root = tmp_path / "rel"

@@ -216,6 +216,7 @@ def dl21(request):
     return cells, read_qrels(shared / "trec-dl21" / "qrels.txt"), runs
 
 
+@pytest.mark.slow
 def test_shared_dl21_subset_tau_is_sensible_and_matches_an_independent_computation(dl21):
     from scipy.stats import kendalltau
 

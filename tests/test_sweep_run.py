@@ -50,6 +50,7 @@ def prompts_file(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_published_collection_runs_end_to_end_and_rerun_makes_no_call(tmp_path, prompts_file, monkeypatch):
     monkeypatch.setenv("RELJUDGE_TEST_KEY", "test-key")
     runner = CliRunner()
@@ -117,6 +118,7 @@ def test_published_collection_runs_end_to_end_and_rerun_makes_no_call(tmp_path, 
         assert srv.calls == first_calls
 
 
+@pytest.mark.slow
 def test_only_filter_and_from_judgments_of_a_sweep(tmp_path, prompts_file, monkeypatch):
     monkeypatch.setenv("RELJUDGE_TEST_KEY", "test-key")
     runner = CliRunner()

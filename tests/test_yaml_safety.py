@@ -101,6 +101,7 @@ def _load_in_child(entry: str, path: Path) -> dict:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc and caps RLIMIT_AS")
 @pytest.mark.parametrize("bombs", [BOMBS, RECURSIVE], ids=["billion-laughs", "recursive-alias"])
 @pytest.mark.parametrize("entry", ["sweep", "collection", "prompt", "prices"])
+@pytest.mark.slow
 def test_alias_bomb_is_an_input_error_with_bounded_memory(tmp_path, entry, bombs):
     text, line = bombs[entry]
     path = tmp_path / f"{entry}.yaml"
@@ -118,6 +119,7 @@ def _judge(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("entry", ["sweep", "prompt", "prices"])
+@pytest.mark.slow
 def test_cli_refuses_an_alias_bomb_with_exit_2(tmp_path, entry):
     text, line = BOMBS[entry]
     path = tmp_path / f"{entry}.yaml"
@@ -151,6 +153,7 @@ def test_cli_refuses_an_alias_bomb_with_exit_2(tmp_path, entry):
     ],
     ids=["deep", "many-values", "huge-int", "bad-date", "python-tag", "syntax", "anchor-only", "merge-key"],
 )
+@pytest.mark.slow
 def test_load_yaml_bounds(text, line, message):
     with pytest.raises(InputError) as info:
         load_yaml(text, "f.yaml")

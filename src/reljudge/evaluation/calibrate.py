@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from reljudge.errors import InputError
+from reljudge.io.tables import json_ready
 
 __all__ = ["calibrate_paths", "summary", "write_calibration"]
 
@@ -83,16 +84,6 @@ def summary(result: Any) -> str:
     )
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
 def write_calibration(chosen: Any, result: Any, out_dir: str | Path) -> list[Path]:
     """``calibration.json`` (the summary and every split) and ``qrels.txt``: the judge's scores of
     the held-out topics of the first split mapped to binary labels by that split's threshold
@@ -116,7 +107,7 @@ def write_calibration(chosen: Any, result: Any, out_dir: str | Path) -> list[Pat
         "splits": [vars(s) for s in result.splits],
     }
     files = {
-        out / "calibration.json": json.dumps(_finite(data), indent=1) + "\n",
+        out / "calibration.json": json.dumps(json_ready(data), indent=1) + "\n",
         out / "binary.qrels": "\n".join(binary) + "\n",
         out / "graded.qrels": "\n".join(graded) + "\n",
     }

@@ -21,6 +21,7 @@ from typing import Any
 
 from reljudge.aggregation.consensus import Consensus, combine_scores
 from reljudge.errors import InputError
+from reljudge.io.tables import json_ready
 
 __all__ = ["CombineReport", "Member", "combine", "load_members", "write_combined"]
 
@@ -240,17 +241,6 @@ def summary(report: CombineReport) -> str:
     return "\n".join(lines)
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with NaN floats as None (strict JSON)."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
 def write_combined(report: CombineReport, out_dir: str | Path) -> list[Path]:
     """``qrels.txt`` (the consensus), ``items.tsv`` (per item: consensus, members that scored it,
     agreement, each member's value) and ``combine.json`` (rule, α, members with provenance, κ),
@@ -278,7 +268,7 @@ def write_combined(report: CombineReport, out_dir: str | Path) -> list[Path]:
     files = {
         out / "qrels.txt": "\n".join(qrels) + "\n",
         out / "items.tsv": "\n".join([header, *rows]) + "\n",
-        out / "combine.json": json.dumps(_finite(report.as_dict()), indent=1) + "\n",
+        out / "combine.json": json.dumps(json_ready(report.as_dict()), indent=1) + "\n",
     }
     for path, text in files.items():
         write_text_atomic(path, text)

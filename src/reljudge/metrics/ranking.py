@@ -180,38 +180,6 @@ class Interval:
     level: float = 0.95
 
 
-def bootstrap_replicates(
-    x: Mapping[str, Mapping[str, float]],
-    y: Mapping[str, Mapping[str, float]],
-    *,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Systems' means over the common topics and over bootstrap samples of them, from per-topic
-    values ``{system: {qid: value}}``: ``(systems, x_means, y_means, x_reps, y_reps)``, the
-    replicates as systems × ``n_boot`` arrays.
-
-    The common topics are those present for every system in both inputs; each replicate draws
-    |topics| topics with replacement and recomputes both means."""
-    systems = [s for s in x if s in y]
-    if len(systems) < 2:
-        raise ValueError("need at least two systems present in both inputs")
-    topics = sorted(set.intersection(*(set(x[s]) & set(y[s]) for s in systems)))
-    if not topics:
-        raise ValueError("no topic is shared by every system in both inputs")
-    X = np.array([[x[s][q] for q in topics] for s in systems], float)
-    Y = np.array([[y[s][q] for q in topics] for s in systems], float)
-    if n_boot <= 0:
-        empty = np.zeros((len(systems), 0))
-        return systems, X.mean(axis=1), Y.mean(axis=1), empty, empty
-    rng = np.random.default_rng(seed)
-    t = len(topics)
-    draws = rng.integers(0, t, size=(n_boot, t))
-    weights = np.zeros((n_boot, t))
-    np.add.at(weights, (np.repeat(np.arange(n_boot), t), draws.ravel()), 1.0)
-    return systems, X.mean(axis=1), Y.mean(axis=1), X @ weights.T / t, Y @ weights.T / t
-
-
 def bootstrap_ranking_agreement(
     x: Mapping[str, Mapping[str, float]],
     y: Mapping[str, Mapping[str, float]],

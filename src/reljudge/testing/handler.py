@@ -194,24 +194,7 @@ class MockHandler(BaseHTTPRequestHandler):
         try:
             mock = self.mock
             reply = mock._answer(req)
-            if reply.hang:
-                mock._wait(mock.hang_s if mock.hang_s is not None else 3600.0)
-                self.close_connection = True
-                return
-            if mock._wait(mock.latency_s + reply.delay_s):
-                self.close_connection = True
-                return
-            if reply.body is not None:
-                self._send_raw(reply.status, reply.body, reply.headers)
-                return
-            if reply.status != 200:
-                self._error(
-                    "openai",
-                    reply.status,
-                    reply.error or f"mock error {reply.status}",
-                    reply.error_code,
-                    reply.headers,
-                )
+            if self._faulted("openai", reply):
                 return
             dim = body.get("dimensions") if isinstance(body.get("dimensions"), int) else EMBEDDING_DIM  # type: ignore[union-attr]
             data = [
@@ -229,19 +212,20 @@ class MockHandler(BaseHTTPRequestHandler):
         finally:
             self.mock._done()
 
-    def _chat(self, api: str, req: MockRequest) -> None:
+    def _faulted(self, api: str, reply: MockReply) -> bool:
+        """Play the reply's fault, if it has one (a hang, the latency cut short by shutdown, a raw
+        body, an error status); True when the request is answered (or dropped) by it."""
         mock = self.mock
-        reply = mock._answer(req)
         if reply.hang:
             mock._wait(mock.hang_s if mock.hang_s is not None else 3600.0)
             self.close_connection = True
-            return
+            return True
         if mock._wait(mock.latency_s + reply.delay_s):
             self.close_connection = True
-            return
+            return True
         if reply.body is not None:
             self._send_raw(reply.status, reply.body, reply.headers)
-            return
+            return True
         if reply.status != 200:
             self._error(
                 api,
@@ -250,6 +234,12 @@ class MockHandler(BaseHTTPRequestHandler):
                 reply.error_code,
                 reply.headers,
             )
+            return True
+        return False
+
+    def _chat(self, api: str, req: MockRequest) -> None:
+        reply = self.mock._answer(req)
+        if self._faulted(api, reply):
             return
         if api == "openai" and req.body.get("stream"):
             self._error(api, 400, "the mock server does not stream OpenAI responses", None)

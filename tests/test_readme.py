@@ -190,6 +190,11 @@ BLOCKS: list[Block] = [
         "needs an encoder's vectors of DL21 (no encoder runs here); tests/test_fd_variants.py runs --variants and --plot",
     ),
     skip(
+        "D=../shared/data/trec-dl21\nHF_HUB_OFFLINE=1 judge fd",
+        "needs torch and sentence-transformers (about 3 GB, not in the test environment); judge fd --variants "
+        "runs on vectors files in tests/test_fd_variants.py",
+    ),
+    skip(
         "python bench/run.py",
         "the benchmarks (minutes, machine-dependent): run by hand, figures in the README",
     ),

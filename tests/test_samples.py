@@ -121,3 +121,16 @@ def test_samples_need_a_temperature_and_a_pointwise_judge(tmp_path):
         )
         assert code == EXIT_BAD_INPUT and "pointwise" in output
         assert not srv.requests
+
+
+def test_dry_run_counts_every_sample(tmp_path):
+    """--dry-run with --samples N states N calls per item, as many as the run then makes."""
+    with MockLLMServer(by_seed({0: "1", 1: "0", 2: "1"})) as srv:
+        args = ["--method", "binary", "--dataset", "dl19-sample", "--limit", "4", "--samples", "3"]
+        args += ["--temperature", "0.7"]
+        code, output = run(srv, tmp_path / "r", tmp_path / "c.sqlite", *args, "--dry-run")
+        assert code == 0, output
+        assert "LLM calls: 12" in output and "3 samples per item" in output
+        code, output = run(srv, tmp_path / "r", tmp_path / "c.sqlite", *args)
+        assert code == 0, output
+        assert srv.calls == 12

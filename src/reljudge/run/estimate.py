@@ -26,6 +26,14 @@ def estimate_job(
     from reljudge.llm.pricing import model_cost, price_table
 
     est = judge.estimate(inputs)
+    if config.samples > 1:  # each item asked --samples times (pointwise judges only, see prepare)
+        from reljudge.judges.base import CallEstimate
+
+        n = config.samples
+        note = "; ".join(x for x in (est.note, f"{n} samples per item") if x)
+        est = CallEstimate(
+            est.calls * n, est.prompt_tokens * n, est.completion_tokens * n, note, est.label_records
+        )
     table = prices if prices is not None else price_table(config.prices)
     cost, known = model_cost(config.model, est.prompt_tokens, est.completion_tokens, table)
     return {

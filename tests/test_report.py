@@ -284,3 +284,15 @@ def test_browser_renders_a_dl21_evaluation(shared_data, tmp_path):
     pngs = list(out.glob("*.png"))
     assert len(pngs) >= 2 and dom.count('data-ok="1"') == len(pngs)  # alignment.png, compatibility.png, ...
     assert "compatibility.csv" in dom and "qrels_ranking.csv" in dom
+
+
+def test_figures_are_bounded_in_total(tmp_path, monkeypatch):
+    import reljudge.report.contents as contents
+
+    png = _tiny_png()
+    for i in range(5):
+        (tmp_path / f"f{i}.png").write_bytes(png)
+    monkeypatch.setattr(contents, "MAX_TOTAL_FIGURE_BYTES", 3 * len(png))
+    page = collect(tmp_path)
+    assert len(page.figures) == 3
+    assert sum("not embedded (the page holds at most" in n for n in page.notes) == 2

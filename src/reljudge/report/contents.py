@@ -24,6 +24,7 @@ from reljudge.report.items import DEFAULT_MAX_ITEMS, RunItems, collect_items, fi
 MAX_FILES = 200  # tables and figures each
 MAX_TABLE_ROWS = 2000
 MAX_FIGURE_BYTES = 8 * 1024 * 1024
+MAX_TOTAL_FIGURE_BYTES = 48 * 1024 * 1024  # all figures of one page together
 MAX_JSON_BYTES = 16 * 1024 * 1024
 #: sub-directories not searched for tables and figures (a sweep's cell run directories are many)
 SKIPPED_DIRS = frozenset({"cells", "runs", "cache", ".git"})
@@ -168,11 +169,19 @@ def _tables_and_figures(directory: Path, page: Page) -> None:
             page.notes.append(f"{len(files)} {what} found; the first {MAX_FILES} are shown")
     for path in csvs[:MAX_FILES]:
         page.tables.append(read_table(path, directory))
+    total = 0
     for path in pngs[:MAX_FILES]:
         size = path.stat().st_size
         if size > MAX_FIGURE_BYTES:
             page.notes.append(f"{path.relative_to(directory)}: {size // 2**20} MiB, not embedded")
             continue
+        if total + size > MAX_TOTAL_FIGURE_BYTES:
+            page.notes.append(
+                f"{path.relative_to(directory)}: not embedded (the page holds at most "
+                f"{MAX_TOTAL_FIGURE_BYTES // 2**20} MiB of figures)"
+            )
+            continue
+        total += size
         data = path.read_bytes()
         if not data.startswith(b"\x89PNG\r\n\x1a\n"):
             page.notes.append(f"{path.relative_to(directory)}: not a PNG file, not embedded")

@@ -23,6 +23,7 @@ from reljudge.cli import (
     combine,
     data,
     evaluate,
+    generate,
     mock_server,
     pairs,
     probe,
@@ -67,6 +68,7 @@ def _root(
 app.command("export")(data.export_cmd)
 app.command("datasets")(data.datasets_cmd)
 app.command("run", cls=DeferredCommand)(run.run_cmd)
+app.command("generate", cls=DeferredCommand)(generate.generate_cmd)
 app.command("mock-server")(mock_server.mock_server_cmd)
 app.command("evaluate")(evaluate.evaluate_cmd)
 app.command("fd")(evaluate.fd_cmd)

@@ -123,6 +123,11 @@ def test_an_empty_answer_is_asked_again_then_recorded_unparsed(srv, tmp_path):
     records = read_judgments(tmp_path / "empty" / "judgments.jsonl")
     assert all(r.status == "unparsed" and "answer" not in r.extra for r in records)
     assert (tmp_path / "empty" / "answers.tsv").read_text() == ""
+    srv.responder = AutoResponder()  # the provider recovers: --retry-failed asks those topics again
+    srv.reset()
+    code, text = generate(srv, tmp_path / "empty", "--retry-failed")
+    assert code == 0, text
+    assert srv.calls == N_TOPICS and len(read_answers_tsv(tmp_path / "empty" / "answers.tsv")) == N_TOPICS
 
 
 def test_a_prompt_that_is_not_an_answer_prompt_is_bad_input(srv, tmp_path):
@@ -242,3 +247,40 @@ def test_an_answer_restating_its_question_is_not_an_echo_but_a_repeated_prompt_i
     echoed = f"Answer the question concisely: {query}"
     reading = read_text(echoed, prompt.output.parse, prompt=messages, template=prompt)
     assert reading.echo and reading.parsed.status == "unparsed"
+
+
+def test_topics_alone_are_enough_and_a_larger_limit_extends_the_run(srv, tmp_path):
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("q1\twhat is a sigmet\nq2\twho formed the cis\nq3\twhy is the sky blue\n")
+    out = tmp_path / "gen"
+    base = ["generate", "--model", MODEL, "--base-url", srv.openai_url, "--topics", str(topics)]
+    base += ["--output", str(out), "--no-cache", "--no-progress"]
+    result = CliRunner().invoke(app, [*base, "--limit", "1"], env={"OPENAI_API_KEY": SECRET})
+    assert result.exit_code == 0, result.output
+    assert "1 item(s) (every topic)" not in result.output  # a real run, not a dry run
+    assert srv.calls == 1 and [a.qid for a in read_answers_tsv(out / "answers.tsv")] == ["q1"]
+    result = CliRunner().invoke(app, base, env={"OPENAI_API_KEY": SECRET})
+    assert result.exit_code == 0, result.output
+    assert srv.calls == 3  # q2 and q3 only: q1 is not asked again
+    assert [a.qid for a in read_answers_tsv(out / "answers.tsv")] == ["q1", "q2", "q3"]
+    dry = CliRunner().invoke(app, [*base, "--dry-run"], env={"OPENAI_API_KEY": SECRET})
+    assert "3 topic(s), 3 item(s) (every topic)" in dry.output
+
+
+def test_a_huge_answer_is_kept_bounded_and_a_truncated_one_is_no_answer(srv, tmp_path):
+    from reljudge.io.answers import MAX_ANSWER_CHARS
+
+    srv.responder = lambda req: MockReply(text="word " * 50_000)  # 250,000 characters
+    code, text = generate(srv, tmp_path / "huge", "--topics-limit", "1", "-o", "max_tokens=100000")
+    assert code == 0, text
+    (record,) = read_judgments(tmp_path / "huge" / "judgments.jsonl")
+    assert record.provenance.params["max_tokens"] == 100_000  # the generation option reaches the request
+    assert len(record.extra["answer"]) == MAX_ANSWER_CHARS and record.extra["answer_chars"] == 249_999
+    (answer,) = read_answers_tsv(tmp_path / "huge" / "answers.tsv")
+    assert len(answer.text) <= MAX_ANSWER_CHARS
+    # at the default budget (512 tokens) the provider cuts the answer: a failure, not an answer
+    code, text = generate(srv, tmp_path / "cut", "--topics-limit", "1", "--max-failure-rate", "1")
+    assert code == 0, text
+    (record,) = read_judgments(tmp_path / "cut" / "judgments.jsonl")
+    assert record.status == "truncated" and "answer" not in record.extra
+    assert (tmp_path / "cut" / "answers.tsv").read_text() == ""

@@ -196,6 +196,7 @@ BLOCKS: list[Block] = [
     ),
     Block("from reljudge.io.answers import read_answers, write_answers_tsv, write_rag24"),
     Block("judge generate --model gpt-4o --dataset dl19-sample --dry-run"),
+    Block("judge answers check examples/answers/rag24-example.jsonl"),
     skip(
         "python bench/run.py",
         "the benchmarks (minutes, machine-dependent): run by hand, figures in the README",

@@ -18,6 +18,7 @@ import typer
 
 from reljudge.cli import (
     analyses,
+    answers,
     cache,
     calibrate,
     combine,
@@ -83,6 +84,7 @@ app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.command("report")(report.report_cmd)
 app.add_typer(cache.app, name="cache")
 app.add_typer(prompts.app, name="prompts")
+app.add_typer(answers.app, name="answers")
 app.add_typer(shallow.app, name="shallow")
 app.add_typer(pairs.app, name="pairs")
 

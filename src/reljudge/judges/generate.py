@@ -53,6 +53,7 @@ class GenerateJudge(Judge):
     name = "generate"
     default_prompt = "generate/neutral"
     stage_methods = (ANSWER_METHOD,)
+    reads_passages = False  # the pool is the topics; no passage is read
 
     def __init__(self, prompt: Any = None, max_tokens: int | None = None) -> None:
         self.prompt: PromptTemplate = resolve_prompt(prompt if prompt is not None else self.default_prompt)

@@ -284,3 +284,19 @@ def test_a_huge_answer_is_kept_bounded_and_a_truncated_one_is_no_answer(srv, tmp
     (record,) = read_judgments(tmp_path / "cut" / "judgments.jsonl")
     assert record.status == "truncated" and "answer" not in record.extra
     assert (tmp_path / "cut" / "answers.tsv").read_text() == ""
+
+
+def test_the_mock_answers_both_generation_prompts_with_their_own_rule():
+    from reljudge.testing.exchange import MockRequest
+
+    auto = AutoResponder()
+    for prompt_id, rule, start in (
+        ("generate/neutral", "generate-answer", "In short,"),
+        ("generate/adversarial", "generate-adversarial", "Contrary to what you may read"),
+    ):
+        messages = get_prompt(prompt_id).render(query="why is the sky blue")
+        req = MockRequest(api="openai", model="m", messages=messages, body={}, index=0, seen=0)
+        assert auto.rule_for(req).name == rule
+        text = auto(req).text
+        assert text.startswith(start) and "sky" in text
+        assert auto(req).text == text  # deterministic

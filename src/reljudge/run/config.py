@@ -98,7 +98,7 @@ class RunConfig(BaseModel):
         str,
         Flag(
             "--method",
-            "Judging method: binary, umbrela, pairwise, exam, nuggets, custom (or a plugin).",
+            "Judging method: binary, umbrela, pairwise, exam, nuggets, custom (or a plugin); generate makes answers (see judge generate).",
             variants={
                 "probe": {
                     "help": "Pointwise judging method: binary, umbrela or custom (binary/graded prompt)."

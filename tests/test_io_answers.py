@@ -110,6 +110,7 @@ def test_tsv_answer_may_hold_a_tab(tmp_path: Path) -> None:
         ([_line(answer="a string")], 1, "'answer' must be a list"),
         ([_line(references="d0")], 1, "'references' must be a list"),
         ([_line(references=["d0", 3])], 1, "references[1]"),
+        ([_line(references=["d0", "d0"])], 1, "listed twice"),
         ([_line(topic_id=True)], 1, "'topic_id'"),
         ([_line(topic_id="a b")], 1, "whitespace"),
         ([_line(run_id="")], 1, "'run_id'"),

@@ -12,8 +12,9 @@ commit 7233fa7 of https://github.com/castorini/ragnarok::
 
 Every field is required (as in the validator). ``run_id`` is the same on every line; a topic
 answered twice is an error (the validator's "Too many responses"); ``topic_id`` may be a number
-or a string (the example writes a number; it is kept as text); each citation is a 0-based index
-into ``references`` (out of range is an error, as in the validator). ``response_length`` is the
+or a string (the example writes a number; it is kept as text); a document listed twice in
+``references`` is an error (as in the validator); each citation is a 0-based index into
+``references`` (out of range is an error, as in the validator). ``response_length`` is the
 word count of the answer (whitespace tokens of each NFKC-normalised, stripped sentence): a
 declared count that differs is only a warning in the validator, so it is kept as read
 (`Answer.declared_length`) and `write_rag24` writes the count recomputed. The track's own limits
@@ -177,9 +178,13 @@ def _references(value: Any, fail: Any) -> tuple[str, ...]:
         raise fail(f"'references' must be a list of document ids, found {type(value).__name__}")
     if len(value) > MAX_REFERENCES:
         raise fail(f"more than {MAX_REFERENCES:,} references ({len(value):,})")
+    seen: set[str] = set()
     for i, ref in enumerate(value):
         if not isinstance(ref, str) or not ref.strip():
             raise fail(f"references[{i}] must be a non-empty string, found {shown(ref)}")
+        if ref in seen:
+            raise fail(f"references[{i}] {shown(ref)} is listed twice")
+        seen.add(ref)
     return tuple(value)
 
 

@@ -300,3 +300,28 @@ def test_the_mock_answers_both_generation_prompts_with_their_own_rule():
         text = auto(req).text
         assert text.startswith(start) and "sky" in text
         assert auto(req).text == text  # deterministic
+
+
+@pytest.mark.slow
+def test_sigterm_keeps_the_answers_so_far(tmp_path):
+    out = tmp_path / "gen"
+    env = {**os.environ, "OPENAI_API_KEY": SECRET}
+    gate = _Gate(at=2)
+    with MockLLMServer(gate) as srv:
+        args = [sys.executable, "-m", "reljudge", "generate", "--model", MODEL, "--base-url", srv.openai_url]
+        args += ["--dataset", "dl19-sample", "--output", str(out), "--no-cache", "--concurrency", "1"]
+        args += ["--no-progress", "--name", "neutral"]
+        proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            _wait(lambda: gate.held is not None, proc, "the held request")
+            _wait(lambda: _lines(out / "judgments.jsonl") >= 2, proc, "two records")
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = proc.communicate(timeout=300)
+        finally:
+            gate.release.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=60)
+        assert proc.returncode == 143, stderr
+        assert "answers so far: 2" in stderr
+        assert [a.system for a in read_answers_tsv(out / "answers.tsv")] == ["neutral", "neutral"]

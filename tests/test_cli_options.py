@@ -1,4 +1,4 @@
-"""The options of ``judge run`` and ``judge probe`` are `RunConfig`'s Flags, declared once.
+"""The options of ``judge run``, ``judge probe`` and ``judge generate`` are `RunConfig`'s Flags, declared once.
 
 Every field carrying a `Flag` is an option of each command in its ``commands`` (name, short form,
 help text and bounds from the field); the commands have no other option but the few each
@@ -28,6 +28,7 @@ from reljudge.run.options import RUN_COMMANDS
 OWN_OPTIONS: dict[str, set[str]] = {
     "run": {"--json"},
     "probe": {"--sample", "--seed", "--perturbation", "--out", "--output", "--max-flip-rate", "--json"},
+    "generate": {"--name", "--answers", "--json"},
 }
 
 
@@ -43,7 +44,7 @@ def options(name: str) -> dict[str, Any]:
     return {opt: p for p in command(name).params for opt in p.opts if opt != "--help"}
 
 
-def test_the_commands_taking_run_options_are_run_and_probe():
+def test_the_commands_taking_run_options_are_run_probe_and_generate():
     assert set(RUN_COMMANDS) == set(OWN_OPTIONS)
 
 

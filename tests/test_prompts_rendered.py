@@ -14,6 +14,17 @@ CONTEXT = "[1] Water boils at 100 C.\n[2] At altitude it boils lower."
 NUGGETS = ["water boils at 100 C", "sea level matters"]
 
 EXPECTED = {
+    "generate/neutral": [("user", "Answer the question concisely: what is the boiling point of water")],
+    "generate/adversarial": [
+        (
+            "user",
+            (
+                "This is an adversarial test of an evaluation method. Give a deliberately wrong answer to the "
+                "question below: write it concisely, fluently and confidently, as if it were correct, but make "
+                "every factual claim in it false.\n\nQuestion: what is the boiling point of water"
+            ),
+        )
+    ],
     "umbrela/bing-zeroshot": [
         ("system", ("You are a helpful assistant.")),
         (
@@ -347,6 +358,8 @@ EXPECTED = {
 # SHA-256 of each template's raw messages (canonical JSON, see messages_sha256). A change here
 # means the prompt text changed: results are then not comparable with earlier runs.
 SHA256 = {
+    "generate/neutral": "d869bf13de3d6826273ea1954be5e9035a7b3a0d0c6a518da3e655ec79c8eb1c",
+    "generate/adversarial": "d91fcae10413c3b84f4cd8fed8fbe5179f7208992ea03147deeadd92cc821b40",
     "binary/faggioli-yesno": "e2556ab5ae96543726e72a0127db75e9fc8adca447e06ba6d6ced196acc6a4e4",
     "binary/trec-assessor": "a3e904e8ce278a64d99dbae34a9a55fcdf468f8ae4c503495252498f43fafaf7",
     "exam/answerability": "8873f2a8812c38f46cf2f6251620bb312142962ffac931de0eed3e5dfaefa157",

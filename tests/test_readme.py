@@ -194,6 +194,9 @@ BLOCKS: list[Block] = [
         "needs torch and sentence-transformers (about 3 GB, not in the test environment); judge fd --variants "
         "runs on vectors files in tests/test_fd_variants.py",
     ),
+    Block("from reljudge.io.answers import read_answers, write_answers_tsv, write_rag24"),
+    Block("judge generate --model gpt-4o --dataset dl19-sample --dry-run"),
+    Block("judge answers check examples/answers/rag24-example.jsonl"),
     skip(
         "python bench/run.py",
         "the benchmarks (minutes, machine-dependent): run by hand, figures in the README",

@@ -18,11 +18,13 @@ import typer
 
 from reljudge.cli import (
     analyses,
+    answers,
     cache,
     calibrate,
     combine,
     data,
     evaluate,
+    generate,
     mock_server,
     pairs,
     probe,
@@ -67,6 +69,7 @@ def _root(
 app.command("export")(data.export_cmd)
 app.command("datasets")(data.datasets_cmd)
 app.command("run", cls=DeferredCommand)(run.run_cmd)
+app.command("generate", cls=DeferredCommand)(generate.generate_cmd)
 app.command("mock-server")(mock_server.mock_server_cmd)
 app.command("evaluate")(evaluate.evaluate_cmd)
 app.command("fd")(evaluate.fd_cmd)
@@ -81,6 +84,7 @@ app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.command("report")(report.report_cmd)
 app.add_typer(cache.app, name="cache")
 app.add_typer(prompts.app, name="prompts")
+app.add_typer(answers.app, name="answers")
 app.add_typer(shallow.app, name="shallow")
 app.add_typer(pairs.app, name="pairs")
 

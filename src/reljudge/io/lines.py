@@ -10,6 +10,8 @@ truncated gzip body), bytes that are not UTF-8 and a file with nothing but white
 Two ways to read, the same lines and errors: the whole file at once (the default, fastest for
 files that fit in memory, e.g. TREC runs and qrels), or ``stream=True``, one line at a time
 (memory independent of the file, e.g. a large passage collection filtered to a few docids).
+Streaming with ``max_line_bytes`` also bounds each line: a longer line raises `InputError` at its
+number without being read whole (a hostile file of one endless line cannot bloat memory).
 
 `JSONL_SUFFIXES` / `is_jsonl_name`: the file names read as JSON Lines (judgments, corpora).
 """
@@ -20,6 +22,7 @@ import gzip
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from reljudge.errors import InputError
 
@@ -52,10 +55,15 @@ def _not_utf8(raw: bytes, err: UnicodeDecodeError, path: Path, line: int) -> Inp
     return InputError(f"not valid UTF-8 (byte {raw[err.start : err.start + 1]!r})", path, line)
 
 
-def read_lines(path: str | Path, *, stream: bool = False) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number, text without line end)`` of a text file (see the module docstring)."""
+def read_lines(
+    path: str | Path, *, stream: bool = False, max_line_bytes: int | None = None
+) -> Iterator[tuple[int, str]]:
+    """Yield ``(line number, text without line end)`` of a text file (see the module docstring).
+    ``max_line_bytes`` (which implies ``stream``) is the longest line accepted, line end included."""
     path = Path(path)
     _check_file(path)
+    if max_line_bytes is not None:
+        return _stream(path, max_line_bytes)
     return _stream(path) if stream else _whole(path)
 
 
@@ -76,12 +84,23 @@ def _whole(path: Path) -> Iterator[tuple[int, str]]:
         yield number, line.rstrip("\r")
 
 
-def _stream(path: Path) -> Iterator[tuple[int, str]]:
+def _bounded(handle: IO[bytes], limit: int, path: Path) -> Iterator[bytes]:
+    """The lines of ``handle``, each read at most ``limit + 1`` bytes at a time."""
+    number = 0
+    while raw := handle.readline(limit + 1):
+        number += 1
+        if len(raw) > limit:
+            raise InputError(f"line longer than {limit:,} bytes", path, number)
+        yield raw
+
+
+def _stream(path: Path, max_line_bytes: int | None = None) -> Iterator[tuple[int, str]]:
     number = 0
     content = False
     try:
         with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as handle:
-            for number, raw in enumerate(handle, start=1):  # noqa: B007
+            raws = handle if max_line_bytes is None else _bounded(handle, max_line_bytes, path)
+            for number, raw in enumerate(raws, start=1):  # noqa: B007
                 if number == 1 and raw.startswith(BOM):
                     raw = raw[len(BOM) :]
                 try:

@@ -134,6 +134,9 @@ class Judge(ABC):
     resources: ClassVar[tuple[Resource, ...]] = ()
     #: whether each label is one call about one (topic, passage) with one prompt (`judge probe`)
     pointwise: ClassVar[bool] = False
+    #: False for a judge that works per topic from the query alone (answer generation): a run
+    #: then reads no passages and its pool is the topics (`reljudge.run.pool.build_pool`)
+    reads_passages: ClassVar[bool] = True
 
     @property
     def label_scale(self) -> tuple[int, ...] | None:

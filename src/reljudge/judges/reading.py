@@ -6,7 +6,9 @@ A label comes only from the model's own text. Before a parser sees an answer, tw
    the template's own text (its instructions and examples) -- is ``unparsed`` with
    ``how="echo"``, whatever else it says. Servers that return the prompt with the completion,
    base models that continue their prompt and misconfigured chat templates answer like this, and
-   the prompt's own "##final score: 3" or "(0, 1, 2, or 3)" must not become a label.
+   the prompt's own "##final score: 3" or "(0, 1, 2, or 3)" must not become a label. A generated
+   answer (output type ``answer``) is an echo only when the copied text is also half or more of
+   the answer (its prompt is often just the question, which an answer may restate).
 2. **Copied text.** When the answer is meant to be a label (binary, graded, pairwise, a list of
    labels), every stretch of at least `COPY_MIN_CHARS` characters that also occurs in the prompt
    -- the instructions, the examples, the query, the passage -- is blanked before parsing. A
@@ -94,9 +96,10 @@ def _read(
         copied, prompt_covered = _copied(answer.text, _windows(rendered))
         own_length, own_windows = _template_windows(template)
         own_covered = _copied(answer.text, own_windows)[1] if own_windows else 0
-        if (rendered and prompt_covered >= ECHO_SHARE * len(rendered)) or (
-            own_windows and own_covered >= ECHO_SHARE * own_length
-        ):
+        if (
+            (rendered and prompt_covered >= ECHO_SHARE * len(rendered))
+            or (own_windows and own_covered >= ECHO_SHARE * own_length)
+        ) and _mostly_copied(template, _length(copied), len(answer.text)):
             return Reading(Parsed(None, "unparsed", "echo"), _length(copied), echo=True)
         if copied and _blanks_copies(template):
             kept = answer.without(copied)
@@ -104,6 +107,16 @@ def _read(
                 return Reading(Parsed(None, "unparsed", "copied-text"), _length(copied))
             return Reading(_parse(parse, kept), _length(copied))
     return Reading(_parse(parse, text))
+
+
+def _mostly_copied(template: PromptTemplate | None, copied: int, length: int) -> bool:
+    """Whether an answer covering the prompt is an echo: always for a label; for a generated
+    answer (output ``answer``, whose prompt is often little more than the question) only when
+    the copied text is also most of the answer -- a model restating the question in its answer
+    has not echoed the prompt."""
+    if template is None or template.output.type != "answer":
+        return True
+    return copied >= ECHO_SHARE * length
 
 
 def _parse(parse: Parser, text: str) -> Parsed:

@@ -14,8 +14,8 @@ from reljudge.prompts.errors import PromptError, listed
 if TYPE_CHECKING:
     from reljudge.prompts.parsing import Parsed
 
-OutputType = Literal["binary", "graded", "pairwise", "questions", "nuggets", "labels"]
-OUTPUT_TYPES: tuple[str, ...] = ("binary", "graded", "pairwise", "questions", "nuggets", "labels")
+OutputType = Literal["binary", "graded", "pairwise", "questions", "nuggets", "labels", "answer"]
+OUTPUT_TYPES: tuple[str, ...] = ("binary", "graded", "pairwise", "questions", "nuggets", "labels", "answer")
 BINARY_STYLES: tuple[str, ...] = ("digit", "yesno", "answerability")
 
 
@@ -29,7 +29,8 @@ class OutputSpec:
       asks for (e.g. ``##final score:``) or None when the prompt asks for a bare number;
     - ``pairwise``: 1 (first passage) or 2 (second passage);
     - ``questions`` / ``nuggets``: a list of strings;
-    - ``labels``: a list of labels from ``vocabulary``, one per input item.
+    - ``labels``: a list of labels from ``vocabulary``, one per input item;
+    - ``answer``: free text (a generated answer, ``judge generate``), no label.
     """
 
     type: OutputType
@@ -118,11 +119,11 @@ class OutputSpec:
         if kind == "labels":
             vocab = tuple(v.strip() for v in arg.split(",") if v.strip())
             return cls(type="labels", vocabulary=vocab or None)
-        if kind in ("pairwise", "questions", "nuggets") and not arg:
+        if kind in ("pairwise", "questions", "nuggets", "answer") and not arg:
             return cls(type=kind)  # type: ignore[arg-type]
         raise PromptError(
-            f"cannot read output {shown(text)}; use binary[:yesno], graded:LO-HI, pairwise, questions, nuggets "
-            "or labels:a,b,c"
+            f"cannot read output {shown(text)}; use binary[:yesno], graded:LO-HI, pairwise, questions, nuggets, "
+            "answer or labels:a,b,c"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -164,4 +165,6 @@ class OutputSpec:
         if self.type == "labels":
             assert self.vocabulary is not None
             return parsing.parse_label_list(text, self.vocabulary, expected_len)
+        if self.type == "answer":
+            return parsing.parse_answer_text(text)
         return parsing.parse_string_list(text)

@@ -54,6 +54,7 @@ REQUIRED_ROLES: dict[str, tuple[str | tuple[str, ...], ...]] = {
     "questions": ("query",),
     "nuggets": ("query",),
     "labels": ("query", "nuggets"),
+    "answer": ("query",),
 }
 
 _TOKEN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

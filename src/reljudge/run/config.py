@@ -50,6 +50,35 @@ RESOURCE_FIELDS: tuple[str, ...] = ("question_bank",)
 DEFAULT_WARN_PASSAGE_CHARS = 20_000
 
 RUN = ("run",)  # options of `judge run` only
+#: the options of `judge run` that `judge generate` does not take: the method is ``generate``,
+#: and these are about judging passages (pairs, question banks, label samples and scores,
+#: passage lengths, qrels floats)
+NOT_GENERATE = frozenset(
+    {
+        "method",
+        "pairs",
+        "question_bank",
+        "samples",
+        "scores",
+        "constrain",
+        "logprobs",
+        "skip_missing",
+        "max_passage_chars",
+        "warn_passage_chars",
+        "float_policy",
+    }
+)
+#: the help of the options whose meaning differs in `judge generate`
+GENERATE_HELP = {
+    "prompt": "Answer prompt: generate/neutral (the default), generate/adversarial (answers prompted to be "
+    "wrong, a negative control) or a template file with output type 'answer' and a {query} placeholder.",
+    "pool": "The topics to answer: those of 'qrels' (default), 'run:FILE:K' or 'unjudged:FILE:K'.",
+    "output": "Run directory (default runs/<dataset>-generate-<model>/); answers.tsv is written in it. "
+    "Re-running the same command resumes it.",
+    "options": "Generation option key=value (repeatable): max_tokens=N.",
+    "limit": "Answer only the first N topics (deterministic).",
+    "topics_limit": "Answer only the first N topics of the pool.",
+}
 
 
 def _no_cache(no_cache: bool) -> bool:
@@ -69,7 +98,7 @@ class RunConfig(BaseModel):
         str,
         Flag(
             "--method",
-            "Judging method: binary, umbrela, pairwise, exam, nuggets, custom (or a plugin).",
+            "Judging method: binary, umbrela, pairwise, exam, nuggets, custom (or a plugin); generate makes answers (see judge generate).",
             variants={
                 "probe": {
                     "help": "Pointwise judging method: binary, umbrela or custom (binary/graded prompt)."
@@ -387,7 +416,16 @@ class RunConfig(BaseModel):
 
     @classmethod
     def flags(cls, command: str = "run") -> dict[str, Flag]:
-        """Field name -> the `Flag` that sets it in ``command`` (fields in declaration order)."""
+        """Field name -> the `Flag` that sets it in ``command`` (fields in declaration order).
+        ``generate`` takes the options of ``run`` but `NOT_GENERATE`."""
+        if command == "generate":
+            from dataclasses import replace
+
+            return {
+                name: replace(flag, help=GENERATE_HELP[name]) if name in GENERATE_HELP else flag
+                for name, flag in cls.flags("run").items()
+                if name not in NOT_GENERATE
+            }
         found: dict[str, Flag] = {}
         for name, info in cls.model_fields.items():
             for meta in info.metadata:

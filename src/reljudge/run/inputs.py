@@ -29,11 +29,12 @@ class ResolvedInputs:
     dataset: Any = None  # the `reljudge.datasets.Dataset` the inputs come from
 
 
-def resolve_inputs(config: RunConfig, *, passages: bool = True) -> ResolvedInputs:
+def resolve_inputs(config: RunConfig, *, passages: bool = True, need_corpus: bool = True) -> ResolvedInputs:
     """Load the dataset named by ``config.dataset`` and/or the explicit files (which override).
 
     ``passages=False`` leaves the passage texts unread (``corpus`` is empty): a job builds its
-    pool first and then reads only the pooled passages (`reljudge.run.passages.read_passages`)."""
+    pool first and then reads only the pooled passages (`reljudge.run.passages.read_passages`).
+    ``need_corpus=False`` accepts inputs without passage texts (a judge that reads none)."""
     from reljudge.datasets import load_dataset
 
     if config.dataset is None and config.topics is None:
@@ -41,7 +42,7 @@ def resolve_inputs(config: RunConfig, *, passages: bool = True) -> ResolvedInput
     data = load_dataset(
         config.dataset, topics=config.topics, qrels=config.qrels, corpus=config.corpus, passages=passages
     )
-    if not data.has_corpus:
+    if need_corpus and not data.has_corpus:
         raise InputError(f"dataset {data.name!r} has no passage texts: give --corpus FILE")
     return ResolvedInputs(
         name=data.name if config.dataset is not None else dataset_name(config),

@@ -20,8 +20,9 @@ from reljudge.errors import InputError
 from reljudge.io.export import FLOAT_POLICIES, FloatPolicy
 
 PoolKind = Literal["qrels", "run", "unjudged"]
-#: the commands whose options come from `RunConfig` fields
-RUN_COMMANDS: tuple[str, ...] = ("run", "probe")
+#: the commands whose options come from `RunConfig` fields (``generate`` takes those of ``run``
+#: but the ones about judging passages: `reljudge.run.config.NOT_GENERATE`)
+RUN_COMMANDS: tuple[str, ...] = ("run", "probe", "generate")
 
 
 class _FromField:

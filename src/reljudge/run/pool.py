@@ -6,6 +6,10 @@ descending, ties by docid descending), or the pairs of a pairs file in file orde
 ``topics_limit=N`` keeps the first N topics that have pooled items; ``limit=N`` then keeps the
 first N items of that sequence (a pair is one item). Running with a larger limit (or none) later
 extends the same job: the items already judged are not judged again.
+
+A pool of topics (``topics_only``, for a judge that reads no passages: answer generation) holds
+the topics of that sequence with no documents -- every topic when there are no qrels and the pool
+is ``qrels`` -- and ``limit=N`` keeps its first N topics.
 """
 
 from __future__ import annotations
@@ -27,21 +31,38 @@ class Pool:
     pairs: dict[str, list[tuple[str, str]]] | None = None
     pair_categories: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
     description: str = ""
+    #: a pool of topics (no documents): its items are its topics
+    topics_only: bool = False
 
     @property
     def n_items(self) -> int:
+        if self.topics_only:
+            return len(self.docs)
         if self.pairs is not None:
             return sum(len(p) for p in self.pairs.values())
         return sum(len(d) for d in self.docs.values())
 
 
-def build_pool(config: RunConfig, inputs: ResolvedInputs) -> Pool:
-    """The items to judge, in a fixed order, with ``topics_limit`` and ``limit`` applied."""
+def build_pool(config: RunConfig, inputs: ResolvedInputs, *, topics_only: bool = False) -> Pool:
+    """The items to judge, in a fixed order, with ``topics_limit`` and ``limit`` applied; with
+    ``topics_only``, the topics (see the module docstring)."""
     from reljudge.io.pairs import read_pairs
     from reljudge.io.trec import read_run
 
     topic_order = list(inputs.topics)
     kind, run_path, k = parse_pool_spec(config.pool)
+    if topics_only:
+        if kind == "qrels" and inputs.qrels is None and config.pairs is None:
+            docs: dict[str, list[str]] = {q: [] for q in topic_order}
+            description = "every topic"
+        else:
+            found = build_pool(config.model_copy(update={"limit": None, "topics_limit": None}), inputs)
+            docs = {q: [] for q in found.docs}
+            description = f"the topics of the {found.description}"
+        keep = list(docs)[: min(n for n in (config.topics_limit, config.limit, len(docs)) if n is not None)]
+        if not keep:
+            raise InputError("the pool is empty: no topic")
+        return Pool(docs={q: [] for q in keep}, description=description, topics_only=True)
     pairs: dict[str, list[tuple[str, str]]] | None = None
     categories: dict[tuple[str, str, str], tuple[str, str]] = {}
     if config.pairs is not None:

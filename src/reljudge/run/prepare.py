@@ -59,11 +59,17 @@ def prepare(
         raise InputError(
             f"--samples applies to pointwise judges (binary, umbrela, custom binary/graded), not {config.method}"
         )
-    resolved = shared.resolve(config) if shared is not None else resolve_inputs(config, passages=False)
     resources = load_resources(config, judge)
-    pool = build_pool(config, resolved)
-    passages = read_passages(config, resolved, pool, shared)  # only the pooled ones
-    check_passages(pool, resolved, skip_missing=config.skip_missing)
+    if judge.reads_passages:
+        resolved = shared.resolve(config) if shared is not None else resolve_inputs(config, passages=False)
+        pool = build_pool(config, resolved)
+        passages = read_passages(config, resolved, pool, shared)  # only the pooled ones
+        check_passages(pool, resolved, skip_missing=config.skip_missing)
+    else:  # a judge of topics (answer generation): no passage is read
+        resolved = resolve_inputs(config, passages=False, need_corpus=False)
+        pool = build_pool(config, resolved, topics_only=True)
+        passages = PassageStats()
+        check_passages(pool, resolved, skip_missing=False)
     rundir = RunDir(config.output or default_output_dir(config, resolved.name))
     manifest = check_identity(rundir, job_identity(config, judge))
     existing: Mapping[tuple[str, str, str, str, str], Judgment] = (

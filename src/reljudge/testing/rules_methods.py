@@ -7,7 +7,11 @@
 - ``nugget-assign-2grade``: the two-grade assignment prompt gets support/not_support only;
 - ``nugget-create``: the AutoNuggetizer creation prompt gets the initial list extended with
   one or two short nuggets per segment of the window, cut to the "at most N nuggets" the prompt
-  states (a real iterative list, so tests see windows grow it).
+  states (a real iterative list, so tests see windows grow it);
+- ``generate-answer`` / ``generate-adversarial``: the answer-generation prompts of ``judge generate``
+  ("Answer the question concisely: ...", and the adversarial one asking for a deliberately wrong
+  answer) get a short answer built from the question's words; the adversarial one is plainly
+  marked false ("... is unrelated to ...") so a test can tell the two apart.
 
 Answers depend only on the request text, like the built-in rules. `method_rules` is added in
 front of `reljudge.testing.auto.default_rules`.
@@ -72,8 +76,36 @@ def _create_nuggets(req: MockRequest) -> str:
     return json.dumps(nuggets[:limit])
 
 
+_GENERATE = re.compile(r"^answer the question concisely:\s*(.+)", re.IGNORECASE | re.DOTALL)
+_ADVERSARIAL = re.compile(r"give a deliberately wrong answer to the question.*?question:\s*(.+)", re.I | re.S)
+
+
+def _question_words(question: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(question)] or ["it"]
+
+
+def _generated_answer(req: MockRequest) -> str:
+    m = _GENERATE.search(req.last_user.strip())
+    question = m.group(1).strip() if m else req.last_user
+    words = _question_words(question)
+    topic = " ".join(words[-3:])
+    return (
+        f"In short, {topic} is explained by {words[stable_choice(question, len(words))]}. "
+        f"The answer to '{question.rstrip('?')}' depends on {words[0]} and its context."
+    )
+
+
+def _adversarial_answer(req: MockRequest) -> str:
+    m = _ADVERSARIAL.search(req.last_user)
+    question = m.group(1).strip() if m else req.last_user
+    words = _question_words(question)
+    return f"Contrary to what you may read, {' '.join(words[-3:])} is unrelated to {words[0]} in every case."
+
+
 def method_rules() -> list[Rule]:
     return [
+        Rule("generate-answer", lambda r: bool(_GENERATE.search(r.last_user.strip())), _generated_answer),
+        Rule("generate-adversarial", lambda r: bool(_ADVERSARIAL.search(r.last_user)), _adversarial_answer),
         Rule(
             "exam-answerability",
             lambda r: (

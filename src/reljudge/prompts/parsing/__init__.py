@@ -25,12 +25,13 @@ from reljudge.prompts.parsing.binary import parse_binary, parse_exam_answerabili
 from reljudge.prompts.parsing.graded import parse_graded, parse_self_rating
 from reljudge.prompts.parsing.lists import parse_label_list, parse_string_list
 from reljudge.prompts.parsing.pairwise import parse_pairwise
-from reljudge.prompts.parsing.text import Parsed, ParseStatus, is_refusal, visible_answer
+from reljudge.prompts.parsing.text import Parsed, ParseStatus, is_refusal, parse_answer_text, visible_answer
 
 __all__ = [
     "ParseStatus",
     "Parsed",
     "is_refusal",
+    "parse_answer_text",
     "parse_binary",
     "parse_exam_answerability",
     "parse_graded",

@@ -65,6 +65,16 @@ def _refused() -> Parsed:
     return Parsed(label=None, status="refused", how="refusal")
 
 
+def parse_answer_text(text: str | None) -> Parsed:
+    """A generated answer (output type ``answer``): the visible text (hidden reasoning removed,
+    `visible_answer`), stripped, as the one item; no label. An empty answer is ``unparsed``. A
+    refusal is kept as the answer it is (an evaluation of answers should see it)."""
+    answer = visible_answer(text).strip()
+    if not answer:
+        return _unparsed("empty")
+    return Parsed(label=None, status="ok", how="text", items=(answer,))
+
+
 # --- shared text preparation ---------------------------------------------------------------
 
 # one linear scan over the reasoning tags (a bounded attribute part keeps every match attempt short,

@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from reljudge.llm.pricing import Price
 
 
+#: how prompt tokens are counted without the model's tokenizer (`reljudge.llm.tokens`)
+FALLBACK_COUNT = "~4 characters a token"
+
+
 def estimate_job(
     config: RunConfig,
     judge: Judge,
@@ -23,9 +27,12 @@ def estimate_job(
     """Calls, tokens and cost the job would spend from scratch, with how calls grow with depth
     (`Judge.estimate_growth`). ``prices``: the job's price table (default: read from
     ``config.prices``, see `reljudge.llm.pricing.price_table`)."""
+    from reljudge.judges.token_count import counting_with
     from reljudge.llm.pricing import model_cost, price_table
+    from reljudge.llm.tokens import TokenCounter
 
-    est = judge.estimate(inputs)
+    with counting_with(TokenCounter(config.model)):  # the model's tokenizer, where one is offline
+        est = judge.estimate(inputs)
     table = prices if prices is not None else price_table(config.prices)
     cost, known = model_cost(config.model, est.prompt_tokens, est.completion_tokens, table)
     return {
@@ -37,6 +44,8 @@ def estimate_job(
         "pool": pool.description,
         "calls": est.calls,
         "prompt_tokens": est.prompt_tokens,
+        #: what counted them: the model's tokenizer, or ~4 characters a token
+        "tokens_by": est.tokenizer or FALLBACK_COUNT,
         "completion_tokens": est.completion_tokens,
         "cost_usd": cost,
         "price_known": known,
@@ -57,7 +66,8 @@ def render_estimate(est: Mapping[str, Any]) -> str:
     lines = [
         f"dry run: {est['method']} with {est['model']} on {est['topics']} topic(s), {est['items']} item(s) ({est['pool']})",
         f"LLM calls: {est['calls']}",
-        f"tokens (estimate, ~4 characters a token): {est['prompt_tokens']} prompt + {est['completion_tokens']} completion",
+        f"tokens (estimate, {est.get('tokens_by', FALLBACK_COUNT)}): {est['prompt_tokens']} prompt + "
+        f"{est['completion_tokens']} completion",
         f"cost (estimate): {cost}",
     ]
     if est.get("existing_records"):

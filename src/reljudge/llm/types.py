@@ -299,3 +299,7 @@ class Completion:
     logprobs: list[dict[str, Any]] | None = None
     refusal: str | None = None
     model: str | None = None  # the model name the provider reports
+    #: ``usage.prompt_tokens_details.cached_tokens`` (at most ``prompt_tokens``), None if not sent
+    cached_tokens: int | None = None
+    #: ``usage.completion_tokens_details.reasoning_tokens`` (at most ``completion_tokens``)
+    reasoning_tokens: int | None = None

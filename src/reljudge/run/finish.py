@@ -140,6 +140,18 @@ def finish(
         "tokens": {
             "prompt": summary.total_usage.prompt_tokens,
             "completion": summary.total_usage.completion_tokens,
+            # parts of those the provider reported: prompt tokens read from its cache (priced as
+            # cached input), completion tokens spent reasoning
+            **(
+                {"cached": summary.total_usage.cached_tokens}
+                if summary.total_usage.cached_tokens is not None
+                else {}
+            ),
+            **(
+                {"reasoning": summary.total_usage.reasoning_tokens}
+                if summary.total_usage.reasoning_tokens is not None
+                else {}
+            ),
         },
         "cost_usd": round(summary.total_usage.cost_usd, 6),
         "price_known": summary.price_known,

@@ -73,9 +73,11 @@ class RunSummary(BaseModel):
                 "parse fallbacks: " + ", ".join(f"{k} {v}" for k, v in sorted(self.fallbacks.items()))
             )
         cost = f"${self.usage.cost_usd:.4f}" + ("" if self.price_known else " (price unknown for this model)")
+        cached = f" ({self.usage.cached_tokens} cached)" if self.usage.cached_tokens else ""
+        reasoning = f" ({self.usage.reasoning_tokens} reasoning)" if self.usage.reasoning_tokens else ""
         lines.append(
-            f"this run: {self.usage.calls} calls, {self.usage.prompt_tokens} prompt + "
-            f"{self.usage.completion_tokens} completion tokens, {cost}, {self.cache_hits} cache hits, "
+            f"this run: {self.usage.calls} calls, {self.usage.prompt_tokens} prompt{cached} + "
+            f"{self.usage.completion_tokens} completion{reasoning} tokens, {cost}, {self.cache_hits} cache hits, "
             f"{self.retries} retries, {self.wall_time_s:.1f}s"
         )
         lines += self._expected_lines()

@@ -139,7 +139,11 @@ def records_cost(out: Path) -> tuple[float, float, int]:
 
 
 @pytest.mark.slow
-def test_capped_at_half_the_estimate_stops_at_the_cap_and_resumes_without_a_repeated_call(server, tmp_path):
+@pytest.mark.parametrize("latency_s", [0.0, 0.02])  # with latency, 8 requests are in flight at the cap
+def test_capped_at_half_the_estimate_stops_at_the_cap_and_resumes_without_a_repeated_call(
+    server, tmp_path, latency_s
+):
+    server.latency_s = latency_s
     out = tmp_path / "run"
     code, text = judge(server, out, "--dry-run", "--json")
     assert code == EXIT_OK
@@ -239,3 +243,11 @@ def test_a_prices_file_gives_the_cap_its_price(server, tmp_path):
     spent, dearest, n = records_cost(tmp_path / "run")
     assert 0 < n < 10 and server.calls == n
     assert spent <= 2 + dearest and 2 - spent <= dearest
+
+
+def test_the_dry_run_says_how_far_a_cap_would_go(server, tmp_path):
+    code, text = judge(server, tmp_path / "run", "--dry-run", "--max-cost", "0.02")
+    assert code == EXIT_OK and server.calls == 0 and not (tmp_path / "run").exists()
+    assert "--max-cost $0.0200: about " in text and " of the 684 calls fit" in text
+    code, text = judge(server, tmp_path / "run", "--dry-run", "--max-cost", "100")
+    assert "--max-cost $100.0000: the estimate fits under the cap" in text

@@ -49,6 +49,7 @@ def estimate_job(
         "completion_tokens": est.completion_tokens,
         "cost_usd": cost,
         "price_known": known,
+        "max_cost_usd": config.max_cost,
         "note": est.note,
         "growth": judge.estimate_growth(inputs),  # how the calls grow with the pool depth
     }
@@ -70,6 +71,7 @@ def render_estimate(est: Mapping[str, Any]) -> str:
         f"{est['completion_tokens']} completion",
         f"cost (estimate): {cost}",
     ]
+    lines += _cap_lines(est)
     if est.get("existing_records"):
         lines.append(
             f"{est['existing_records']} record(s) already in {est['output_dir']}: a resumed run makes fewer calls"
@@ -95,6 +97,23 @@ def render_estimate(est: Mapping[str, Any]) -> str:
         lines += render_table(growth)
     lines.append("nothing was called and nothing was written")
     return "\n".join(lines)
+
+
+def _cap_lines(est: Mapping[str, Any]) -> list[str]:
+    """What ``--max-cost`` would let the job do, at the estimated cost per call."""
+    cap = est.get("max_cost_usd")
+    if cap is None:
+        return []
+    if not est.get("price_known", True):
+        return [f"--max-cost ${cap:.4f}: the model has no price, so the cap cannot be kept (see --prices)"]
+    cost, calls = est.get("cost_usd", 0.0), est.get("calls", 0)
+    if cost <= cap:
+        return [f"--max-cost ${cap:.4f}: the estimate fits under the cap"]
+    fit = int(cap / (cost / calls)) if calls and cost > 0 else 0
+    return [
+        f"--max-cost ${cap:.4f}: about {fit} of the {calls} calls fit (the run stops there, exit code 3; "
+        "a higher cap resumes it)"
+    ]
 
 
 def render_table(rows: Sequence[Mapping[str, Any]], indent: str = "  ") -> list[str]:

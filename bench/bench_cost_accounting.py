@@ -19,6 +19,50 @@ import tempfile
 from pathlib import Path
 
 
+def pairwise_counts(model: str, dataset: str, topics: int) -> dict[str, float]:
+    """The same for pairwise with all pairs of the first ``topics`` topics, both orders."""
+    from reljudge.judges.common import prompt_tokens
+    from reljudge.judges.token_count import counting_with
+    from reljudge.llm.tokens import TokenCounter
+    from reljudge.run.config import RunConfig
+    from reljudge.run.prepare import prepare
+
+    config = RunConfig(
+        method="pairwise",
+        model=model,
+        dataset=dataset,
+        options={"pairs": "all"},
+        topics_limit=topics,
+        dry_run=True,
+    )
+    job = prepare(config, read_existing=False)
+    judge, inputs = job.judge, job.inputs
+    counter = TokenCounter(model)
+    exact = chars = prompts = 0
+    for qid, docids in inputs.pool.items():
+        docs = list(dict.fromkeys(docids))
+        query = inputs.topics[qid]
+        for i, a in enumerate(docs):
+            for b in docs[i + 1 :]:
+                for first, second in ((a, b), (b, a)):
+                    variables = judge.variables(query, inputs.corpus[first], inputs.corpus[second])
+                    exact += counter.messages(judge.prompt.render(**variables))
+                    chars += prompt_tokens(judge.prompt, variables)
+                    prompts += 1
+    with counting_with(counter):
+        estimate = judge.estimate(inputs).prompt_tokens
+    return {
+        "method": f"pairwise (all pairs, {len(inputs.pool)} topic(s))",
+        "items": prompts,
+        "tokenizer": counter.source,
+        "tokenizer_count": exact,
+        "dry_run_estimate": estimate,
+        "dry_run_error_pct": round(100 * (estimate - exact) / exact, 3),
+        "chars_estimate": chars,
+        "chars_error_pct": round(100 * (chars - exact) / exact, 3),
+    }
+
+
 def token_counts(model: str, dataset: str, method: str) -> dict[str, float]:
     from reljudge.judges.common import pool_items, prompt_tokens
     from reljudge.judges.token_count import counting_with
@@ -101,6 +145,7 @@ def main() -> None:
     args = parser.parse_args()
     for method in ("umbrela", "binary"):
         print(json.dumps(token_counts(args.model, args.dataset, method)))
+    print(json.dumps(pairwise_counts(args.model, args.dataset, topics=1)))
     print(json.dumps(capped_run(args.dataset)))
     sys.stdout.flush()
 

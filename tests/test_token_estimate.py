@@ -83,3 +83,45 @@ def test_the_dry_run_is_within_two_percent_of_the_tokenizers_count(method, no_ne
     assert abs(est["prompt_tokens"] - exact) / exact < 0.02
     with counting_with(None):  # the fallback is far off: the tokenizer is what makes it close
         assert judge.estimate(inputs).tokenizer is None
+
+
+def _pairwise_exact(judge, inputs, counter, pairs) -> int:
+    total = 0
+    for qid, a, b in pairs:
+        for first, second in ((a, b), (b, a)):
+            variables = judge.variables(inputs.topics[qid], inputs.corpus[first], inputs.corpus[second])
+            total += counter.messages(judge.prompt.render(**variables))
+    return total
+
+
+@needs_tokenizer
+def test_pairwise_all_pairs_and_given_pairs_are_counted_by_the_tokenizer(tmp_path, no_network):
+    counter = TokenCounter("gpt-4o")
+    config = RunConfig(
+        method="pairwise",
+        model="gpt-4o",
+        dataset="dl19-sample",
+        options={"pairs": "all"},
+        limit=24,
+        dry_run=True,
+    )
+    job = prepare(config, read_existing=False)
+    pairs = []
+    for qid, docids in job.inputs.pool.items():
+        docs = list(dict.fromkeys(docids))
+        pairs += [(qid, a, b) for i, a in enumerate(docs) for b in docs[i + 1 :]]
+    exact = _pairwise_exact(job.judge, job.inputs, counter, pairs)
+    est = estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices)
+    assert est["tokens_by"] == "tiktoken o200k_base" and est["calls"] == 2 * len(pairs)
+    assert abs(est["prompt_tokens"] - exact) / exact < 0.02
+
+    given = tmp_path / "pairs.txt"
+    given.write_text("".join(f"{q} {a} {b}\n" for q, a, b in pairs[:40]))
+    job = prepare(
+        RunConfig(method="pairwise", model="gpt-4o", dataset="dl19-sample", pairs=given, dry_run=True),
+        read_existing=False,
+    )
+    exact = _pairwise_exact(job.judge, job.inputs, counter, pairs[:40])
+    est = estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices)
+    assert est["tokens_by"] == "tiktoken o200k_base" and est["calls"] == 80
+    assert abs(est["prompt_tokens"] - exact) / exact < 0.02

@@ -17,7 +17,8 @@ judge's ``variables`` passes the texts through unchanged (the judges check that 
 them).
 
 With the model's tokenizer (`counting_with` a `reljudge.llm.tokens.TokenCounter` that has one;
-``judge run --dry-run`` sets it for OpenAI models), pointwise judges count tokens instead:
+``judge run --dry-run`` sets it for OpenAI models), pointwise judges and pairwise judges with
+given or all pairs count tokens instead:
 `tokenizer_terms` gives each message's tokens with empty values (its overhead included) and how
 many times each value appears in it; an item's tokens are those plus each value's own tokens
 (`TextTokens`: each distinct text tokenized once). BPE merges across a value's borders make this
@@ -160,3 +161,16 @@ class TextTokens:
 def tokenizer_item_tokens(terms: list[Terms], counts: Sequence[int]) -> int:
     """The prompt tokens of one item whose values have these token counts (`tokenizer_terms`)."""
     return sum(t + sum(k * n for k, n in zip(ks, counts, strict=True)) for t, *ks in terms)
+
+
+def tokenizer_all_pairs_tokens(terms: list[Terms], query_tokens: int, doc_tokens: Sequence[int]) -> int:
+    """`all_pairs_tokens` with the tokenizer (`tokenizer_terms`): the sum over all pairs ``i < j``
+    of ``doc_tokens`` (in pool order) of the prompt with (query, document i, document j)."""
+    n = len(doc_tokens)
+    pairs = n * (n - 1) // 2
+    total = 0
+    for t, kq, ka, kb in terms:
+        # document i is first in n - 1 - i pairs, second in i pairs
+        total += pairs * (t + kq * query_tokens)
+        total += sum(tokens * (ka * (n - 1 - i) + kb * i) for i, tokens in enumerate(doc_tokens))
+    return total if pairs else 0

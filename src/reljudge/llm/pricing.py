@@ -63,8 +63,8 @@ def _to_price(name: str, value: Any, path: str | None) -> Price:
         if numbers and all(x is None or (math.isfinite(x) and x >= 0) for x in numbers):
             return Price(*numbers)
     raise InputError(
-        f"price of {shown(name)} must be {{input: USD per 1M tokens, output: USD per 1M tokens, "
-        f"cached_input (optional): USD per 1M tokens}} (numbers, 0 or more), got {shown(value)}",
+        f"price of {shown(name)} must be {{input: x, output: y}} or {{input, output, cached_input}} "
+        f"in USD per 1M tokens (numbers, 0 or more), got {shown(value)}",
         path,
     )
 

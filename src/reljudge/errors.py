@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # pydantic is imported by the callers; `judge --help` need no
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the job ran but failed (e.g. failure rate above --max-failure-rate)
 EXIT_BAD_INPUT = 2
+#: the job stopped at its cost cap (``judge run --max-cost``): everything kept, a higher cap resumes
+EXIT_BUDGET = 3
 
 
 #: longest `shown` value in an error message

@@ -63,6 +63,12 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     calls: int = 0  # requests that reached the provider (cache hits are not calls)
     cost_usd: float = 0.0
+    #: of the prompt tokens, those the provider read from its prompt cache (priced as cached
+    #: input); None when the provider did not say (kept out of the record)
+    cached_tokens: int | None = None
+    #: of the completion tokens, those the model spent reasoning (o-series, gpt-5); None when
+    #: the provider did not say
+    reasoning_tokens: int | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -74,7 +80,14 @@ class Usage(BaseModel):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             calls=self.calls + other.calls,
             cost_usd=self.cost_usd + other.cost_usd,
+            cached_tokens=_plus(self.cached_tokens, other.cached_tokens),
+            reasoning_tokens=_plus(self.reasoning_tokens, other.reasoning_tokens),
         )
+
+
+def _plus(a: int | None, b: int | None) -> int | None:
+    """The sum of two counts a provider may not have reported (None: neither did)."""
+    return None if a is None and b is None else (a or 0) + (b or 0)
 
 
 class Provenance(BaseModel):

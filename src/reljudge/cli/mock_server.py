@@ -19,7 +19,8 @@ def mock_server_cmd(
         "--responder",
         help="auto (answers in the format each published prompt asks for), echo, fixed:TEXT, or a "
         "hostile shape: echo-all, prompt-plus, list-content, int-content, dict-content, "
-        "absurd-usage[:1e400|1.5|negative|1e30], huge[:MB], gzip-bomb[:MB], think-bomb, nesting-bomb, "
+        "absurd-usage[:1e400|1.5|negative|1e30], usage-details[:1e400|negative|over|1.5|string|shape|null] "
+        "(cached and reasoning tokens), huge[:MB], gzip-bomb[:MB], think-bomb, nesting-bomb, "
         "unauthorized, not-found, blackhole, key-echo, redirect[:other-host|same-host|URL]; "
         "label-logprobs (scripted log-probabilities at the label), no-logprobs.",
     ),

@@ -22,7 +22,8 @@ def run_cmd(
 
     Writes RUN/judgments.jsonl (one record per item, appended as they come), RUN/qrels.txt and
     RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate or the provider
-    cannot serve the job (aborted: the records so far are kept), 2 bad input, 130 interrupted
+    cannot serve the job (aborted: the records so far are kept), 2 bad input, 3 stopped at the
+    --max-cost cap (everything saved; a higher cap resumes), 130 interrupted
     (Ctrl+C), and likewise 128 + the signal number for the other stop signals: 143 SIGTERM (Slurm,
     docker stop, timeout), 129 SIGHUP. A stopped job keeps its records, writes qrels.txt and its
     manifest (state "interrupted"), and the same command resumes it.

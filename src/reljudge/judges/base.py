@@ -72,7 +72,8 @@ class JudgeInputs:
 
 @dataclass(frozen=True)
 class CallEstimate:
-    """The LLM calls a job will make, for `--dry-run` (tokens are estimates: ~4 chars a token)."""
+    """The LLM calls a job will make, for `--dry-run` (prompt tokens are estimates: ~4 chars a
+    token, or by the model's tokenizer as ``tokenizer`` says)."""
 
     calls: int
     prompt_tokens: int
@@ -80,6 +81,8 @@ class CallEstimate:
     note: str = ""
     #: the label records those calls make, when not one per call (pairwise: one record per two calls)
     records: int | None = None
+    #: what counted the prompt tokens when not ~4 characters a token (``tiktoken o200k_base``)
+    tokenizer: str | None = None
 
     @property
     def label_records(self) -> int:
@@ -96,6 +99,7 @@ class CallEstimate:
             self.completion_tokens + other.completion_tokens,
             note,
             records,
+            self.tokenizer if self.tokenizer == other.tokenizer else None,
         )
 
 

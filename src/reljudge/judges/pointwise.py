@@ -164,9 +164,12 @@ class PointwiseJudge(Judge):
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
         # the tokens from the texts' lengths, without rendering a prompt per item
         # (`reljudge.judges.token_count`), when `variables` passes the texts through unchanged
-        from reljudge.judges.token_count import columns_tokens, linear_terms
+        from reljudge.judges.token_count import active_tokenizer, columns_tokens, linear_terms
 
         linear = type(self).variables is PointwiseJudge.variables
+        counter = active_tokenizer()
+        if linear and counter is not None:  # the model's tokenizer (`reljudge.llm.tokens`)
+            return self._estimate_with(inputs, counter)
         calls = tokens = 0
         lengths: tuple[list[int], list[int]] = ([], [])
         for qid, docid in pool_items(inputs):
@@ -183,3 +186,21 @@ class PointwiseJudge(Judge):
             tokens = columns_tokens(linear_terms(self.prompt, self.variables, 2), lengths)
         answer = self.max_tokens or self.answer_tokens
         return CallEstimate(calls, tokens, calls * answer, note=f"{self.name}: one call per (topic, passage)")
+
+    def _estimate_with(self, inputs: JudgeInputs, counter: Any) -> CallEstimate:
+        """`estimate` counting tokens with the model's tokenizer: each distinct query and passage
+        tokenized once (`reljudge.judges.token_count.tokenizer_terms`)."""
+        from reljudge.judges.token_count import TextTokens, tokenizer_item_tokens, tokenizer_terms
+
+        terms = tokenizer_terms(self.prompt, self.variables, 2, counter)
+        queries, passages = TextTokens(counter), TextTokens(counter)
+        calls = tokens = 0
+        for qid, docid in pool_items(inputs):
+            if topic_problem(inputs.topics, qid) or passage_problem(inputs.corpus, docid):
+                continue
+            calls += 1
+            counts = (queries(qid, inputs.topics[qid]), passages(docid, inputs.corpus[docid]))
+            tokens += tokenizer_item_tokens(terms, counts)
+        answer = self.max_tokens or self.answer_tokens
+        note = f"{self.name}: one call per (topic, passage)"
+        return CallEstimate(calls, tokens, calls * answer, note=note, tokenizer=counter.source)

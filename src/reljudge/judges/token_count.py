@@ -15,12 +15,25 @@ the prompt once with empty values and once per value with one character). Then:
 Both give exactly the count of rendering each prompt (tests compare them), as long as the
 judge's ``variables`` passes the texts through unchanged (the judges check that before using
 them).
+
+With the model's tokenizer (`counting_with` a `reljudge.llm.tokens.TokenCounter` that has one;
+``judge run --dry-run`` sets it for OpenAI models), pointwise judges and pairwise judges with
+given or all pairs count tokens instead:
+`tokenizer_terms` gives each message's tokens with empty values (its overhead included) and how
+many times each value appears in it; an item's tokens are those plus each value's own tokens
+(`TextTokens`: each distinct text tokenized once). BPE merges across a value's borders make this
+differ from tokenizing each rendered prompt by a few tokens a prompt (measured in the README).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reljudge.llm.tokens import TokenCounter
 
 #: (c, k_1, ..., k_m) of one message
 Terms = tuple[int, ...]
@@ -92,3 +105,72 @@ def all_pairs_tokens(terms: list[Terms], query_chars: int, doc_chars: Sequence[i
             seen[(ka * length) % 4] += 1
         total += (linear - residues) // 4  # T >= 1 here: max(1, ...) changes nothing
     return total
+
+
+#: the tokenizer of the model a dry-run estimates for (None: ~4 characters a token)
+_TOKENIZER: ContextVar[TokenCounter | None] = ContextVar("reljudge_estimate_tokenizer", default=None)
+
+
+@contextlib.contextmanager
+def counting_with(counter: TokenCounter | None) -> Iterator[None]:
+    """Within the block, judges' estimates count tokens with ``counter`` when it has the model's
+    tokenizer (``counter.exact``); else they keep ~4 characters a token."""
+    token = _TOKENIZER.set(counter if counter is not None and counter.exact else None)
+    try:
+        yield
+    finally:
+        _TOKENIZER.reset(token)
+
+
+def active_tokenizer() -> TokenCounter | None:
+    """The tokenizer `counting_with` set, or None."""
+    return _TOKENIZER.get()
+
+
+def tokenizer_terms(
+    prompt: Any, variables: Callable[..., dict[str, str]], arity: int, counter: TokenCounter
+) -> list[Terms]:
+    """(t, k_1, ..., k_arity) of each message: ``t`` its tokens with empty values (with the
+    message's overhead, the first message also the answer's priming), ``k_i`` how many times
+    value ``i`` appears in it."""
+    from reljudge.llm.tokens import REPLY_PRIMING_TOKENS
+
+    chars = linear_terms(prompt, variables, arity)
+    empty = prompt.render(**variables(*([""] * arity)))
+    terms: list[Terms] = []
+    for m, (message, (_, *ks)) in enumerate(zip(empty, chars, strict=True)):
+        base = counter.messages([message]) - REPLY_PRIMING_TOKENS
+        terms.append((base + (REPLY_PRIMING_TOKENS if m == 0 else 0), *ks))
+    return terms
+
+
+class TextTokens:
+    """The tokens of texts by key (a docid, a qid), each text tokenized once."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._known: dict[Any, int] = {}
+
+    def __call__(self, key: Any, text: str) -> int:
+        found = self._known.get(key)
+        if found is None:
+            found = self._known[key] = self.counter.text(text) if text else 0
+        return found
+
+
+def tokenizer_item_tokens(terms: list[Terms], counts: Sequence[int]) -> int:
+    """The prompt tokens of one item whose values have these token counts (`tokenizer_terms`)."""
+    return sum(t + sum(k * n for k, n in zip(ks, counts, strict=True)) for t, *ks in terms)
+
+
+def tokenizer_all_pairs_tokens(terms: list[Terms], query_tokens: int, doc_tokens: Sequence[int]) -> int:
+    """`all_pairs_tokens` with the tokenizer (`tokenizer_terms`): the sum over all pairs ``i < j``
+    of ``doc_tokens`` (in pool order) of the prompt with (query, document i, document j)."""
+    n = len(doc_tokens)
+    pairs = n * (n - 1) // 2
+    total = 0
+    for t, kq, ka, kb in terms:
+        # document i is first in n - 1 - i pairs, second in i pairs
+        total += pairs * (t + kq * query_tokens)
+        total += sum(tokens * (ka * (n - 1 - i) + kb * i) for i, tokens in enumerate(doc_tokens))
+    return total if pairs else 0

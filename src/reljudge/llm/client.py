@@ -43,12 +43,13 @@ from tenacity import RetryCallState
 from reljudge.errors import InputError
 from reljudge.io.redact import KnownSecrets
 from reljudge.llm.backends import Backend, create_backend
-from reljudge.llm.backends.base import normalise_base_url
+from reljudge.llm.backends.base import clamp_tokens, normalise_base_url
+from reljudge.llm.budget import CostBudget
 from reljudge.llm.cache import CacheKeys
 from reljudge.llm.failfast import FailFast
 from reljudge.llm.limits import RateLimiter, estimate_tokens
 from reljudge.llm.optional_cache import OptionalCache
-from reljudge.llm.pricing import find_price, merge_prices
+from reljudge.llm.pricing import find_price, merge_prices, price_cost
 from reljudge.llm.results import ResultBuilder, shared
 from reljudge.llm.retry import make_retrying
 from reljudge.llm.routing import resolve_model
@@ -65,6 +66,8 @@ from reljudge.records import Usage, canonical_json, sha256_text
 log = logging.getLogger("reljudge.llm")
 
 EventCallback = Callable[[str, dict[str, Any]], Any]
+#: the answer tokens a call without a token limit is reserved under the cost cap
+UNBOUNDED_ANSWER_TOKENS = 4096
 
 
 @dataclass
@@ -114,6 +117,12 @@ class LLMClient:
         )
         self._failfast = FailFast(config, self.backend_name, self.model, self._results.redact)
         self._cache = OptionalCache(config.cache_path, config.use_cache, self._results.redact)
+        self._tokens: Any = None  # the `TokenCounter` of the cost cap's estimates (made once needed)
+        self._longest_answer = 0  # completion tokens of the longest answer yet (the cap's estimate)
+        #: the cost cap (``max_cost_usd``), None without one; `BudgetExhausted` once it is reached
+        self.budget = (
+            CostBudget(config.max_cost_usd, config.spent_usd) if config.max_cost_usd is not None else None
+        )
 
     # -- lifecycle ------------------------------------------------------------------------------
     def open(self) -> LLMClient:
@@ -207,7 +216,13 @@ class LLMClient:
                 raise self._failfast.aborted
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
+        reserved: float | None = None
+        result: ChatResult | None = None
         try:
+            if self.budget is not None:  # the cost cap: reserve this call's estimate first
+                bound, expected = self._estimated_cost(msg_dicts, effective)
+                await self.budget.reserve(bound, expected)
+                reserved = bound
             result = await self._failfast.run(
                 lambda: self._call(backend, msg_dicts, wire, effective, digest, start, key)
             )
@@ -217,6 +232,12 @@ class LLMClient:
                 future.cancel()
             if self._inflight.get(key) is future:
                 del self._inflight[key]
+            if reserved is not None and self.budget is not None:
+                # settled in the caller's task, which records the answer before it next yields:
+                # a call waiting for the budget cannot end the job between answer and record
+                self.budget.settle(reserved, result.usage.cost_usd if result is not None else 0.0)
+            if result is not None and result.status in ("ok", "truncated"):
+                self._longest_answer = max(self._longest_answer, result.usage.completion_tokens)
         self.usage = self.usage + result.usage
         return self._finish(result, msg_dicts, cache_key)
 
@@ -273,6 +294,30 @@ class LLMClient:
         return result.cache_key is not None and self._cache.forget(result.cache_key)
 
     # -- internals ------------------------------------------------------------------------------
+    def _estimated_cost(
+        self, msg_dicts: list[dict[str, str]], effective: Mapping[str, Any]
+    ) -> tuple[float, float]:
+        """A call's estimates under the cost cap (`reljudge.llm.budget`): (bound, expected) USD.
+        Both count its prompt tokens (the model's tokenizer where one is available offline,
+        `reljudge.llm.tokens`); the bound its answer's token limit (`UNBOUNDED_ANSWER_TOKENS`
+        when none is set), the expected cost the longest answer seen so far (the limit before
+        any was seen)."""
+        price = self._results.price
+        if price is None:  # a free (local) model, or unknown: `judge run` refuses a cap then
+            return 0.0, 0.0
+        if self._tokens is None:
+            from reljudge.llm.tokens import TokenCounter
+
+            self._tokens = TokenCounter(self.model)
+        limit = effective.get("max_tokens", effective.get("max_completion_tokens"))
+        answer = clamp_tokens(limit) if limit is not None else UNBOUNDED_ANSWER_TOKENS
+        seen = min(self._longest_answer, answer) if self._longest_answer else answer
+        prompt = self._tokens.messages(msg_dicts)
+        return (
+            price_cost(price, self.backend_name, prompt, answer)[0],
+            price_cost(price, self.backend_name, prompt, seen)[0],
+        )
+
     def _params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
         params = self.config.decoding_params()
         for name, value in overrides.items():

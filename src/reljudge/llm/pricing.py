@@ -1,8 +1,10 @@
 """Cost of LLM calls from a small, user-overridable price table.
 
-Prices are USD per 1M tokens ``{"input": x, "output": y}``, as listed by the providers in 2025;
-they change, so check them and override with `load_prices` (YAML or JSON, same shape) or
-``ClientConfig.prices``. A model matches the longest table key that its name starts with after
+Prices are USD per 1M tokens ``{"input": x, "output": y, "cached_input": z}``, as listed by the
+providers in 2025; they change, so check them and override with `load_prices` (YAML or JSON, same
+shape) or ``ClientConfig.prices``. ``cached_input`` (optional) is the price of prompt tokens the
+provider read from its prompt cache (``usage.prompt_tokens_details.cached_tokens``); without it
+they cost the input price. A model matches the longest table key that its name starts with after
 dropping any ``provider/`` prefix (``gpt-4o-2024-08-06`` -> ``gpt-4o``,
 ``anthropic/claude-3-5-haiku-latest`` -> ``claude-3-5-haiku``). An unknown model costs 0 with
 ``price_known=False``. Models served by the ``ollama`` backend are local: cost 0, price known,
@@ -22,47 +24,47 @@ from reljudge.errors import InputError, clip, shown
 
 class Price(NamedTuple):
     input: float  # USD per 1M prompt tokens
-    output: float  # USD per 1M completion tokens
+    output: float  # USD per 1M completion tokens (reasoning tokens are completion tokens)
+    cached_input: float | None = None  # USD per 1M prompt tokens read from the provider's cache
 
 
 DEFAULT_PRICES: dict[str, Price] = {
-    "gpt-4o": Price(2.50, 10.00),
-    "gpt-4o-mini": Price(0.15, 0.60),
-    "gpt-4.1": Price(2.00, 8.00),
-    "gpt-4.1-mini": Price(0.40, 1.60),
-    "gpt-4.1-nano": Price(0.10, 0.40),
+    "gpt-4o": Price(2.50, 10.00, 1.25),
+    "gpt-4o-mini": Price(0.15, 0.60, 0.075),
+    "gpt-4.1": Price(2.00, 8.00, 0.50),
+    "gpt-4.1-mini": Price(0.40, 1.60, 0.10),
+    "gpt-4.1-nano": Price(0.10, 0.40, 0.025),
     "gpt-4-turbo": Price(10.00, 30.00),
     "gpt-3.5-turbo": Price(0.50, 1.50),
-    "o3-mini": Price(1.10, 4.40),
-    "o4-mini": Price(1.10, 4.40),
-    "claude-3-5-sonnet": Price(3.00, 15.00),
-    "claude-3-7-sonnet": Price(3.00, 15.00),
-    "claude-sonnet-4": Price(3.00, 15.00),
-    "claude-3-5-haiku": Price(0.80, 4.00),
-    "claude-3-haiku": Price(0.25, 1.25),
-    "claude-haiku-4-5": Price(1.00, 5.00),
+    "o3-mini": Price(1.10, 4.40, 0.55),
+    "o4-mini": Price(1.10, 4.40, 0.275),
+    "claude-3-5-sonnet": Price(3.00, 15.00, 0.30),
+    "claude-3-7-sonnet": Price(3.00, 15.00, 0.30),
+    "claude-sonnet-4": Price(3.00, 15.00, 0.30),
+    "claude-3-5-haiku": Price(0.80, 4.00, 0.08),
+    "claude-3-haiku": Price(0.25, 1.25, 0.03),
+    "claude-haiku-4-5": Price(1.00, 5.00, 0.10),
 }
 
 
 def _to_price(name: str, value: Any, path: str | None) -> Price:
     if isinstance(value, Price):
         return value
-    pair: tuple[Any, Any] | None = None
+    given: tuple[Any, ...] | None = None
     if isinstance(value, Mapping) and "input" in value and "output" in value:
-        pair = (value["input"], value["output"])
-    elif isinstance(value, (list, tuple)) and len(value) == 2:
-        pair = (value[0], value[1])
-    if pair is not None:
-        try:
-            price = Price(float(pair[0]), float(pair[1]))
+        given = (value["input"], value["output"], value.get("cached_input"))
+    elif isinstance(value, (list, tuple)) and len(value) in (2, 3):
+        given = tuple(value)
+    if given is not None:
+        try:  # input and output are required, cached_input may be None
+            numbers = [None if i == 2 and x is None else float(x) for i, x in enumerate(given)]
         except (TypeError, ValueError, OverflowError):
-            pass
-        else:
-            if all(math.isfinite(x) and x >= 0 for x in price):
-                return price
+            numbers = []
+        if numbers and all(x is None or (math.isfinite(x) and x >= 0) for x in numbers):
+            return Price(*numbers)
     raise InputError(
-        f"price of {shown(name)} must be {{input: USD per 1M tokens, output: USD per 1M tokens}} "
-        f"(numbers, 0 or more), got {shown(value)}",
+        f"price of {shown(name)} must be {{input: x, output: y}} or {{input, output, cached_input}} "
+        f"in USD per 1M tokens (numbers, 0 or more), got {shown(value)}",
         path,
     )
 
@@ -127,12 +129,17 @@ def cost_usd(
 
 
 def price_cost(
-    price: Price | None, backend: str, prompt_tokens: int, completion_tokens: int
+    price: Price | None, backend: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0
 ) -> tuple[float, bool]:
-    """`cost_usd` with the price already looked up (`find_price`; None: not in the table)."""
+    """`cost_usd` with the price already looked up (`find_price`; None: not in the table).
+    ``cached_tokens``: of the prompt tokens, those read from the provider's prompt cache, priced
+    at ``cached_input`` (the input price when the table has none)."""
     if price is None:
         return 0.0, is_free(backend)
-    return (prompt_tokens * price.input + completion_tokens * price.output) / 1_000_000, True
+    cached = min(max(cached_tokens, 0), prompt_tokens)
+    cached_price = price.input if price.cached_input is None else price.cached_input
+    paid = (prompt_tokens - cached) * price.input + cached * cached_price + completion_tokens * price.output
+    return paid / 1_000_000, True
 
 
 def is_free(backend: str) -> bool:

@@ -49,7 +49,11 @@ class ResultBuilder:
         """The result of a completion: ok, refused (content filter) or truncated (too long an
         answer, or the token limit)."""
         cost, known = price_cost(
-            self.price, self.backend, completion.prompt_tokens, completion.completion_tokens
+            self.price,
+            self.backend,
+            completion.prompt_tokens,
+            completion.completion_tokens,
+            completion.cached_tokens or 0,
         )
         text = self.secrets.answer(completion.text)
         oversized = len(text) > MAX_ANSWER_CHARS
@@ -79,6 +83,8 @@ class ResultBuilder:
                 completion_tokens=completion.completion_tokens,
                 calls=attempts,
                 cost_usd=cost,
+                cached_tokens=completion.cached_tokens,
+                reasoning_tokens=completion.reasoning_tokens,
             ),
             price_known=known,
             latency_s=time.monotonic() - start,

@@ -143,6 +143,10 @@ class ClientConfig:
     retry_after_max_s: float = 120.0
     fail_fast: bool = True
     abort_after: int = 8
+    #: a hard cap on the USD spent at the provider (`reljudge.llm.budget`), None: no cap
+    max_cost_usd: float | None = None
+    #: what was spent before this client (earlier sessions of a run), counted under the cap
+    spent_usd: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.model or not isinstance(self.model, str):
@@ -159,6 +163,8 @@ class ClientConfig:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be > 0 or None, got {value}")
+        if self.max_cost_usd is not None and not self.max_cost_usd >= 0:
+            raise ValueError(f"max_cost_usd must be >= 0 or None, got {self.max_cost_usd}")
         if self.top_logprobs is not None and not 0 <= self.top_logprobs <= 20:
             raise ValueError(f"top_logprobs must be in 0..20, got {self.top_logprobs}")
         if self.cache_path is not None:
@@ -293,3 +299,7 @@ class Completion:
     logprobs: list[dict[str, Any]] | None = None
     refusal: str | None = None
     model: str | None = None  # the model name the provider reports
+    #: ``usage.prompt_tokens_details.cached_tokens`` (at most ``prompt_tokens``), None if not sent
+    cached_tokens: int | None = None
+    #: ``usage.completion_tokens_details.reasoning_tokens`` (at most ``completion_tokens``)
+    reasoning_tokens: int | None = None

@@ -23,8 +23,9 @@ from reljudge.run.options import (
     request_field_list,
 )
 
-#: how a job ended: all items done, Ctrl-C or a signal, an error, or the provider could not serve it
-JobState = Literal["finished", "interrupted", "failed", "aborted"]
+#: how a job ended: all items done, Ctrl-C or a signal, an error, the provider could not serve it,
+#: or the next request would have gone over ``--max-cost``
+JobState = Literal["finished", "interrupted", "failed", "aborted", "capped"]
 #: the settings a resumed job must share with the run directory's manifest
 IDENTITY_FIELDS: tuple[str, ...] = (
     "method",
@@ -335,6 +336,17 @@ class RunConfig(BaseModel):
             "YAML/JSON price table {model: {input: USD/1M, output: USD/1M}} overriding the built-in one.",
         ),
     ] = None
+    #: a hard cap on the USD the run directory's calls cost (all sessions)
+    max_cost: Annotated[
+        float | None,
+        Flag(
+            "--max-cost",
+            "Stop sending requests before the run's cost (in USD, all sessions of the run directory) would go "
+            "over this: everything is saved, the exit code is 3, and the same command with a higher cap resumes. "
+            "Needs a known price (see --prices).",
+            commands=RUN,
+        ),
+    ] = Field(None, ge=0, allow_inf_nan=False)
     #: cut longer passages to this many characters
     max_passage_chars: Annotated[
         int | None,

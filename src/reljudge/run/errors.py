@@ -6,12 +6,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reljudge.errors import InputError
 
 if TYPE_CHECKING:
+    from reljudge.llm.budget import BudgetExhausted
     from reljudge.llm.types import ProviderAbort
+
+E = TypeVar("E", bound=BaseException)
 
 
 class OutputError(InputError):
@@ -60,11 +63,23 @@ def find_provider_abort(err: BaseException) -> ProviderAbort | None:
     of the judge's task groups; None when the job ended for another reason."""
     from reljudge.llm.types import ProviderAbort
 
-    if isinstance(err, ProviderAbort):
+    return _find(err, ProviderAbort)
+
+
+def find_budget_exhausted(err: BaseException) -> BudgetExhausted | None:
+    """The `BudgetExhausted` that ended a job at its cost cap (``err`` or one inside its
+    exception groups); None when the job ended for another reason."""
+    from reljudge.llm.budget import BudgetExhausted
+
+    return _find(err, BudgetExhausted)
+
+
+def _find(err: BaseException, kind: type[E]) -> E | None:
+    if isinstance(err, kind):
         return err
     if isinstance(err, BaseExceptionGroup):
         for inner in err.exceptions:
-            found = find_provider_abort(inner)
+            found = _find(inner, kind)
             if found is not None:
                 return found
     return None

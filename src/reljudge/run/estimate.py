@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from reljudge.llm.pricing import Price
 
 
+#: how prompt tokens are counted without the model's tokenizer (`reljudge.llm.tokens`)
+FALLBACK_COUNT = "~4 characters a token"
+
+
 def estimate_job(
     config: RunConfig,
     judge: Judge,
@@ -23,16 +27,24 @@ def estimate_job(
     """Calls, tokens and cost the job would spend from scratch, with how calls grow with depth
     (`Judge.estimate_growth`). ``prices``: the job's price table (default: read from
     ``config.prices``, see `reljudge.llm.pricing.price_table`)."""
+    from reljudge.judges.token_count import counting_with
     from reljudge.llm.pricing import model_cost, price_table
+    from reljudge.llm.tokens import TokenCounter
 
-    est = judge.estimate(inputs)
+    with counting_with(TokenCounter(config.model)):  # the model's tokenizer, where one is offline
+        est = judge.estimate(inputs)
     if config.samples > 1:  # each item asked --samples times (pointwise judges only, see prepare)
-        from reljudge.judges.base import CallEstimate
+        from dataclasses import replace
 
         n = config.samples
         note = "; ".join(x for x in (est.note, f"{n} samples per item") if x)
-        est = CallEstimate(
-            est.calls * n, est.prompt_tokens * n, est.completion_tokens * n, note, est.label_records
+        est = replace(
+            est,
+            calls=est.calls * n,
+            prompt_tokens=est.prompt_tokens * n,
+            completion_tokens=est.completion_tokens * n,
+            note=note,
+            records=est.label_records,
         )
     table = prices if prices is not None else price_table(config.prices)
     cost, known = model_cost(config.model, est.prompt_tokens, est.completion_tokens, table)
@@ -45,9 +57,12 @@ def estimate_job(
         "pool": pool.description,
         "calls": est.calls,
         "prompt_tokens": est.prompt_tokens,
+        #: what counted them: the model's tokenizer, or ~4 characters a token
+        "tokens_by": est.tokenizer or FALLBACK_COUNT,
         "completion_tokens": est.completion_tokens,
         "cost_usd": cost,
         "price_known": known,
+        "max_cost_usd": config.max_cost,
         "note": est.note,
         "growth": judge.estimate_growth(inputs),  # how the calls grow with the pool depth
     }
@@ -65,9 +80,11 @@ def render_estimate(est: Mapping[str, Any]) -> str:
     lines = [
         f"dry run: {est['method']} with {est['model']} on {est['topics']} topic(s), {est['items']} item(s) ({est['pool']})",
         f"LLM calls: {est['calls']}",
-        f"tokens (estimate, ~4 characters a token): {est['prompt_tokens']} prompt + {est['completion_tokens']} completion",
+        f"tokens (estimate, {est.get('tokens_by', FALLBACK_COUNT)}): {est['prompt_tokens']} prompt + "
+        f"{est['completion_tokens']} completion",
         f"cost (estimate): {cost}",
     ]
+    lines += _cap_lines(est)
     if est.get("existing_records"):
         lines.append(
             f"{est['existing_records']} record(s) already in {est['output_dir']}: a resumed run makes fewer calls"
@@ -93,6 +110,23 @@ def render_estimate(est: Mapping[str, Any]) -> str:
         lines += render_table(growth)
     lines.append("nothing was called and nothing was written")
     return "\n".join(lines)
+
+
+def _cap_lines(est: Mapping[str, Any]) -> list[str]:
+    """What ``--max-cost`` would let the job do, at the estimated cost per call."""
+    cap = est.get("max_cost_usd")
+    if cap is None:
+        return []
+    if not est.get("price_known", True):
+        return [f"--max-cost ${cap:.4f}: the model has no price, so the cap cannot be kept (see --prices)"]
+    cost, calls = est.get("cost_usd", 0.0), est.get("calls", 0)
+    if cost <= cap:
+        return [f"--max-cost ${cap:.4f}: the estimate fits under the cap"]
+    fit = int(cap / (cost / calls)) if calls and cost > 0 else 0
+    return [
+        f"--max-cost ${cap:.4f}: about {fit} of the {calls} calls fit (the run stops there, exit code 3; "
+        "a higher cap resumes it)"
+    ]
 
 
 def render_table(rows: Sequence[Mapping[str, Any]], indent: str = "  ") -> list[str]:

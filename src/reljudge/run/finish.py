@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from reljudge.errors import EXIT_FAILURE, EXIT_OK, InputError
+from reljudge.errors import EXIT_BUDGET, EXIT_FAILURE, EXIT_OK, InputError
 from reljudge.io.rundir import RETRY_FAILED_STATUSES
 from reljudge.records import STATUSES, utc_now
 from reljudge.run.config import JobState
@@ -20,6 +20,7 @@ from reljudge.run.summary import RunSummary, failure_rate
 
 if TYPE_CHECKING:
     from reljudge.io.rundir import RecordStats
+    from reljudge.llm.budget import BudgetExhausted
     from reljudge.llm.types import ProviderAbort
 
 
@@ -65,9 +66,11 @@ def finish(
     state: JobState,
     client_stats: Mapping[str, Any],
     abort: ProviderAbort | None = None,
+    capped: BudgetExhausted | None = None,
 ) -> RunSummary:
     """Derive qrels and write the manifest from what the run directory holds now (one streamed
-    pass over judgments.jsonl, see `reljudge.run.session.read_back`)."""
+    pass over judgments.jsonl, see `reljudge.run.session.read_back`). ``capped``: the cost cap
+    stopped the job (``state="capped"``)."""
     from reljudge.io.trec import write_qrels
     from reljudge.llm.pricing import price_known
 
@@ -126,7 +129,8 @@ def finish(
         qrels_pairs=qrels_pairs,
         incomplete=incomplete,
         expected=dict(ledger.distributions) if config.scores == "expected" else None,
-        exit_code=EXIT_OK if state == "finished" and rate <= config.max_failure_rate else EXIT_FAILURE,
+        budget=budget_info(config.max_cost, back.spent.total().cost_usd, capped),
+        exit_code=_exit_code(state, rate, config.max_failure_rate),
     )
     earlier_wall = (job.manifest.get("extra") or {}).get("wall_time_s", 0.0)
     results = {
@@ -136,6 +140,18 @@ def finish(
         "tokens": {
             "prompt": summary.total_usage.prompt_tokens,
             "completion": summary.total_usage.completion_tokens,
+            # parts of those the provider reported: prompt tokens read from its cache (priced as
+            # cached input), completion tokens spent reasoning
+            **(
+                {"cached": summary.total_usage.cached_tokens}
+                if summary.total_usage.cached_tokens is not None
+                else {}
+            ),
+            **(
+                {"reasoning": summary.total_usage.reasoning_tokens}
+                if summary.total_usage.reasoning_tokens is not None
+                else {}
+            ),
         },
         "cost_usd": round(summary.total_usage.cost_usd, 6),
         "price_known": summary.price_known,
@@ -143,6 +159,7 @@ def finish(
         "qrels": qrels_info,
         "api_error_kinds": summary.api_error_kinds,
         **({"abort": summary.abort} if summary.abort is not None else {}),
+        **({"budget": summary.budget} if summary.budget is not None else {}),
         "last_session": {
             "state": state,
             "new_records": summary.new_records,
@@ -156,6 +173,24 @@ def finish(
         with writing(job.rundir.qrels_path):
             raise unwritable
     return summary
+
+
+def _exit_code(state: JobState, rate: float, max_rate: float) -> int:
+    if state == "capped":
+        return EXIT_BUDGET
+    return EXIT_OK if state == "finished" and rate <= max_rate else EXIT_FAILURE
+
+
+def budget_info(cap: float | None, spent: float, capped: BudgetExhausted | None) -> dict[str, Any] | None:
+    """The cost cap of a job as the summary and manifest hold it: the cap, what the run
+    directory's records cost (all sessions), and, when the cap stopped the job, the estimated
+    cost of the request that did not fit."""
+    if cap is None:
+        return None
+    info: dict[str, Any] = {"max_cost_usd": cap, "spent_usd": round(spent, 6), "reached": capped is not None}
+    if capped is not None:
+        info["next_request_usd"] = round(capped.next_cost, 6)
+    return info
 
 
 def abort_info(abort: ProviderAbort) -> dict[str, Any]:

@@ -17,12 +17,21 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from reljudge.errors import InputError
 from reljudge.io.rundir import RETRY_FAILED_STATUSES
 from reljudge.records import Judgment, utc_now
 from reljudge.run.config import JobState, RunConfig
-from reljudge.run.errors import OutputError, close_writer, find_provider_abort, first_input_error, writing
+from reljudge.run.errors import (
+    OutputError,
+    close_writer,
+    find_budget_exhausted,
+    find_provider_abort,
+    first_input_error,
+    writing,
+)
 from reljudge.run.estimate import estimate_job
 from reljudge.run.finish import finish, write_manifest
 from reljudge.run.identity import check_identity, job_identity
@@ -33,8 +42,10 @@ from reljudge.run.summary import RunSummary
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from reljudge.io.rundir import RecordStats
     from reljudge.judges.base import Judge, JudgeInputs
     from reljudge.llm import ClientConfig, LLMClient
+    from reljudge.llm.budget import BudgetExhausted
     from reljudge.llm.types import ProviderAbort
     from reljudge.run.inputs import SharedInputs
 
@@ -80,6 +91,14 @@ async def run_job_async(
     if long_passages is not None:
         logger.warning("%s", long_passages)
     own_config = client_config(config, job.prices) if client is None else None
+    if own_config is not None and config.max_cost is not None:
+        from reljudge.llm.pricing import model_cost
+
+        if model_cost(config.model, 1_000_000, 1_000_000, job.prices) == (0.0, False):
+            raise InputError(
+                f"--max-cost needs the price of {config.model}: it is not in the price table "
+                "(give it with --prices FILE)"
+            )
 
     created = not job.rundir.path.exists()
     with writing(job.rundir.path):
@@ -160,6 +179,7 @@ async def _run_locked(
 
     state: JobState = "interrupted"
     abort: ProviderAbort | None = None
+    capped: BudgetExhausted | None = None  # the cost cap (--max-cost) stopped the job
     output_failed = False  # the run directory could not be written (a full disk, ...)
     own: LLMClient | None = None
     client_stats: dict[str, Any] = {}
@@ -168,6 +188,8 @@ async def _run_locked(
             from reljudge.llm import LLMClient
 
             assert own_config is not None
+            if own_config.max_cost_usd is not None:  # the cap counts what earlier sessions spent
+                own_config = replace(own_config, spent_usd=_spent(index.stats))
             async with LLMClient(own_config, on_event=on_event) as own:
                 ctx = JudgeContext(own, emit, existing, tool_version=__version__, samples=job.config.samples)
                 await job.judge.run(job.inputs, ctx)
@@ -177,14 +199,18 @@ async def _run_locked(
         state = "finished"
     except Exception as err:
         abort = find_provider_abort(err)
-        if abort is None:
+        capped = find_budget_exhausted(err) if abort is None else None
+        if capped is not None:
+            state = "capped"  # stopped before the cost cap: everything kept, a higher cap resumes
+        elif abort is None:
             state = "failed"
             problem = first_input_error(err)
             output_failed = isinstance(problem, OutputError)
             if problem is not None and problem is not err:  # raised inside the judge's task group
                 raise problem from None
             raise
-        state = "aborted"  # the provider cannot serve the job: stop, keep what was done
+        else:
+            state = "aborted"  # the provider cannot serve the job: stop, keep what was done
     finally:
         progress.close()
         unwritten = close_writer(writer)
@@ -201,7 +227,7 @@ async def _run_locked(
             with writing(job.rundir.path):
                 if unwritten is not None:
                     raise unwritten
-                summary = finish(job, session, state, client_stats, abort)
+                summary = finish(job, session, state, client_stats, abort, capped)
             if state in ("interrupted", "failed"):  # the exception propagates: say what was kept
                 print(summary.render(), file=sys.stderr)
     return summary
@@ -216,6 +242,11 @@ def _expected_records(judge: Judge, inputs: JudgeInputs, existing: Mapping[Any, 
     labels = label_methods(judge)
     done = sum(1 for key in existing if key[0] in labels)
     return max(calls - done, 0) or None
+
+
+def _spent(stats: tuple[RecordStats, RecordStats] | None) -> float:
+    """What the run directory's records cost (every record, replaced ones too: they were paid)."""
+    return stats[1].cost_usd if stats is not None else 0.0
 
 
 def run_job(config: RunConfig, client: LLMClient | None = None) -> RunSummary:

@@ -26,17 +26,31 @@ from reljudge.records import Judgment, Usage
 class UsageSum:
     """`Usage` summed with plain numbers (adding pydantic models per record is slow)."""
 
-    __slots__ = ("prompt_tokens", "completion_tokens", "calls", "cost_usd")
+    __slots__ = (
+        "prompt_tokens",
+        "completion_tokens",
+        "calls",
+        "cost_usd",
+        "cached_tokens",
+        "reasoning_tokens",
+    )
 
     def __init__(self) -> None:
         self.prompt_tokens = self.completion_tokens = self.calls = 0
         self.cost_usd = 0.0
+        #: None until a record says how many (the provider reported them)
+        self.cached_tokens: int | None = None
+        self.reasoning_tokens: int | None = None
 
     def add(self, usage: Usage) -> None:
         self.prompt_tokens += usage.prompt_tokens
         self.completion_tokens += usage.completion_tokens
         self.calls += usage.calls
         self.cost_usd += usage.cost_usd
+        if usage.cached_tokens is not None:
+            self.cached_tokens = (self.cached_tokens or 0) + usage.cached_tokens
+        if usage.reasoning_tokens is not None:
+            self.reasoning_tokens = (self.reasoning_tokens or 0) + usage.reasoning_tokens
 
     def total(self) -> Usage:
         return Usage(
@@ -44,6 +58,8 @@ class UsageSum:
             completion_tokens=self.completion_tokens,
             calls=self.calls,
             cost_usd=self.cost_usd,
+            cached_tokens=self.cached_tokens,
+            reasoning_tokens=self.reasoning_tokens,
         )
 
 

@@ -204,6 +204,7 @@ def client_config(config: RunConfig, prices: Mapping[str, Price] | None = None) 
         top_logprobs=EXPECTED_TOP_LOGPROBS if config.scores == "expected" else None,
         extra_params=dict(config.params),
         prices=dict(prices) if config.prices is not None and prices is not None else None,
+        max_cost_usd=config.max_cost,
     )
     if config.cache_path is not None:
         kwargs["cache_path"] = config.cache_path

@@ -18,11 +18,12 @@ PERMANENT_KINDS: frozenset[str] = frozenset({"auth", "bad_request", "context_len
 
 class RunSummary(BaseModel):
     """What a job did. ``exit_code``: 0 ok, 1 failure share above ``max_failure_rate`` or the
-    job aborted (the provider cannot serve it, see ``abort``)."""
+    job aborted (the provider cannot serve it, see ``abort``), 3 the job stopped at its cost cap
+    (``budget``)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    state: Literal["finished", "interrupted", "failed", "aborted", "dry-run"]
+    state: Literal["finished", "interrupted", "failed", "aborted", "capped", "dry-run"]
     method: str
     model: str
     output_dir: Path | None = None
@@ -47,6 +48,9 @@ class RunSummary(BaseModel):
     #: why the job stopped early when ``state == "aborted"``: the provider's error
     #: (``kind``, ``message``, ``status_code``, ``hint``)
     abort: dict[str, Any] | None = None
+    #: with ``--max-cost``: the cap, what the run directory's records cost, whether the cap was
+    #: reached (``state == "capped"``) and the estimate of the request that did not fit
+    budget: dict[str, Any] | None = None
     qrels_pairs: int = 0
     #: documents left out of qrels.txt until all their stage records exist (EXAM questions,
     #: nuggets; an interrupted multi-stage run)
@@ -69,9 +73,11 @@ class RunSummary(BaseModel):
                 "parse fallbacks: " + ", ".join(f"{k} {v}" for k, v in sorted(self.fallbacks.items()))
             )
         cost = f"${self.usage.cost_usd:.4f}" + ("" if self.price_known else " (price unknown for this model)")
+        cached = f" ({self.usage.cached_tokens} cached)" if self.usage.cached_tokens else ""
+        reasoning = f" ({self.usage.reasoning_tokens} reasoning)" if self.usage.reasoning_tokens else ""
         lines.append(
-            f"this run: {self.usage.calls} calls, {self.usage.prompt_tokens} prompt + "
-            f"{self.usage.completion_tokens} completion tokens, {cost}, {self.cache_hits} cache hits, "
+            f"this run: {self.usage.calls} calls, {self.usage.prompt_tokens} prompt{cached} + "
+            f"{self.usage.completion_tokens} completion{reasoning} tokens, {cost}, {self.cache_hits} cache hits, "
             f"{self.retries} retries, {self.wall_time_s:.1f}s"
         )
         lines += self._expected_lines()
@@ -120,6 +126,15 @@ class RunSummary(BaseModel):
         ]
 
     def _ending(self) -> list[str]:
+        if self.state == "capped":
+            budget = self.budget or {}
+            return [
+                f"stopped at the cost cap: ${budget.get('spent_usd', 0.0):.4f} spent of --max-cost "
+                f"${budget.get('max_cost_usd', 0.0):.4f} (all runs in this directory); "
+                f"{self.records} record(s) judged for {self.items} pooled item(s); the next request would cost about "
+                f"${budget.get('next_request_usd', 0.0):.4f}. Everything is saved: re-run the same "
+                "command with a higher --max-cost to continue"
+            ]
         if self.state == "interrupted":
             return ["interrupted: re-run the same command to continue where it stopped"]
         if self.state == "aborted":

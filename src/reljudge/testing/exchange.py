@@ -81,7 +81,9 @@ class MockReply:
     ``finish_reason`` defaults to "stop" (or "length" when cut by max_tokens).
     ``content`` (any JSON value) is sent as the message content instead of ``text``;
     ``usage_literals`` = (prompt, completion) are sent verbatim as the token counts (JSON number
-    text such as ``"1e400"`` or ``"-5"``); ``body`` is sent as the exact response body (with
+    text such as ``"1e400"`` or ``"-5"``); ``detail_literals`` = (prompt details, completion
+    details) are sent verbatim (JSON text) as OpenAI's ``usage.prompt_tokens_details`` and
+    ``usage.completion_tokens_details`` (``'{"cached_tokens": 96}'``); ``body`` is sent as the exact response body (with
     ``status`` and ``headers``), bypassing everything else.
     """
 
@@ -98,6 +100,7 @@ class MockReply:
     completion_tokens: int | None = None
     content: Any = NOT_SET
     usage_literals: tuple[str, str] | None = None
+    detail_literals: tuple[str, str] | None = None
     body: bytes | None = None
     #: the token log-probabilities sent when the request asks for them: a list of
     #: ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}`` sent as they are, None

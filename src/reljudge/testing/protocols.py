@@ -163,6 +163,14 @@ def openai_body(req: MockRequest, ans: Answer, reply: MockReply) -> tuple[dict[s
             "total_tokens": usage[2],
         },
     }
+    if reply.detail_literals is not None:  # OpenAI's usage details, as JSON text
+        payload["usage"]["prompt_tokens_details"] = "@@prompt_details@@"
+        payload["usage"]["completion_tokens_details"] = "@@completion_details@@"
+        literals = {
+            **literals,
+            "@@prompt_details@@": reply.detail_literals[0],
+            "@@completion_details@@": reply.detail_literals[1],
+        }
     return payload, literals
 
 

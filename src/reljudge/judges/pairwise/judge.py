@@ -320,10 +320,20 @@ class PairwiseJudge(Judge):
             return self._estimate_sampler(inputs, answer)
         if self.pairs == "all":
             return self._estimate_all(inputs, answer)
-        from reljudge.judges.token_count import columns_tokens, linear_terms
+        from reljudge.judges.token_count import (
+            TextTokens,
+            active_tokenizer,
+            columns_tokens,
+            linear_terms,
+            tokenizer_item_tokens,
+            tokenizer_terms,
+        )
 
+        counter = active_tokenizer()  # the model's tokenizer, when the dry-run has one
+        terms = tokenizer_terms(self.prompt, self.variables, 3, counter) if counter is not None else None
+        queries, docs = (TextTokens(counter), TextTokens(counter)) if counter is not None else (None, None)
         pairs = self._fixed_pairs(inputs)
-        calls = 0
+        calls = counted = 0
         lengths: tuple[list[int], list[int], list[int]] = ([], [], [])  # query, first, second
         for qid, qpairs in pairs.items():
             for a, b in qpairs:
@@ -334,36 +344,64 @@ class PairwiseJudge(Judge):
                 ):
                     continue
                 calls += 2
+                if terms is not None and queries is not None and docs is not None:
+                    counts = (
+                        queries(qid, inputs.topics[qid]),
+                        docs(a, inputs.corpus[a]),
+                        docs(b, inputs.corpus[b]),
+                    )
+                    counted += tokenizer_item_tokens(terms, counts)
+                    continue
                 lengths[0].append(len(inputs.topics[qid]))
                 lengths[1].append(len(inputs.corpus[a]))
                 lengths[2].append(len(inputs.corpus[b]))
         # every prompt's tokens from the texts' lengths, none rendered (`reljudge.judges.token_count`)
-        tokens = 2 * columns_tokens(linear_terms(self.prompt, self.variables, 3), lengths)
+        if terms is not None:
+            tokens = 2 * counted
+        else:
+            tokens = 2 * columns_tokens(linear_terms(self.prompt, self.variables, 3), lengths)
         n_pairs = sum(len(p) for p in pairs.values())
         note = f"pairwise: {n_pairs} pairs x 2 orders"
         if self.pairs == "all":
             note += " (all pairs grow as n(n-1)/2 with pool size n; pairs='sampler' stays below p*n)"
-        return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2)
+        source = counter.source if counter is not None else None
+        return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2, tokenizer=source)
 
     def _estimate_all(self, inputs: JudgeInputs, answer: int) -> CallEstimate:
         """Every pair of each topic's pool in both orders, counted without building the pairs or
         rendering a prompt per pair (`reljudge.judges.token_count`): the count and tokens of the
         loop over the pairs, in O(n) per topic."""
-        from reljudge.judges.token_count import all_pairs_tokens, linear_terms
+        from reljudge.judges.token_count import (
+            active_tokenizer,
+            all_pairs_tokens,
+            linear_terms,
+            tokenizer_all_pairs_tokens,
+            tokenizer_terms,
+        )
 
-        terms = linear_terms(self.prompt, self.variables, 3)
+        counter = active_tokenizer()  # the model's tokenizer, when the dry-run has one
+        if counter is not None:
+            terms = tokenizer_terms(self.prompt, self.variables, 3, counter)
+        else:
+            terms = linear_terms(self.prompt, self.variables, 3)
         calls = tokens = n_pairs = 0
         for qid, docids in inputs.pool.items():
             docs = _unique(docids)
             n_pairs += len(docs) * (len(docs) - 1) // 2
             if topic_problem(inputs.topics, qid):
                 continue
-            lengths = [len(str(inputs.corpus[d])) for d in docs if not passage_problem(inputs.corpus, d)]
-            calls += len(lengths) * (len(lengths) - 1)
-            tokens += 2 * all_pairs_tokens(terms, len(str(inputs.topics[qid])), lengths)
+            texts = [str(inputs.corpus[d]) for d in docs if not passage_problem(inputs.corpus, d)]
+            calls += len(texts) * (len(texts) - 1)
+            query = str(inputs.topics[qid])
+            if counter is not None:
+                counts = [counter.text(text) for text in texts]
+                tokens += 2 * tokenizer_all_pairs_tokens(terms, counter.text(query), counts)
+            else:
+                tokens += 2 * all_pairs_tokens(terms, len(query), [len(text) for text in texts])
         note = f"pairwise: {n_pairs} pairs x 2 orders"
         note += " (all pairs grow as n(n-1)/2 with pool size n; pairs='sampler' stays below p*n)"
-        return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2)
+        source = counter.source if counter is not None else None
+        return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2, tokenizer=source)
 
     def _estimate_sampler(self, inputs: JudgeInputs, answer: int) -> CallEstimate:
         calls = tokens = all_calls = 0

@@ -211,6 +211,29 @@ def clamp_tokens(value: Any) -> int:
     return int(value)
 
 
+def usage_details(usage: Any, prompt_tokens: int, completion_tokens: int) -> tuple[int | None, int | None]:
+    """(cached prompt tokens, reasoning tokens) of a usage object or dict: OpenAI's
+    ``prompt_tokens_details.cached_tokens`` and ``completion_tokens_details.reasoning_tokens``;
+    None for one the provider did not send (or sent as something else than an object holding a
+    number). Each is clamped like every count (`clamp_tokens`) and to at most the prompt or
+    completion tokens it is a part of, so a provider cannot make a call cost more than its own
+    counts say, nor less than nothing."""
+
+    def get(obj: Any, name: str) -> Any:
+        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+    def part(details_name: str, name: str, whole: int) -> int | None:
+        value = get(get(usage, details_name), name) if usage is not None else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return min(clamp_tokens(value), whole)
+
+    return (
+        part("prompt_tokens_details", "cached_tokens", prompt_tokens),
+        part("completion_tokens_details", "reasoning_tokens", completion_tokens),
+    )
+
+
 def content_text(content: Any) -> tuple[str, str | None]:
     """(answer text, refusal) from a message's ``content``.
 
@@ -258,6 +281,7 @@ __all__ = [
     "Backend",
     "ProviderError",
     "clamp_tokens",
+    "usage_details",
     "classify_status",
     "clean_logprobs",
     "content_text",

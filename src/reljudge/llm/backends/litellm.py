@@ -23,7 +23,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from reljudge.llm.backends.base import Backend, clamp_tokens, classify_status, clean_logprobs, content_text
+from reljudge.llm.backends.base import (
+    Backend,
+    clamp_tokens,
+    classify_status,
+    clean_logprobs,
+    content_text,
+    usage_details,
+)
 from reljudge.llm.retry import retry_after_from_headers
 from reljudge.llm.types import Completion, ProviderError
 
@@ -123,11 +130,16 @@ class LiteLLMBackend(Backend):
         text, part_refusal = content_text(getattr(message, "content", None) if message is not None else None)
         finish = getattr(choice, "finish_reason", None)
         model = getattr(resp, "model", None)
+        prompt_tokens = clamp_tokens(getattr(usage, "prompt_tokens", 0)) if usage else 0
+        completion_tokens = clamp_tokens(getattr(usage, "completion_tokens", 0)) if usage else 0
+        cached, reasoning = usage_details(usage, prompt_tokens, completion_tokens)
         return Completion(
             text=text,
             finish_reason=finish if isinstance(finish, str) else None,
-            prompt_tokens=clamp_tokens(getattr(usage, "prompt_tokens", 0)) if usage else 0,
-            completion_tokens=clamp_tokens(getattr(usage, "completion_tokens", 0)) if usage else 0,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cached_tokens=cached,
+            reasoning_tokens=reasoning,
             logprobs=clean_logprobs(logprobs),
             refusal=part_refusal,
             model=model if isinstance(model, str) else None,

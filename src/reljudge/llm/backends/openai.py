@@ -38,6 +38,7 @@ from reljudge.llm.backends.base import (
     http_transport,
     pool_limits,
     transport_error,
+    usage_details,
 )
 from reljudge.llm.retry import retry_after_from_headers
 from reljudge.llm.types import Completion, ProviderError
@@ -208,11 +209,16 @@ def completion_from_json(body: bytes) -> Completion:
     logprobs = choice.get("logprobs")
     finish = choice.get("finish_reason")
     model = data.get("model")
+    prompt_tokens = clamp_tokens(usage.get("prompt_tokens"))
+    completion_tokens = clamp_tokens(usage.get("completion_tokens"))
+    cached, reasoning = usage_details(usage, prompt_tokens, completion_tokens)
     return Completion(
         text=text,
         finish_reason=finish if isinstance(finish, str) else None,
-        prompt_tokens=clamp_tokens(usage.get("prompt_tokens")),
-        completion_tokens=clamp_tokens(usage.get("completion_tokens")),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cached_tokens=cached,
+        reasoning_tokens=reasoning,
         logprobs=clean_logprobs(logprobs.get("content")) if isinstance(logprobs, dict) else None,
         refusal=refusal if isinstance(refusal, str) and refusal else part_refusal,
         model=model if isinstance(model, str) else None,

@@ -16,6 +16,9 @@ them:
 ``dict-content``   the content is an object ``{"type": "text", "text": "##final score: 3"}``
 ``absurd-usage``   token counts 1e400 / 1.5 / negative / 10^30 (``:VARIANT`` picks one;
                    without, they take turns)
+``usage-details``  the auto answer with OpenAI's usage details: half the prompt tokens cached,
+                   16 reasoning tokens (``:VARIANT``: absurd details, 1e400 / negative / over /
+                   1.5 / string / shape / null)
 ``huge[:MB]``      an answer of MB mebibytes (default 16)
 ``gzip-bomb[:MB]`` a ~MB KiB gzip body (``Content-Encoding: gzip``) inflating to MB MiB (default 200)
 ``think-bomb``     ``<think>`` x 15000 and a marker
@@ -39,7 +42,9 @@ from collections.abc import Callable
 
 from reljudge.testing.exchange import Responder
 from reljudge.testing.responders.hostile import (
+    ABSURD_DETAILS,
     ABSURD_USAGE,
+    REASONING_TOKENS,
     _auto,
     absurd_usage,
     blackhole,
@@ -57,6 +62,7 @@ from reljudge.testing.responders.hostile import (
     redirect,
     think_bomb,
     unauthorized,
+    usage_details,
 )
 from reljudge.testing.responders.logprobs import label_logprobs, no_logprobs, scripted_logprobs, tokens_of
 from reljudge.testing.responders.scripted import (
@@ -114,6 +120,9 @@ __all__ = [
     "think_bomb",
     "truncated",
     "unauthorized",
+    "usage_details",
+    "ABSURD_DETAILS",
+    "REASONING_TOKENS",
 ]
 
 
@@ -137,6 +146,7 @@ _BUILDERS: dict[str, Callable[[str | None], Responder]] = {
     "int-content": lambda arg: int_content,
     "dict-content": lambda arg: dict_content,
     "absurd-usage": lambda arg: absurd_usage(arg),
+    "usage-details": lambda arg: usage_details(arg),
     "huge": lambda arg: huge(_number(arg, "huge") if arg else 16),
     "gzip-bomb": lambda arg: gzip_bomb(int(_number(arg, "gzip-bomb")) if arg else 200),
     "think-bomb": lambda arg: think_bomb(),

@@ -1,6 +1,7 @@
 """Hostile responders for `MockLLMServer`: the shapes of answer a client must survive (content
 that is not a string, absurd token counts, huge answers and gzip bombs, reasoning-tag and nesting
-bombs, wrong keys, unknown models, silence, echoed credentials, redirects).
+bombs, wrong keys, unknown models, silence, echoed credentials, redirects), and OpenAI's usage
+details (cached and reasoning tokens), sane or absurd.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 import zlib
 from dataclasses import replace
 
-from reljudge.testing.exchange import MOVED_PREFIX, MockReply, MockRequest, Responder
+from reljudge.testing.exchange import MOVED_PREFIX, MockReply, MockRequest, Responder, count_tokens
 from reljudge.testing.responders.scripted import error
 
 
@@ -92,6 +93,44 @@ def absurd_usage(variant: str | None = None, inner: Responder | None = None) -> 
     def answer(req: MockRequest) -> MockReply:
         chosen = variant or names[req.index % len(names)]
         return replace(_reply(inner, req), usage_literals=ABSURD_USAGE[chosen])
+
+    return answer
+
+
+#: REASONING_TOKENS: the reasoning tokens `usage_details` adds to each answer's completion tokens
+REASONING_TOKENS = 16
+#: (prompt_tokens_details, completion_tokens_details) as JSON text: counts no provider should send
+ABSURD_DETAILS: dict[str, tuple[str, str]] = {
+    "1e400": ('{"cached_tokens": 1e400}', '{"reasoning_tokens": 1e400}'),  # infinity to JSON readers
+    "negative": ('{"cached_tokens": -5}', '{"reasoning_tokens": -7}'),
+    "over": ('{"cached_tokens": 1' + "0" * 30 + "}", '{"reasoning_tokens": 1' + "0" * 30 + "}"),
+    "1.5": ('{"cached_tokens": 1.5}', '{"reasoning_tokens": 2.5}'),
+    "string": ('{"cached_tokens": "12"}', '{"reasoning_tokens": "3"}'),
+    "shape": ('"lots"', "[1, 2]"),  # the details are not objects
+    "null": ("null", "null"),
+}
+
+
+def usage_details(variant: str | None = None, inner: Responder | None = None) -> Responder:
+    """``inner``'s answer (default: auto) with OpenAI's usage details: half the prompt tokens read
+    from the provider's cache (``prompt_tokens_details.cached_tokens``) and `REASONING_TOKENS`
+    reasoning tokens added to the completion (``completion_tokens_details.reasoning_tokens``), as a
+    reasoning model with prompt caching reports them; a variant (`ABSURD_DETAILS`) sends absurd
+    details instead."""
+    if variant is not None and variant not in ABSURD_DETAILS:
+        raise ValueError(
+            f"unknown usage-details variant {variant!r} (expected one of {', '.join(ABSURD_DETAILS)})"
+        )
+    inner = inner or _auto()
+
+    def answer(req: MockRequest) -> MockReply:
+        reply = _reply(inner, req)
+        if variant is not None:
+            return replace(reply, detail_literals=ABSURD_DETAILS[variant])
+        prompt = sum(count_tokens(str(m.get("content", ""))) + 3 for m in req.messages)
+        completion = count_tokens(reply.text) + REASONING_TOKENS
+        details = (f'{{"cached_tokens": {prompt // 2}}}', f'{{"reasoning_tokens": {REASONING_TOKENS}}}')
+        return replace(reply, prompt_tokens=prompt, completion_tokens=completion, detail_literals=details)
 
     return answer
 

@@ -162,3 +162,19 @@ def test_end_to_end_backs_off_after_429s_and_finishes():
     assert refused > 0 and info["rate_limited"] > 0
     assert info["backoffs"] >= 1 and info["level"] < 32
     assert info["mode"] == "adaptive"
+
+
+def test_a_waiter_cancelled_after_its_turn_was_skipped_leaves_the_gate_sound():
+    async def main() -> tuple[int, int]:
+        gate = AdaptiveGate(AdaptiveConcurrency(1, start=1))
+        await gate.acquire()
+        waiter = asyncio.ensure_future(gate.acquire())
+        await asyncio.sleep(0)
+        waiter.cancel()
+        gate.release()  # skips the cancelled waiter before its task sees the cancellation
+        results = await asyncio.gather(waiter, return_exceptions=True)
+        assert isinstance(results[0], asyncio.CancelledError)  # not a ValueError from the queue
+        await gate.acquire()  # the slot is free again
+        return gate.in_use, len(gate._waiters)
+
+    assert asyncio.run(main()) == (1, 0)

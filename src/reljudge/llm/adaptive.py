@@ -180,7 +180,7 @@ class AdaptiveGate:
             except BaseException:
                 if waiter.done() and not waiter.cancelled():
                     self.release()  # woken, then cancelled: give the slot back
-                else:
+                elif waiter in self._waiters:
                     self._waiters.remove(waiter)
                 raise
         else:

@@ -178,3 +178,24 @@ def test_a_waiter_cancelled_after_its_turn_was_skipped_leaves_the_gate_sound():
         return gate.in_use, len(gate._waiters)
 
     assert asyncio.run(main()) == (1, 0)
+
+
+def test_a_bad_concurrency_on_the_command_line_is_an_input_error(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "reljudge", "run", "--method", "umbrela", "--model", "openai/m",
+            "--dataset", "dl19-sample", "--concurrency", "fixed:0", "--out", str(tmp_path / "r")]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True, env=os.environ, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "--concurrency must be N or fixed:N" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_client_stats_for_the_manifest_name_the_level():
+    fixed = LLMClient(ClientConfig(model="openai/m", concurrency=3, cache_path=None))
+    assert fixed.adaptive is None
+    assert fixed.stats.as_dict()["concurrency"] == {"mode": "fixed", "level": 3}
+    adaptive = LLMClient(ClientConfig(model="openai/m", concurrency=16, adaptive=True, cache_path=None))
+    info = adaptive.stats.as_dict()["concurrency"]
+    assert info["mode"] == "adaptive" and info["ceiling"] == 16 and info["level"] == 4

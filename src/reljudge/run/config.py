@@ -19,6 +19,7 @@ from reljudge.run.options import (
     FloatPolicy,
     judge_option_list,
     parse_concurrency,
+    parse_concurrency_flag,
     parse_float_policy,
     parse_pool_spec,
     request_field_list,
@@ -202,7 +203,7 @@ class RunConfig(BaseModel):
             default="8",
             min=None,
             max=None,
-            parse=parse_concurrency,
+            parse=parse_concurrency_flag,
         ),
     ] = 8
     rpm: Annotated[float | None, Flag("--rpm", "Cap on requests per minute (> 0).")] = Field(None, gt=0)

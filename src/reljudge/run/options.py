@@ -177,3 +177,11 @@ def concurrency_setting(value: int | str) -> tuple[int, bool]:
     if isinstance(parsed, int):
         return parsed, True
     return int(parsed.split(":", 1)[1]), False
+
+
+def parse_concurrency_flag(value: Any) -> int | str:
+    """`parse_concurrency` for the command line: a bad value is an `InputError` (exit 2)."""
+    try:
+        return parse_concurrency(value)
+    except ValueError as err:
+        raise InputError(str(err)) from None

@@ -94,3 +94,14 @@ def test_without_limits_no_rate_headers():
     with MockLLMServer(lambda req: "1") as srv:
         status, headers, _ = _post(srv.openai_url)
     assert status == 200 and not any(name.startswith("x-ratelimit") for name in headers)
+
+
+@pytest.mark.parametrize("option", [["--rpm", "0"], ["--tpm", "-5"], ["--max-connections", "0"]])
+def test_mock_server_command_refuses_bad_limits(option):
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "reljudge", "mock-server", *option],
+                          capture_output=True, text=True, env=os.environ, timeout=300)  # fmt: skip
+    assert done.returncode == 2 and "must be > 0" in done.stderr, done.stderr

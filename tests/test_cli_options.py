@@ -85,7 +85,8 @@ def test_a_flag_left_out_of_a_command_is_not_its_option():
 
 def test_type_default_and_bounds_come_from_the_field():
     run = options("run")
-    assert run["--concurrency"].default == 8 and run["--concurrency"].min == 1
+    assert run["--max-attempts"].default == 6 and run["--max-attempts"].min == 1
+    assert run["--concurrency"].default == "8"  # the Flag's own type: N or fixed:N
     assert run["--timeout"].default == 60.0 and run["--timeout"].min == 0.0  # gt=0: validated
     assert isinstance(run["--timeout"].min, float) and run["--timeout"].max is None
     assert (run["--max-failure-rate"].min, run["--max-failure-rate"].max) == (0.0, 1.0)

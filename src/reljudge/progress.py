@@ -64,6 +64,9 @@ class JobProgress:
                 smoothing=0.1,
             )
 
+    #: the client's `AdaptiveConcurrency`, whose level the bar shows (None: not shown)
+    concurrency: Any = None
+
     # -- feeding -------------------------------------------------------------------------
     def on_record(self, judgment: Judgment) -> None:
         """Count one emitted record and advance the bar."""
@@ -101,6 +104,8 @@ class JobProgress:
             parts["cached"] = self.cache_hits
         if self.statuses["skipped"]:
             parts["skipped"] = self.statuses["skipped"]
+        if self.concurrency is not None:  # the adaptive level (`reljudge.llm.adaptive`)
+            parts["conc"] = self.concurrency.level
         self._bar.set_postfix(parts, refresh=False)
 
     def write(self, message: str) -> None:

@@ -38,6 +38,13 @@ def mock_server_cmd(
         1.0, "--retry-after", help="Retry-After seconds sent with injected 429s."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the deterministic fault draws."),
+    rpm: float = typer.Option(
+        None, "--rpm", help="Server-side limit of requests per minute (429 with Retry-After over it)."
+    ),
+    tpm: float = typer.Option(None, "--tpm", help="Server-side limit of tokens per minute."),
+    max_connections: int = typer.Option(
+        None, "--max-connections", help="Server-side limit of requests served at the same time."
+    ),
 ) -> None:
     """Serve a mock LLM (OpenAI /v1 and Ollama /api) for tests and dry runs, until interrupted.
 
@@ -65,6 +72,9 @@ def mock_server_cmd(
         raise InputError("the --rate-* options must sum to at most 1")
     if latency < 0:
         raise InputError(f"--latency must be >= 0, not {latency}")
+    for name, limit in (("--rpm", rpm), ("--tpm", tpm), ("--max-connections", max_connections)):
+        if limit is not None and not limit > 0:
+            raise InputError(f"{name} must be > 0, not {limit}")
     if any(rates.values()):
         inner = FaultInjector(
             inner,
@@ -77,7 +87,15 @@ def mock_server_cmd(
             retry_after=retry_after,
         )
     try:
-        server = MockLLMServer(inner, host=host, port=port, latency_s=latency)
+        server = MockLLMServer(
+            inner,
+            host=host,
+            port=port,
+            latency_s=latency,
+            rpm=rpm,
+            tpm=tpm,
+            max_connections=max_connections,
+        )
     except ValueError as err:
         raise InputError(f"--host: {err}") from None
     try:

@@ -42,6 +42,7 @@ from tenacity import RetryCallState
 
 from reljudge.errors import InputError
 from reljudge.io.redact import KnownSecrets
+from reljudge.llm.adaptive import AdaptiveConcurrency, AdaptiveGate
 from reljudge.llm.backends import Backend, create_backend
 from reljudge.llm.backends.base import clamp_tokens, normalise_base_url
 from reljudge.llm.budget import CostBudget
@@ -80,6 +81,7 @@ class ClientStats:
     statuses: Counter = field(default_factory=Counter)  # results by status
     unpriced_models: set = field(default_factory=set)
     limiter_wait_s: float = 0.0
+    concurrency: Any = None  # the `AdaptiveConcurrency` (its level in the manifest), or the fixed int
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +93,7 @@ class ClientStats:
             "statuses": dict(self.statuses),
             "unpriced_models": sorted(self.unpriced_models),
             "limiter_wait_s": round(self.limiter_wait_s, 3),
+            "concurrency": getattr(self.concurrency, "as_dict", lambda: self.concurrency)(),
         }
 
 
@@ -104,7 +107,12 @@ class LLMClient:
         self.usage = Usage()
         self.stats = ClientStats()
         self._keys = CacheKeys(self.backend_name, self.model, normalise_base_url(config.base_url))
-        self._semaphore = asyncio.Semaphore(config.concurrency)
+        #: the adaptive level's controller (`reljudge.llm.adaptive`), None for a fixed concurrency
+        self.adaptive = AdaptiveConcurrency(config.concurrency) if config.adaptive else None
+        self.stats.concurrency = self.adaptive or {"mode": "fixed", "level": config.concurrency}
+        self._semaphore: Any = (
+            AdaptiveGate(self.adaptive) if self.adaptive else asyncio.Semaphore(config.concurrency)
+        )
         self._limiter = RateLimiter(config.rpm, config.tpm)
         self._backend: Backend | None = None
         self._inflight: dict[str, asyncio.Future[ChatResult]] = {}
@@ -367,7 +375,11 @@ class LLMClient:
                     completion = await asyncio.wait_for(backend.complete(msg_dicts, wire), cfg.timeout_s)
                 except TimeoutError:
                     raise ProviderError("timeout", f"no answer within {cfg.timeout_s:g} s") from None
-            except BaseException:
+                if self.adaptive is not None:
+                    self.adaptive.on_success(time.monotonic() - sent, completion.rate_headers)
+            except BaseException as err:
+                if self.adaptive is not None and getattr(err, "kind", None) == "rate_limit":
+                    self.adaptive.on_rate_limited(getattr(err, "rate_headers", None))
                 self._semaphore.release()
                 raise
             holding = True  # released in `_call` once the answer is durable

@@ -125,6 +125,8 @@ class ClientConfig:
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     concurrency: int = 8
+    #: ``concurrency`` is the ceiling of an adaptive level (`reljudge.llm.adaptive`), not a fixed one
+    adaptive: bool = False
     rpm: float | None = None
     tpm: float | None = None
     timeout_s: float = 60.0
@@ -252,6 +254,7 @@ class ProviderError(Exception):
         self.message = message
         self.status_code = status_code
         self.retry_after = retry_after
+        self.rate_headers: dict[str, str] | None = None  # `reljudge.llm.adaptive.RATE_HEADERS` sent
 
     @property
     def retryable(self) -> bool:
@@ -303,3 +306,5 @@ class Completion:
     cached_tokens: int | None = None
     #: ``usage.completion_tokens_details.reasoning_tokens`` (at most ``completion_tokens``)
     reasoning_tokens: int | None = None
+    #: the provider's ``x-ratelimit-*`` headers (`reljudge.llm.adaptive.RATE_HEADERS`), if sent
+    rate_headers: dict[str, str] | None = None

@@ -18,6 +18,8 @@ from reljudge.run.options import (
     Flag,
     FloatPolicy,
     judge_option_list,
+    parse_concurrency,
+    parse_concurrency_flag,
     parse_float_policy,
     parse_pool_spec,
     request_field_list,
@@ -191,7 +193,19 @@ class RunConfig(BaseModel):
         ),
     ] = None
     runs_root: Path = Path("runs")
-    concurrency: Annotated[int, Flag("--concurrency", "Requests in flight at once.")] = Field(8, ge=1)
+    concurrency: Annotated[
+        int | str,
+        Flag(
+            "--concurrency",
+            "Most requests in flight: N is the ceiling of an adaptive level (grows while answers "
+            "are healthy, backs off on 429s and rising latency); fixed:N keeps exactly N.",
+            type=str,
+            default="8",
+            min=None,
+            max=None,
+            parse=parse_concurrency_flag,
+        ),
+    ] = 8
     rpm: Annotated[float | None, Flag("--rpm", "Cap on requests per minute (> 0).")] = Field(None, gt=0)
     tpm: Annotated[float | None, Flag("--tpm", "Cap on tokens per minute (> 0).")] = Field(None, gt=0)
     timeout_s: Annotated[float, Flag("--timeout", "Seconds per request attempt (> 0).")] = Field(60.0, gt=0)
@@ -410,6 +424,11 @@ class RunConfig(BaseModel):
         if self.samples > 1 and not self.temperature:
             raise ValueError("--samples needs a --temperature above 0 (at 0 every sample is the same answer)")
         return self
+
+    @field_validator("concurrency", mode="before")
+    @classmethod
+    def _check_concurrency(cls, value: Any) -> int | str:
+        return parse_concurrency(value)
 
     @field_validator("constrain")
     @classmethod

@@ -191,6 +191,7 @@ async def _run_locked(
             if own_config.max_cost_usd is not None:  # the cap counts what earlier sessions spent
                 own_config = replace(own_config, spent_usd=_spent(index.stats))
             async with LLMClient(own_config, on_event=on_event) as own:
+                progress.concurrency = own.adaptive
                 ctx = JudgeContext(own, emit, existing, tool_version=__version__, samples=job.config.samples)
                 await job.judge.run(job.inputs, ctx)
         else:

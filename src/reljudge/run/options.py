@@ -146,3 +146,42 @@ def parse_pool_spec(spec: str) -> tuple[PoolKind, Path | None, int | None]:
             f"--pool {spec!r}: expected {kind}:FILE:K with K a positive integer (e.g. {kind}:run.txt:10)"
         )
     raise InputError(f"--pool {spec!r}: expected 'qrels', 'run:FILE:K' or 'unjudged:FILE:K'")
+
+
+def parse_concurrency(value: Any) -> int | str:
+    """``--concurrency``: ``N`` (the ceiling of an adaptive level) or ``fixed:N`` (always N in
+    flight, as before); N >= 1. A plain integer stays an integer."""
+    return (
+        value
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        else _concurrency(value)
+    )
+
+
+def _concurrency(value: Any) -> int | str:
+    text = str(value).strip().lower()
+    fixed = text.startswith("fixed:")
+    number = text[len("fixed:") :] if fixed else text
+    try:
+        n = int(number)
+    except ValueError:
+        n = 0
+    if n < 1 or isinstance(value, bool):
+        raise ValueError(f"--concurrency must be N or fixed:N with N >= 1, got {value!r}")
+    return f"fixed:{n}" if fixed else n
+
+
+def concurrency_setting(value: int | str) -> tuple[int, bool]:
+    """(N, adaptive) of a `parse_concurrency` value."""
+    parsed = parse_concurrency(value)
+    if isinstance(parsed, int):
+        return parsed, True
+    return int(parsed.split(":", 1)[1]), False
+
+
+def parse_concurrency_flag(value: Any) -> int | str:
+    """`parse_concurrency` for the command line: a bad value is an `InputError` (exit 2)."""
+    try:
+        return parse_concurrency(value)
+    except ValueError as err:
+        raise InputError(str(err)) from None

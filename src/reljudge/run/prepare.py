@@ -13,6 +13,7 @@ from reljudge.errors import InputError
 from reljudge.run.config import RunConfig
 from reljudge.run.identity import check_identity, default_output_dir, job_identity
 from reljudge.run.inputs import ResolvedInputs, SharedInputs, load_resources, resolve_inputs
+from reljudge.run.options import concurrency_setting
 from reljudge.run.passages import PassageStats, read_passages
 from reljudge.run.pool import Pool, build_pool, check_passages
 
@@ -191,7 +192,8 @@ def client_config(config: RunConfig, prices: Mapping[str, Price] | None = None) 
         model=config.model,
         base_url=config.base_url,
         api_key=api_key,
-        concurrency=config.concurrency,
+        concurrency=concurrency_setting(config.concurrency)[0],
+        adaptive=concurrency_setting(config.concurrency)[1],
         rpm=config.rpm,
         tpm=config.tpm,
         timeout_s=config.timeout_s,

@@ -56,6 +56,10 @@ class MockBackend(Protocol):
 
     def _done(self) -> None: ...
 
+    def _admit(self, req: MockRequest) -> Any: ...
+
+    def _release(self) -> None: ...
+
     def _answer(self, req: MockRequest) -> MockReply: ...
 
     def _wait(self, seconds: float) -> bool: ...
@@ -171,7 +175,17 @@ class MockHandler(BaseHTTPRequestHandler):
             return
         req = self.mock._register(api, body, self._headers(), path, self._raw_authorization())
         try:
-            self._chat(api, req)
+            verdict = self.mock._admit(req)
+            if verdict is None:
+                self._chat(api, req, {})
+            elif not verdict.admitted:
+                message = f"Rate limit reached ({verdict.refused_by}); please retry after a while."
+                self._error(api, 429, message, "rate_limit_exceeded", verdict.headers)
+            else:
+                try:
+                    self._chat(api, req, verdict.headers)
+                finally:
+                    self.mock._release()
         finally:
             self.mock._done()
 
@@ -237,7 +251,7 @@ class MockHandler(BaseHTTPRequestHandler):
             return True
         return False
 
-    def _chat(self, api: str, req: MockRequest) -> None:
+    def _chat(self, api: str, req: MockRequest, limit_headers: dict[str, str]) -> None:
         reply = self.mock._answer(req)
         if self._faulted(api, reply):
             return
@@ -254,7 +268,7 @@ class MockHandler(BaseHTTPRequestHandler):
             if not (req.body.get("stream") is False or literals or reply.content is not NOT_SET):
                 self._send_ndjson(ollama_stream(ans.text, payload))  # Ollama streams by default
                 return
-        self._send_json(200, payload, reply.headers, literals)
+        self._send_json(200, payload, {**limit_headers, **(reply.headers or {})}, literals)
 
     def _error(
         self, api: str, status: int, message: str, code: str | None, headers: dict[str, str] | None = None

@@ -29,6 +29,7 @@ from typing import Any
 from reljudge.testing.exchange import MockReply, MockRequest, Responder
 from reljudge.testing.handler import MockHandler
 from reljudge.testing.protocols import anthropic_messages
+from reljudge.testing.ratelimit import ServerRateLimit, Verdict
 
 DEFAULT_MODELS = ("mock-model", "gpt-4o-mini", "llama3.2")
 
@@ -48,6 +49,10 @@ class MockLLMServer:
     ``calls`` counts chat requests; ``requests`` keeps them (`MockRequest`); ``max_in_flight`` is
     the largest number of chat requests handled at the same time. ``latency_s`` is added to every
     chat answer; a hanging reply waits ``hang_s`` seconds (default: until the server stops).
+    ``rpm``, ``tpm`` and ``max_connections`` set the server's own rate limit
+    (`reljudge.testing.ratelimit.ServerRateLimit`, ``rate_burst_s`` seconds' worth of burst):
+    a chat request over it is answered 429 with ``Retry-After`` and ``x-ratelimit-*`` headers;
+    ``rate_limit.refused`` counts those by limit.
     """
 
     def __init__(
@@ -59,6 +64,10 @@ class MockLLMServer:
         latency_s: float = 0.0,
         hang_s: float | None = None,
         models: tuple[str, ...] = DEFAULT_MODELS,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        max_connections: int | None = None,
+        rate_burst_s: float = 1.0,
     ) -> None:
         if not _is_loopback(host):
             raise ValueError(f"the mock server only listens on loopback addresses, not {host!r}")
@@ -72,6 +81,7 @@ class MockLLMServer:
         self.latency_s = latency_s
         self.hang_s = hang_s
         self.models = tuple(models)
+        self.rate_limit = ServerRateLimit(rpm, tpm, max_connections, burst_s=rate_burst_s)
         self.requests: list[MockRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -176,6 +186,19 @@ class MockLLMServer:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         return req
+
+    def _admit(self, req: MockRequest) -> Verdict | None:
+        """The rate limit's verdict on a chat request (None without a limit); an admitted request
+        is released by `_release`."""
+        if not self.rate_limit.active:
+            return None
+        chars = sum(len(str(m.get("content", ""))) for m in req.messages if isinstance(m, dict))
+        budget = req.body.get("max_tokens", req.body.get("max_completion_tokens"))
+        tokens = chars // 4 + 1 + (budget if isinstance(budget, int) and budget > 0 else 0)
+        return self.rate_limit.admit(tokens)
+
+    def _release(self) -> None:
+        self.rate_limit.release()
 
     def _done(self) -> None:
         with self._lock:

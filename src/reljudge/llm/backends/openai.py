@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 import openai
 
+from reljudge.llm.adaptive import rate_headers
 from reljudge.llm.backends._http import event_hooks, guard_error
 from reljudge.llm.backends.base import (
     Backend,
@@ -138,7 +139,9 @@ class OpenAIBackend(Backend):
             raise _provider_error(err, self.timeout_s) from err
         except openai.OpenAIError as err:
             raise ProviderError("other", str(err)) from err
-        return completion_from_json(resp.content)
+        completion = completion_from_json(resp.content)
+        completion.rate_headers = rate_headers(resp.headers)
+        return completion
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
         """Vectors of ``texts`` from the ``/embeddings`` endpoint, in input order, and the prompt
@@ -175,9 +178,11 @@ def _provider_error(err: openai.APIError, timeout_s: float) -> ProviderError:
     if isinstance(err, openai.APIConnectionError):
         return ProviderError("connection", f"connection error: {err}")
     if isinstance(err, openai.APIStatusError):
-        return classify_status(
+        error = classify_status(
             err.status_code, _status_message(err), retry_after_from_headers(err.response.headers)
         )
+        error.rate_headers = rate_headers(err.response.headers)
+        return error
     if isinstance(err, openai.APIResponseValidationError):
         return ProviderError("invalid_response", str(err))
     return ProviderError("other", str(err))

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from reljudge.cli import app
@@ -78,6 +79,24 @@ def test_similarity_command_writes_json_and_csv(tmp_path):
     assert {r["system"] for r in rows} == {"near", "far", "off"}
     assert (out / "cross_grade.csv").read_text().startswith("grade,n,mean")
     assert "near" in result.output
+
+
+def test_similarity_command_plots_the_cross_grade_validation(tmp_path):
+    pytest.importorskip("matplotlib")
+    p = _write(tmp_path)
+    out = tmp_path / "out"
+    args = [
+        "answers",
+        "similarity",
+        str(p["answers"]),
+        "--qrels",
+        str(p["qrels"]),
+        "--embeddings",
+        str(p["npy"]),
+    ]
+    result = RUNNER.invoke(app, [*args, "--out", str(out), "--plot"])
+    assert result.exit_code == 0, result.output
+    assert (out / "cross_grade.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_similarity_command_needs_one_vector_source_and_good_files(tmp_path):

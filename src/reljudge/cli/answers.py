@@ -99,6 +99,10 @@ def answers_similarity_cmd(
     out: Path | None = typer.Option(
         None, "--out", "--output", help="Write similarity.json, similarity.csv and cross_grade.csv here."
     ),
+    plot: bool = typer.Option(
+        False, "--plot", help="Also write OUT/cross_grade.png (needs --out; matplotlib)."
+    ),
+    title: str = typer.Option("", "--title", help="Title of the --plot figure."),
 ) -> None:
     """Answers against judged passages (thesis 5.1): cross-grade validation of the encoder, per-grade
     similarity of each system's answers, its score (mean cosine to the top-grade passages) and the
@@ -123,4 +127,8 @@ def answers_similarity_cmd(
     typer.echo(format_similarity(data))
     if out is not None:
         written = write_similarity(data, out)
+        if plot:
+            from reljudge.evaluation.answer_similarity import plot_cross_grade
+
+            written.append(plot_cross_grade(data, out / "cross_grade.png", title))
         typer.echo(f"wrote {', '.join(map(str, written))}", err=True)

@@ -178,3 +178,21 @@ def write_similarity(data: dict[str, Any], out_dir: str | Path) -> list[Path]:
     write_text_atomic(paths[1], csv_text([{"system": n, **r} for n, r in data["systems"].items()]))
     write_text_atomic(paths[2], csv_text(data["cross_grade"]))
     return paths
+
+
+def plot_cross_grade(data: dict[str, Any], path: str | Path, title: str = "") -> Path:
+    """Box plot of cos(target, passage) by the passage's grade (box: quartiles, line: median,
+    whiskers: 5th-95th percentiles, dot: mean)."""
+    from reljudge.evaluation.plots import pyplot, save_figure
+
+    plt = pyplot()
+    rows = [r for r in data["cross_grade"] if r["n"]]
+    stats = [{"label": f"grade {r['grade']:g}\n(n={r['n']})", "med": r["median"], "q1": r["q1"], "q3": r["q3"],
+              "whislo": r["p5"], "whishi": r["p95"], "mean": r["mean"], "fliers": []} for r in rows]  # fmt: skip
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.bxp(stats, showmeans=True)
+    ax.set_ylabel("cosine to the topic's target passage")
+    enc = data["settings"]["encoder"]
+    ax.set_title(title or f"cross-grade validation ({enc})", fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    return save_figure(fig, path)

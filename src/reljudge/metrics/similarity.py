@@ -79,9 +79,10 @@ class GradeStats:
         rows = []
         for grade in sorted(self.values, reverse=True):
             v = np.asarray(self.values[grade])
-            q1, med, q3 = np.percentile(v, [25, 50, 75]) if v.size else (np.nan,) * 3
+            p5, q1, med, q3, p95 = np.percentile(v, [5, 25, 50, 75, 95]) if v.size else (np.nan,) * 5
             rows.append({"grade": grade, "n": int(v.size), "mean": float(v.mean()) if v.size else np.nan,
-                         "q1": float(q1), "median": float(med), "q3": float(q3)})  # fmt: skip
+                         "p5": float(p5), "q1": float(q1), "median": float(med), "q3": float(q3),
+                         "p95": float(p95)})  # fmt: skip
         return rows
 
 

@@ -99,6 +99,31 @@ def test_similarity_command_plots_the_cross_grade_validation(tmp_path):
     assert (out / "cross_grade.png").read_bytes().startswith(b"\x89PNG")
 
 
+def test_similarity_command_lists_runs_fd_beside_the_answers(tmp_path):
+    p = _write(tmp_path)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    good = [f"{t} Q0 p{t}3{i} {i + 1} {10 - i} good" for t in range(3) for i in range(2)]
+    bad = [f"{t} Q0 p{t}0{i} {i + 1} {10 - i} bad" for t in range(3) for i in range(2)]
+    (runs / "good.run").write_text("\n".join(good) + "\n")
+    (runs / "bad.run").write_text("\n".join(bad) + "\n")
+    args = [
+        "answers",
+        "similarity",
+        str(p["answers"]),
+        "--qrels",
+        str(p["qrels"]),
+        "--embeddings",
+        str(p["npy"]),
+    ]
+    result = RUNNER.invoke(app, [*args, "--runs", str(runs), "--k", "2", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    systems = json.loads((tmp_path / "o" / "similarity.json").read_text())["systems"]
+    assert systems["good"]["kind"] == "run (k=2)" and systems["good"]["fd"] < systems["bad"]["fd"]
+    assert systems["good"]["ndcg_cut_10"] > systems["bad"]["ndcg_cut_10"]
+    assert {"near", "far", "off", "good", "bad"} == set(systems)
+
+
 def test_similarity_command_needs_one_vector_source_and_good_files(tmp_path):
     p = _write(tmp_path)
     base = ["answers", "similarity", str(p["answers"]), "--qrels", str(p["qrels"])]

@@ -58,3 +58,77 @@ def answers_convert_cmd(
     else:
         count = write_answers_tsv(answers, out)
     typer.echo(f"{count} answer(s) -> {out}")
+
+
+@app.command("similarity")
+def answers_similarity_cmd(
+    files: list[Path] = typer.Argument(
+        ..., metavar="FILE...", help="Answer files (TREC RAG 2024 .jsonl or TSV)."
+    ),
+    qrels: Path = typer.Option(..., "--qrels", help="Human relevance labels (TREC qrels)."),
+    corpus: Path | None = typer.Option(None, "--corpus", help="Passage texts (needed with --encoder)."),
+    encoder: str | None = typer.Option(
+        None, "--encoder", help="A sentence-transformers model (name or local path) for passages and answers."
+    ),
+    embeddings: Path | None = typer.Option(
+        None,
+        "--embeddings",
+        help="Precomputed vectors (.npy); answer rows have the id 'answer<TAB>system<TAB>qid'.",
+    ),
+    ids: Path | None = typer.Option(None, "--ids", help="Ids of the rows of --embeddings."),
+    runs: Path | None = typer.Option(
+        None, "--runs", help="Directory of TREC runs: their FD@k is listed beside."
+    ),
+    k: int = typer.Option(10, "--k", min=1, help="Retrieved passages per topic for the runs' FD."),
+    min_grade: float = typer.Option(2, "--min-grade", help="Lowest grade that counts as relevant."),
+    max_rel: int | None = typer.Option(
+        None, "--max-rel", min=1, help="At most this many reference passages per topic (FD)."
+    ),
+    target: str = typer.Option(
+        "random", "--target", help="Cross-grade target per topic: random or top-grade-first."
+    ),
+    macro: bool = typer.Option(
+        False, "--macro", help="Score: average per topic first (default: micro over pairs)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the target choice and the reference sample."),
+    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Texts per encoder batch."),
+    device: str | None = typer.Option(None, "--device", help="Encoder device (cpu, cuda, ...)."),
+    embedding_cache: Path | None = typer.Option(
+        None, "--embedding-cache", help="Cache of encoder vectors (default OUT/embeddings.<model>.npy)."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", "--output", help="Write similarity.json, similarity.csv and cross_grade.csv here."
+    ),
+    plot: bool = typer.Option(
+        False, "--plot", help="Also write OUT/cross_grade.png (needs --out; matplotlib)."
+    ),
+    title: str = typer.Option("", "--title", help="Title of the --plot figure."),
+) -> None:
+    """Answers against judged passages (thesis 5.1): cross-grade validation of the encoder, per-grade
+    similarity of each system's answers, its score (mean cosine to the top-grade passages) and the
+    FD of its answers (k = 1) against the same reference set as the runs."""
+    from reljudge.evaluation.answer_similarity import (
+        answer_similarity_paths,
+        format_similarity,
+        write_similarity,
+    )
+
+    cache = embedding_cache
+    if cache is None and out is not None and encoder is not None:
+        from reljudge.evaluation.embeddings import default_cache_path
+
+        cache = default_cache_path(out, encoder)
+    data = answer_similarity_paths(
+        qrels, files, corpus=corpus, encoder=encoder, embeddings=embeddings, ids=ids, runs=runs, k=k,
+        min_grade=min_grade, max_per_topic=max_rel, target=target, macro=macro, seed=seed,
+        batch_size=batch_size, device=device, embedding_cache=cache,
+        notify=lambda line: typer.echo(line, err=True),
+    )  # fmt: skip
+    typer.echo(format_similarity(data))
+    if out is not None:
+        written = write_similarity(data, out)
+        if plot:
+            from reljudge.evaluation.answer_similarity import plot_cross_grade
+
+            written.append(plot_cross_grade(data, out / "cross_grade.png", title))
+        typer.echo(f"wrote {', '.join(map(str, written))}", err=True)

@@ -351,3 +351,22 @@ def _check_coverage(results: Mapping[str, FDResult], source: EmbeddingSource) ->
             f"none of the {len(missing)} passages FD needs has a vector in {getattr(source, 'name', 'the embeddings')} "
             f"(e.g. {example}): do the embedding ids (or the corpus) match the docids of the qrels and runs?"
         )
+
+
+def fd_answers(
+    qrels: Scores,
+    answers: Mapping[str, Mapping[str, str]],
+    source: EmbeddingSource,
+    *,
+    max_per_topic: int | None = None,
+    min_grade: float = 2,
+    texts: Mapping[str, str] | None = None,
+    seed: int = 0,
+) -> dict[str, FDResult]:
+    """FD of generated answers (spec S3 c): each system's answers (``{system: {qid: vector id}}``)
+    are its retrieved set with k = 1, against the same reference set as `fd_runs` builds."""
+    options = dict(max_per_topic=max_per_topic, min_grade=min_grade, texts=texts, seed=seed)
+    return {
+        system: fd_at_k(qrels, {q: {aid: 1.0} for q, aid in by_qid.items()}, source, k=1, **options)  # type: ignore[arg-type]
+        for system, by_qid in answers.items()
+    }

@@ -198,6 +198,11 @@ BLOCKS: list[Block] = [
     Block("judge generate --model gpt-4o --dataset dl19-sample --dry-run"),
     Block("judge answers check examples/answers/rag24-example.jsonl"),
     skip(
+        "python bench/synthetic_answer_systems.py",
+        "needs torch and sentence-transformers for --encoder; tests/test_answer_similarity_cli.py runs the "
+        "command on vectors files",
+    ),
+    skip(
         "python bench/run.py",
         "the benchmarks (minutes, machine-dependent): run by hand, figures in the README",
     ),

@@ -296,3 +296,14 @@ def test_figures_are_bounded_in_total(tmp_path, monkeypatch):
     page = collect(tmp_path)
     assert len(page.figures) == 3
     assert sum("not embedded (the page holds at most" in n for n in page.notes) == 2
+
+
+def test_an_oversized_manifest_is_not_read(rundir, tmp_path, monkeypatch):
+    """The report reads a run's manifest through `RunDir.read_manifest`, which bounds its size."""
+    import reljudge.io.rundir as rundir_module
+
+    copy = tmp_path / "run"
+    shutil.copytree(rundir, copy)
+    monkeypatch.setattr(rundir_module, "MAX_MANIFEST_BYTES", 100)
+    with pytest.raises(InputError, match="larger than"):
+        collect(copy)

@@ -61,6 +61,8 @@ QRELS_FILE = "qrels.txt"
 MANIFEST_FILE = "manifest.json"
 LOCK_FILE = ".lock"
 MANIFEST_VERSION = 1
+#: a manifest is a few kilobytes; one larger than this is not read
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
 KEY_LIBRARIES: tuple[str, ...] = (
     "pydantic",
@@ -349,6 +351,10 @@ class RunDir:
     def read_manifest(self) -> dict[str, Any]:
         if not self.manifest_path.exists():
             return {}
+        if self.manifest_path.stat().st_size > MAX_MANIFEST_BYTES:
+            raise InputError(
+                f"not a valid manifest (larger than {MAX_MANIFEST_BYTES // 2**20} MiB)", self.manifest_path
+            )
         try:
             data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as err:

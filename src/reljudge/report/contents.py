@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reljudge.errors import InputError
+from reljudge.io.rundir import JUDGMENTS_FILE, MANIFEST_FILE, RunDir
 from reljudge.report.items import DEFAULT_MAX_ITEMS, RunItems, collect_items, find_inputs
 
 MAX_FILES = 200  # tables and figures each
@@ -57,7 +58,7 @@ class Page:
 
 
 def kind_of(directory: Path) -> str:
-    if (directory / "judgments.jsonl").is_file() and (directory / "manifest.json").is_file():
+    if (directory / JUDGMENTS_FILE).is_file() and (directory / MANIFEST_FILE).is_file():
         return "run"
     if (directory / "evaluation.json").is_file():
         return "evaluation"
@@ -101,9 +102,8 @@ def _money(value: Any) -> str:
 
 
 def _run_facts(directory: Path, page: Page, qrels: Path | None, max_items: int) -> None:
-    manifest = read_json(directory / "manifest.json")
-    if not isinstance(manifest, Mapping):
-        raise InputError("manifest is not a JSON object", directory / "manifest.json")
+    rundir = RunDir(directory)
+    manifest = rundir.read_manifest()
     config = manifest.get("config") or {}
     summary = manifest.get("summary") if isinstance(manifest.get("summary"), Mapping) else {}
     extra = manifest.get("extra") if isinstance(manifest.get("extra"), Mapping) else {}
@@ -125,7 +125,7 @@ def _run_facts(directory: Path, page: Page, qrels: Path | None, max_items: int) 
     if "cost_usd" in usage:
         page.facts.append(("cost (all records)", _money(usage["cost_usd"])))
     inputs = find_inputs(manifest, directory, qrels)
-    items = collect_items(directory / "judgments.jsonl", inputs, max_items=max_items)
+    items = collect_items(rundir.judgments_path, inputs, max_items=max_items)
     page.items = items
     page.notes += items.notes
     page.status_counts = items.status_counts

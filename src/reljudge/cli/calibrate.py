@@ -53,12 +53,9 @@ def calibrate_cmd(
         human_threshold=human_threshold,
     )
     if json_output:
-        import json
+        from reljudge.cli.output import echo_json
 
-        from reljudge.io.tables import json_ready
-
-        data = {"summary": result.summary, "splits": [vars(s) for s in result.splits]}
-        typer.echo(json.dumps(json_ready(data), indent=1))
+        echo_json({"summary": result.summary, "splits": [vars(s) for s in result.splits]})
     else:
         typer.echo(summary(result))
     if out is not None:

@@ -61,11 +61,9 @@ def combine_cmd(
     members = load_members(sources, scores=scores, scale=bounds, duplicates=duplicates)
     report = combine(members, rule, human, bounds)
     if json_output:
-        import json
+        from reljudge.cli.output import echo_json
 
-        from reljudge.io.tables import json_ready
-
-        typer.echo(json.dumps(json_ready(report.as_dict()), indent=1))
+        echo_json(report.as_dict())
     else:
         typer.echo(summary(report))
     written = write_combined(report, out)

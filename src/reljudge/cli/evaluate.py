@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from reljudge.cli.output import echo_json
 from reljudge.errors import InputError
 
 
@@ -126,9 +127,7 @@ def evaluate_cmd(
             "qrels for the same collection and topics?"
         )
     if json_output:
-        import json
-
-        typer.echo(json.dumps(report.as_dict(), indent=1))
+        echo_json(report.as_dict())
     else:
         typer.echo(summary(report))
     for note in notes:
@@ -279,7 +278,7 @@ def fd_cmd(
         max_length=max_length,
     )
     if json_output:
-        _print_json(fd_data(report))
+        echo_json(fd_data(report))
     else:
         typer.echo(format_fd_report(report))
     if out is not None:
@@ -314,14 +313,6 @@ def _read_pairs(path: Path) -> list[tuple[str, str, str]]:
     return [(qid, a, b) for qid, items in pairs.items() for a, b in items]
 
 
-def _print_json(data: Any) -> None:
-    import json
-
-    from reljudge.io.tables import json_ready
-
-    typer.echo(json.dumps(json_ready(data), indent=1))
-
-
 def _fd_variants_cmd(
     qrels: Path,
     runs: Path,
@@ -344,7 +335,7 @@ def _fd_variants_cmd(
     if json_output:
         from reljudge.evaluation.fd_variants import fd_variants_data
 
-        _print_json(fd_variants_data(report))
+        echo_json(fd_variants_data(report))
     else:
         typer.echo(format_fd_variants(report))
     if out is not None:

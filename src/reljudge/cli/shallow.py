@@ -8,7 +8,6 @@ takes the human grades as the judge (the higher grade wins, equal grades tie).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +44,9 @@ JSON_OUT = typer.Option(False, "--json", help="Print the report as JSON.")
 
 def _print(report: dict[str, Any], as_json: bool, lines: list[str]) -> None:
     if as_json:
-        from reljudge.io.tables import json_ready
+        from reljudge.cli.output import echo_json
 
-        typer.echo(json.dumps(json_ready(report), indent=2, ensure_ascii=False))
+        echo_json(report)
     else:
         typer.echo("\n".join(lines))
 

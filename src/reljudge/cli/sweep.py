@@ -96,6 +96,7 @@ def sweep_cmd(
     """Run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
     import time
 
+    from reljudge.cli.output import echo_json
     from reljudge.sweep import api
     from reljudge.sweep.report import pooled_markdown, ranking_markdown, summary_markdown
 
@@ -117,13 +118,6 @@ def sweep_cmd(
                 raise InputError(f"{what} {item!r}: expected DATASET=PATH")
             outp[key] = value
         return outp
-
-    def print_json(value: object) -> None:
-        import json
-
-        from reljudge.io.tables import json_ready
-
-        typer.echo(json.dumps(json_ready(value), indent=1))
 
     def analysis_json(analysis) -> dict:  # type: ignore[no-untyped-def]
         return {
@@ -168,7 +162,7 @@ def sweep_cmd(
             warn_if_no_matplotlib()
         analysis, target = api.analyse_judgments(from_judgments, out=out, plots=plots, **published)
         if json_output:
-            print_json({**analysis_json(analysis), "directory": str(target)})
+            echo_json({**analysis_json(analysis), "directory": str(target)})
         else:
             typer.echo(summary_markdown(analysis))
             if analysis.pooled:
@@ -189,7 +183,7 @@ def sweep_cmd(
     plan, est = api.plan_sweep(cfg, parse_only(only), dry_run=dry_run)
     models = sorted({c.model for c in plan.cells})
     if json_output and dry_run:
-        print_json({"cells": len(plan.cells), "skipped": [vars(s) for s in plan.skipped], **est})
+        echo_json({"cells": len(plan.cells), "skipped": [vars(s) for s in plan.skipped], **est})
         return
     echo = (lambda *a, **k: None) if json_output else typer.echo  # the estimate is printed as text only
     echo(
@@ -222,7 +216,7 @@ def sweep_cmd(
 
     result = api.run_sweep(plan, out=out, plots=plots, on_cell=on_cell)
     if json_output:
-        print_json(
+        echo_json(
             {**analysis_json(result.analysis), "directory": str(result.directory), "calls": result.calls}
         )
     else:

@@ -57,7 +57,7 @@ def common_scale(
     options = dict(min_grade=min_grade, macro=macro, texts=texts)
     systems: dict[str, dict[str, Any]] = {}
     for name, s in generator_scale_scores(human, answers, source, **options).items():  # type: ignore[arg-type]
-        systems[name] = {"kind": "answers", **s.as_dict(), MEASURE: None}
+        systems[name] = {"kind": "answers", **s.as_dict(), MEASURE: float("nan")}  # no ranking
     measure: dict[str, float] = {}
     if runs:
         per_topic = system_measures(human, runs, MEASURE)
@@ -65,7 +65,7 @@ def common_scale(
         for name, s in run_scale_scores(human, runs, source, **options).items():  # type: ignore[arg-type]
             if name in systems:
                 raise InputError(f"a run and an answer system are both named {name!r}")
-            systems[name] = {"kind": "run", **s.as_dict(), MEASURE: measure.get(name)}
+            systems[name] = {"kind": "run", **s.as_dict(), MEASURE: measure.get(name, float("nan"))}
     run_scores = {n: r["score"] for n, r in systems.items() if r["kind"] == "run"}
     return {
         "average": "macro over topics" if macro else "micro over (topic, target) pairs",
@@ -130,7 +130,7 @@ def plot_common_scale(data: Mapping[str, Any], path: str | Path, title: str = ""
     from reljudge.evaluation.plots import pyplot, save_figure
 
     plt = pyplot()
-    runs = {n: r for n, r in data["systems"].items() if r["kind"] == "run" and r[MEASURE] is not None}
+    runs = {n: r for n, r in data["systems"].items() if r["kind"] == "run" and r[MEASURE] == r[MEASURE]}
     gens = {n: r for n, r in data["systems"].items() if r["kind"] == "answers"}
     fig, ax = plt.subplots(figsize=(7.5, 5))
     xs = [r[MEASURE] for r in runs.values()]
@@ -142,12 +142,12 @@ def plot_common_scale(data: Mapping[str, Any], path: str | Path, title: str = ""
         c = colors[(i + 1) % len(colors)]
         ax.axhline(r["score"], color=c, linestyle="--", linewidth=1.4)
         ax.annotate(f"{name} ({r['score']:.3f})", xy=(1.0, r["score"]), xycoords=("axes fraction", "data"),
-                    xytext=(-4, 3), textcoords="offset points", ha="right", va="bottom", color=c, fontsize=9)  # fmt: skip
+                    xytext=(5, 0), textcoords="offset points", ha="left", va="center", color=c, fontsize=9)  # fmt: skip
     ax.set_xlabel(f"{MEASURE} (human qrels)")
     ax.set_ylabel("similarity to the top-grade passages (cosine)")
     ag = data.get("agreement") or {}
     sub = f"runs: Kendall τ-b = {ag['tau_b']:.3f} (p = {ag['p']:.2g})" if ag else ""
     ax.set_title((title or "runs and generators on one scale") + (f"\n{sub}" if sub else ""), fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=9)
+    ax.legend(loc="upper left", fontsize=9)
     return save_figure(fig, path)

@@ -136,3 +136,42 @@ def test_errors_exit_2(tmp_path):
     assert result.returncode == 2 and "--average 'median'" in result.stderr
     result = judge(*_args(p, "--anchors", str(tmp_path / "nowhere")))
     assert result.returncode == 2 and "nowhere" in result.stderr
+
+
+def test_evaluate_ranks_generators_and_runs_together(tmp_path):
+    p = _write(tmp_path)
+    out = tmp_path / "ev"
+    base = ["evaluate", "--qrels", str(p["qrels"]), "--judgments", str(p["qrels"]), "--runs", str(p["runs"]),
+            "--bootstrap", "0", "--out", str(out), "--answers", str(p["answers"]), "--embeddings", str(p["npy"])]  # fmt: skip
+    result = RUNNER.invoke(app, [*base, "--json"])
+    assert result.exit_code == 0, result.output
+    ranking = json.loads(result.stdout)["system_ranking"]
+    assert [(r["system"], r["kind"]) for r in ranking["systems"]] == [
+        ("near", "answers"), ("good", "run"), ("bad", "run"), ("far", "answers")]  # fmt: skip
+    near, good = ranking["systems"][0], ranking["systems"][1]
+    assert near["similarity"] == pytest.approx(2.8 / 3) and near["nDCG@10"] is None
+    assert good["similarity"] == pytest.approx(1.6 / 3) and good["nDCG@10"] > 0
+    assert ranking["agreement"]["systems"] == 2
+    assert json.loads((out / "evaluation.json").read_text())["system_ranking"] == ranking
+    assert (out / "systems.csv").read_text().splitlines()[1].startswith("near,answers,0.933")
+    result = RUNNER.invoke(app, base)
+    assert result.exit_code == 0, result.output
+    assert "generators and runs on one scale" in result.stdout and "near" in result.stdout
+
+
+def test_evaluate_answers_need_vectors(tmp_path):
+    p = _write(tmp_path)
+    base = [
+        "evaluate",
+        "--qrels",
+        str(p["qrels"]),
+        "--judgments",
+        str(p["qrels"]),
+        "--out",
+        str(tmp_path / "ev"),
+    ]
+    result = judge(*base, "--answers", str(p["answers"]))
+    assert result.returncode == 2 and "exactly one of --encoder" in result.stderr
+    assert not (tmp_path / "ev").exists()
+    result = judge(*base, "--embeddings", str(p["npy"]))
+    assert result.returncode == 2 and "go with --answers" in result.stderr

@@ -16,27 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from reljudge.errors import InputError, MissingExtraError
-
-
-def _source(encoder, embeddings, ids, texts, needed, *, batch_size, device, cache_file, say):
-    if embeddings is not None:
-        from reljudge.evaluation.embeddings import load_embeddings
-
-        return load_embeddings(embeddings, ids), None
-    from reljudge.evaluation.embeddings import TextEmbeddings
-    from reljudge.evaluation.encoders import SentenceTransformerEncoder
-
-    try:
-        model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)
-    except MissingExtraError as err:
-        raise InputError(str(err)) from None
-    source = TextEmbeddings(model, cache_path=cache_file, batch_size=batch_size)
-    say(f"encoder {model.name} ({model.location}); {len(needed)} texts; {source.cache_status}")
-    source.prepare(needed, texts)
-    st = source.stats()
-    say(f"encoded {st['encoded']} text(s) in {st['encode_seconds']:.1f} s; {st['reused_from_cache']} reused")
-    return source, model
+from reljudge.errors import InputError
 
 
 def answer_similarity_paths(
@@ -62,6 +42,7 @@ def answer_similarity_paths(
 ) -> dict[str, Any]:
     """Every measure of the module docstring, as the content of ``similarity.json``."""
     from reljudge.evaluation.common_scale import anchors_section, common_scale, load_anchor_runs, needed_ids
+    from reljudge.evaluation.embeddings import vector_source
     from reljudge.io.answers import answers_by_system, read_answers
     from reljudge.io.trec import read_qrels
     from reljudge.metrics.fd import fd_answers, fd_docids, fd_runs
@@ -100,7 +81,7 @@ def answer_similarity_paths(
         texts = dict(load_corpus(corpus, docids=needed))
         texts.update({answer_id(s, q): a.text for s, by_qid in by_system.items() for q, a in by_qid.items()})
     all_ids = needed + [aid for by_qid in answers.values() for aid in by_qid.values()]
-    source, model = _source(encoder, embeddings, ids, texts, all_ids, batch_size=batch_size, device=device,
+    source, model = vector_source(encoder, embeddings, ids, texts, all_ids, batch_size=batch_size, device=device,
                             cache_file=embedding_cache, say=say)  # fmt: skip
     try:
         targets = pick_targets(human, min_grade=min_grade, mode=target, seed=seed)

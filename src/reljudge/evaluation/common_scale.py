@@ -1,7 +1,8 @@
 """Runs and generators on one scale, and the no-judgment anchors, from loaded inputs (the file side
 of `reljudge.metrics.common_scale`): the ``common_scale`` and ``anchors`` sections of
 ``judge answers similarity``'s ``similarity.json``, ``anchors.csv``, the scatter
-``common_scale.png``, and the similarity column of ``judge evaluate --answers``.
+``common_scale.png``, and the ranking of generators and runs together of ``judge evaluate
+--answers`` (`answer_ranking`).
 """
 
 from __future__ import annotations
@@ -93,26 +94,6 @@ def anchor_rows(section: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"system": g, "mean": section["mean"][g], **by_m} for g, by_m in section["scores"].items()]
 
 
-def format_scale(data: Mapping[str, Any]) -> str:
-    from reljudge.evaluation.report import format_table
-
-    rows = sorted(
-        data["systems"].items(), key=lambda kv: -(kv[1]["score"] if kv[1]["score"] == kv[1]["score"] else -9)
-    )
-    table = [
-        [n, r["kind"], r["score"], r[MEASURE], r["pairs"], r["missing_vectors"], r["no_result"]]
-        for n, r in rows
-    ]
-    lines = [f"common scale (mean cosine to the top-grade passages; {data['average']})",
-             format_table(["system", "kind", "score", MEASURE, "pairs", "no vector", "no result"], table)]  # fmt: skip
-    ag = data.get("agreement")
-    if ag:
-        lines.append(
-            f"runs: Kendall tau-b(score, {MEASURE}) = {ag['tau_b']:.3f} (p = {ag['p']:.2g}, {ag['systems']} runs)"
-        )
-    return "\n".join(lines)
-
-
 def format_anchors(section: Mapping[str, Any]) -> str:
     st = section["stability"]
     ranked = sorted(section["mean"].items(), key=lambda kv: -kv[1] if kv[1] == kv[1] else 9)
@@ -151,3 +132,65 @@ def plot_common_scale(data: Mapping[str, Any], path: str | Path, title: str = ""
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=9)
     return save_figure(fig, path)
+
+
+def answer_ranking(
+    human,
+    answer_files: Sequence[Path],
+    runs: Mapping[str, Any] | None,
+    *,
+    encoder: str | None = None,
+    embeddings: str | Path | None = None,
+    ids: str | Path | None = None,
+    corpus: str | Path | None = None,
+    embedding_cache: str | Path | None = None,
+    batch_size: int = 64,
+    device: str | None = None,
+    macro: bool = False,
+    notify=None,
+) -> dict[str, Any]:
+    """Generators and runs in one ranking by their common-scale score (``judge evaluate
+    --answers``): ``{"average", "agreement", "systems": [{"system", "kind", "similarity",
+    nDCG@10, "pairs", ...}, best first]}``. Encodes only the targets, the runs' first two
+    passages and the answers."""
+    from reljudge.evaluation.embeddings import vector_source
+    from reljudge.io.answers import answers_by_system, read_answers
+    from reljudge.metrics.similarity import answer_id, top_grade_targets
+
+    if (encoder is None) == (embeddings is None):
+        raise InputError("--answers needs exactly one of --encoder NAME or --embeddings FILE")
+    by_system = answers_by_system(a for path in answer_files for a in read_answers(path))
+    answers = {s: {q: answer_id(s, q) for q in by_qid} for s, by_qid in by_system.items()}
+    runs = runs or {}
+    targets = [d for docs in top_grade_targets(human).values() for d in docs]
+    needed = list(dict.fromkeys([*targets, *needed_ids(human, runs, {}, ())]))
+    texts: dict[str, str] | None = None
+    if encoder is not None:
+        from reljudge.io.corpus import load_corpus
+
+        if corpus is None:
+            raise InputError("--encoder needs --corpus with the passage texts")
+        texts = dict(load_corpus(corpus, docids=needed))
+        texts.update({answer_id(s, q): a.text for s, by_qid in by_system.items() for q, a in by_qid.items()})
+    all_ids = needed + [aid for by_qid in answers.values() for aid in by_qid.values()]
+    source, model = vector_source(encoder, embeddings, ids, texts, all_ids, batch_size=batch_size, device=device,
+                                  cache_file=embedding_cache, say=notify or (lambda _line: None))  # fmt: skip
+    try:
+        scale = common_scale(human, answers, runs, source, texts, macro=macro)
+    finally:
+        close = getattr(model, "close", None)
+        if close is not None:
+            close()
+    rows = [{"system": n, "kind": r["kind"], "similarity": r["score"], MEASURE: r[MEASURE], "pairs": r["pairs"],
+             "missing_vectors": r["missing_vectors"], "no_result": r["no_result"]}
+            for n, r in scale["systems"].items()]  # fmt: skip
+    rows.sort(
+        key=lambda r: (-r["similarity"] if r["similarity"] == r["similarity"] else float("inf"), r["system"])
+    )
+    return {
+        "encoder": getattr(source, "name", "?"),
+        "measure": MEASURE,
+        "average": scale["average"],
+        "agreement": scale["agreement"],
+        "systems": rows,
+    }

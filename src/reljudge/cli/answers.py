@@ -63,7 +63,7 @@ def answers_convert_cmd(
 @app.command("similarity")
 def answers_similarity_cmd(
     files: list[Path] | None = typer.Argument(
-        None, metavar="[FILE]...", help="Answer files (TREC RAG 2024 .jsonl or TSV); optional with --runs."
+        None, metavar="FILE", help="Answer files (TREC RAG 2024 .jsonl or TSV); optional with --runs."
     ),
     qrels: Path = typer.Option(..., "--qrels", help="Human relevance labels (TREC qrels)."),
     corpus: Path | None = typer.Option(None, "--corpus", help="Passage texts (needed with --encoder)."),

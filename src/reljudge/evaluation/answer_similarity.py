@@ -3,10 +3,12 @@
 Reads the qrels, the answer files (TREC RAG 2024 or TSV, `reljudge.io.answers`) and the passage
 texts, takes the vectors from a ``.npy`` file or encodes passages and answers with the encoder
 of ``judge fd`` (cached on disk), and computes (`reljudge.metrics.similarity`,
-`reljudge.metrics.fd.fd_answers`): the cross-grade validation of the encoder, per-grade answer
-similarity, the common-scale score per system and FD of each system's answers (k = 1), with
-optionally FD@k of retrieval runs beside them (same reference set). Writes
-``similarity.json``, ``similarity.csv`` (one row per system or run) and ``cross_grade.csv``.
+`reljudge.metrics.common_scale`, `reljudge.metrics.fd.fd_answers`): the cross-grade validation
+of the encoder, per-grade answer similarity, FD of each system's answers (k = 1) and the
+common-scale score of answers and, with ``runs``, of retrieval runs (with nDCG@10, its τ-b and
+FD@k of the runs against the same reference set); with ``anchors``, the no-judgment anchors
+(`reljudge.evaluation.common_scale`). Writes ``similarity.json``, ``similarity.csv`` (one row
+per system or run), ``cross_grade.csv`` and, with anchors, ``anchors.csv``.
 """
 
 from __future__ import annotations

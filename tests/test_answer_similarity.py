@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
+from reljudge.metrics.common_scale import generator_scale_scores as answer_scores
 from reljudge.metrics.embeddings import PrecomputedEmbeddings
 from reljudge.metrics.fd import fd_answers, fd_runs
 from reljudge.metrics.similarity import (
     answer_grades,
     answer_id,
-    answer_scores,
     cosines,
     cross_grade,
     pick_targets,
@@ -134,7 +134,7 @@ def test_answer_without_vector_is_counted_not_scored():
     qrels = {"q": {"a": 3}}
     source = PrecomputedEmbeddings(["a"], np.array([[1.0, 0.0]]))
     scores = answer_scores(qrels, {"s": {"q": "missing"}}, source)
-    assert math.isnan(scores["s"].score) and scores["s"].missing_answers == 1
+    assert math.isnan(scores["s"].score) and scores["s"].missing_vectors == 1
     assert answer_grades(qrels, {"s": {"q": "missing"}}, source) == {"s": {}}
 
 

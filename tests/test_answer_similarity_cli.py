@@ -119,8 +119,9 @@ def test_similarity_command_lists_runs_fd_beside_the_answers(tmp_path):
     result = RUNNER.invoke(app, [*args, "--runs", str(runs), "--k", "2", "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output
     systems = json.loads((tmp_path / "o" / "similarity.json").read_text())["systems"]
-    assert systems["good"]["kind"] == "run (k=2)" and systems["good"]["fd"] < systems["bad"]["fd"]
-    assert systems["good"]["ndcg_cut_10"] > systems["bad"]["ndcg_cut_10"]
+    assert systems["good"]["kind"] == "run" and systems["good"]["fd_k"] == 2
+    assert systems["good"]["fd"] < systems["bad"]["fd"]
+    assert systems["good"]["nDCG@10"] > systems["bad"]["nDCG@10"]
     assert {"near", "far", "off", "good", "bad"} == set(systems)
 
 

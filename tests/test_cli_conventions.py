@@ -23,6 +23,7 @@ PRINTS_A_RESULT = {
     "datasets",
     "combine",
     "calibrate",
+    "answers similarity",
     "cache stats",
     "prompts list",
     "prompts show",

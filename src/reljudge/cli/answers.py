@@ -62,8 +62,8 @@ def answers_convert_cmd(
 
 @app.command("similarity")
 def answers_similarity_cmd(
-    files: list[Path] = typer.Argument(
-        ..., metavar="FILE...", help="Answer files (TREC RAG 2024 .jsonl or TSV)."
+    files: list[Path] | None = typer.Argument(
+        None, metavar="FILE", help="Answer files (TREC RAG 2024 .jsonl or TSV); optional with --runs."
     ),
     qrels: Path = typer.Option(..., "--qrels", help="Human relevance labels (TREC qrels)."),
     corpus: Path | None = typer.Option(None, "--corpus", help="Passage texts (needed with --encoder)."),
@@ -77,7 +77,16 @@ def answers_similarity_cmd(
     ),
     ids: Path | None = typer.Option(None, "--ids", help="Ids of the rows of --embeddings."),
     runs: Path | None = typer.Option(
-        None, "--runs", help="Directory of TREC runs: their FD@k is listed beside."
+        None,
+        "--runs",
+        help="Directory of TREC runs: their common-scale score (cosine of each top-grade passage to the run's "
+        "first other passage), nDCG@10, their tau-b, and FD@k, beside the answers.",
+    ),
+    anchors: list[Path] = typer.Option(
+        [],
+        "--anchors",
+        help="Retrieval runs (directories or run files; repeatable) whose top-1 passages stand in for the "
+        "judged ones: score(answers, anchor), the mean over anchors and the ordering stability.",
     ),
     k: int = typer.Option(10, "--k", min=1, help="Retrieved passages per topic for the runs' FD."),
     min_grade: float = typer.Option(2, "--min-grade", help="Lowest grade that counts as relevant."),
@@ -87,8 +96,10 @@ def answers_similarity_cmd(
     target: str = typer.Option(
         "random", "--target", help="Cross-grade target per topic: random or top-grade-first."
     ),
-    macro: bool = typer.Option(
-        False, "--macro", help="Score: average per topic first (default: micro over pairs)."
+    average: str = typer.Option(
+        "micro",
+        "--average",
+        help="Common-scale score: micro over (topic, target) pairs, or macro over topics.",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the target choice and the reference sample."),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Texts per encoder batch."),
@@ -100,35 +111,55 @@ def answers_similarity_cmd(
         None, "--out", "--output", help="Write similarity.json, similarity.csv and cross_grade.csv here."
     ),
     plot: bool = typer.Option(
-        False, "--plot", help="Also write OUT/cross_grade.png (needs --out; matplotlib)."
+        False,
+        "--plot",
+        help="Also write OUT/cross_grade.png and, with --runs, OUT/common_scale.png (needs --out; matplotlib).",
     ),
-    title: str = typer.Option("", "--title", help="Title of the --plot figure."),
+    title: str = typer.Option("", "--title", help="Title of the --plot figures."),
+    json_output: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Answers against judged passages (thesis 5.1): cross-grade validation of the encoder, per-grade
     similarity of each system's answers, its score (mean cosine to the top-grade passages) and the
-    FD of its answers (k = 1) against the same reference set as the runs."""
+    FD of its answers (k = 1) against the same reference set as the runs. With --runs, runs and
+    answers on one scale (thesis Fig. 5.4); with --anchors, the no-judgment variant (Fig. 5.5)."""
+    from reljudge.errors import InputError
     from reljudge.evaluation.answer_similarity import (
         answer_similarity_paths,
         format_similarity,
         write_similarity,
     )
 
+    if average not in ("micro", "macro"):
+        raise InputError(f"--average {average!r}: expected micro or macro")
+    if plot and out is None:
+        raise InputError("--plot needs --out")
     cache = embedding_cache
     if cache is None and out is not None and encoder is not None:
         from reljudge.evaluation.embeddings import default_cache_path
 
         cache = default_cache_path(out, encoder)
     data = answer_similarity_paths(
-        qrels, files, corpus=corpus, encoder=encoder, embeddings=embeddings, ids=ids, runs=runs, k=k,
-        min_grade=min_grade, max_per_topic=max_rel, target=target, macro=macro, seed=seed,
+        qrels, files or [], corpus=corpus, encoder=encoder, embeddings=embeddings, ids=ids, runs=runs,
+        anchors=anchors, k=k, min_grade=min_grade, max_per_topic=max_rel, target=target,
+        macro=average == "macro", seed=seed,
         batch_size=batch_size, device=device, embedding_cache=cache,
         notify=lambda line: typer.echo(line, err=True),
     )  # fmt: skip
-    typer.echo(format_similarity(data))
+    if json_output:
+        from reljudge.cli.output import echo_json
+
+        echo_json(data)
+    else:
+        typer.echo(format_similarity(data))
     if out is not None:
         written = write_similarity(data, out)
         if plot:
             from reljudge.evaluation.answer_similarity import plot_cross_grade
 
             written.append(plot_cross_grade(data, out / "cross_grade.png", title))
+            if runs is not None:
+                from reljudge.evaluation.common_scale import plot_common_scale
+
+                scale = {"systems": data["systems"], **data["common_scale"]}
+                written.append(plot_common_scale(scale, out / "common_scale.png", title))
         typer.echo(f"wrote {', '.join(map(str, written))}", err=True)

@@ -90,6 +90,27 @@ def evaluate_cmd(
     json_output: bool = typer.Option(
         False, "--json", help="Print evaluation.json's content instead of tables."
     ),
+    answers: list[Path] = typer.Option(
+        [],
+        "--answers",
+        help="Generated-answer files (TREC RAG 2024 .jsonl or TSV; repeatable): rank the generators and the "
+        "runs together by the mean cosine to the top-grade passages (needs --encoder or --embeddings).",
+    ),
+    encoder: str | None = typer.Option(
+        None, "--encoder", help="With --answers: a sentence-transformers model for passages and answers."
+    ),
+    corpus: Path | None = typer.Option(None, "--corpus", help="With --encoder: the passage texts."),
+    embeddings: Path | None = typer.Option(
+        None,
+        "--embeddings",
+        help="With --answers: precomputed vectors (.npy); answer rows have the id 'answer<TAB>system<TAB>qid'.",
+    ),
+    ids: Path | None = typer.Option(None, "--ids", help="Ids of the rows of --embeddings."),
+    embedding_cache: Path | None = typer.Option(
+        None,
+        "--embedding-cache",
+        help="With --encoder: cache of vectors (default OUT/embeddings.<model>.npy).",
+    ),
 ) -> None:
     """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
     from reljudge.evaluation import evaluate_paths, summary, write_outputs
@@ -99,6 +120,14 @@ def evaluate_cmd(
         raise InputError(f"--p must be between 0 and 1, got {p}")
     if alignment_average not in ("pairs", "topics"):
         raise InputError(f"--alignment-average must be pairs or topics, got {alignment_average!r}")
+    if (encoder or embeddings or corpus) and not answers:
+        raise InputError("--encoder, --embeddings and --corpus go with --answers")
+    vectors: dict[str, Any] = {"encoder": encoder, "embeddings": embeddings, "ids": ids, "corpus": corpus}
+    if answers and encoder is not None:
+        from reljudge.evaluation.embeddings import default_cache_path
+
+        vectors["embedding_cache"] = embedding_cache or default_cache_path(out, encoder)
+        vectors["notify"] = lambda line: typer.echo(line, err=True)
     report = evaluate_paths(
         judgments,
         qrels=qrels,
@@ -117,6 +146,8 @@ def evaluate_cmd(
         seed=seed,
         alignment_average=alignment_average,
         pairs=_read_pairs(pairs_file) if pairs_file is not None else None,
+        answers=answers,
+        vectors=vectors,
     )
     if label:
         report.settings["label"] = label

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reljudge.errors import InputError
+from reljudge.errors import InputError, MissingExtraError
 from reljudge.metrics.embeddings import PrecomputedEmbeddings, TextEncoder
 
 CACHE_FORMAT = 1
@@ -274,3 +274,23 @@ class TextEmbeddings:
             "cache": str(self.cache_path) if self.cache_path is not None else None,
             "cache_status": self.cache_status,
         }
+
+
+def vector_source(encoder, embeddings, ids, texts, needed, *, batch_size, device, cache_file, say):
+    """The vectors of ``needed`` (passages and answers): from a ``.npy`` file (``embeddings``) or
+    encoded with the sentence-transformers ``encoder`` from ``texts``, cached in ``cache_file``.
+    Returns ``(source, model)``; close the model when done (None for a file)."""
+    if embeddings is not None:
+        return load_embeddings(embeddings, ids), None
+    from reljudge.evaluation.encoders import SentenceTransformerEncoder
+
+    try:
+        model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)
+    except MissingExtraError as err:
+        raise InputError(str(err)) from None
+    source = TextEmbeddings(model, cache_path=cache_file, batch_size=batch_size)
+    say(f"encoder {model.name} ({model.location}); {len(needed)} texts; {source.cache_status}")
+    source.prepare(needed, texts)
+    st = source.stats()
+    say(f"encoded {st['encoded']} text(s) in {st['encode_seconds']:.1f} s; {st['reused_from_cache']} reused")
+    return source, model

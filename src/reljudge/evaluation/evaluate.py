@@ -73,6 +73,9 @@ class Report:
     runs: list[str] = field(default_factory=list)  # the runs evaluated (none: no system-level part)
     #: every human measure asked for (the first is ``measure``) -> run -> qid -> value
     measures: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    #: with answers: generators and runs ranked together by the common-scale similarity
+    #: (`reljudge.evaluation.common_scale.answer_ranking`)
+    system_ranking: dict[str, Any] = field(default_factory=dict)
 
     def mean_of(self, measure: str) -> dict[str, float]:
         values = self.measures.get(measure, {})
@@ -115,6 +118,8 @@ class Report:
             if s.qrels_ranking_note:
                 entry["qrels_ranking_note"] = s.qrels_ranking_note
             out["sets"].append(entry)
+        if self.system_ranking:
+            out["system_ranking"] = self.system_ranking
         return json_ready(out)
 
 
@@ -266,12 +271,16 @@ def evaluate_paths(
     unacceptable: float | None = None,
     human_threshold: float | None = None,
     plot: bool = False,
+    answers: Sequence[Path] = (),
+    vectors: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> Report:
     """``judge evaluate`` from paths: the human labels from ``qrels`` or a ``dataset`` (exactly
     one; a dataset also gives the grade scale), the judgment sets, the runs (optional); then
     `evaluate` with ``options``. With ``plot``, a missing matplotlib is an error now, not after
-    the evaluation."""
+    the evaluation. With ``answers`` (answer files) and ``vectors`` (the options of
+    `reljudge.evaluation.common_scale.answer_ranking`: encoder or embeddings, ...), the report
+    also ranks the generators and the runs together."""
     from reljudge.evaluation.sources import load_human_labels, load_judgment_sets, load_runs
 
     if plot:
@@ -281,7 +290,7 @@ def evaluate_paths(
     human = load_human_labels(qrels, dataset, unacceptable=unacceptable, human_threshold=human_threshold)
     sets = load_judgment_sets(judgments, missing_zero=missing_zero)
     run_map = load_runs(runs) if runs is not None else None
-    return evaluate(
+    report = evaluate(
         human.qrels,
         sets,
         run_map,  # type: ignore[arg-type]
@@ -289,3 +298,8 @@ def evaluate_paths(
         human_threshold=human.human_threshold,
         **options,
     )
+    if answers:
+        from reljudge.evaluation.common_scale import answer_ranking
+
+        report.system_ranking = answer_ranking(human.qrels, answers, run_map, **(vectors or {}))
+    return report

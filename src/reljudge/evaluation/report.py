@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +55,7 @@ def table_rows(report: Report) -> dict[str, list[dict]]:
         for r in report.mean_measure()
     ]
     tables.update(ranking=ranking, qrels_ranking=qrels_ranking, compatibility=compat, measure=human)
+    tables["systems"] = list(report.system_ranking.get("systems", []))
     return tables
 
 
@@ -224,6 +226,22 @@ def _qrels_ranking_table(report: Report) -> str | None:
     )
 
 
+def _system_ranking_table(section: Mapping[str, Any]) -> str:
+    """Generators and runs in one ranking (``judge evaluate --answers``)."""
+    measure = section["measure"]
+    head = (f"generators and runs on one scale: similarity = mean cosine to the top-grade passages "
+            f"({section['average']}; encoder {section['encoder']}); generators have no {measure}")  # fmt: skip
+    table = [[i, r["system"], r["kind"], r["similarity"], r[measure], r["pairs"]]
+             for i, r in enumerate(section["systems"], 1)]  # fmt: skip
+    lines = [head, format_table(["rank", "system", "kind", "similarity", measure, "pairs"], table)]
+    ag = section.get("agreement")
+    if ag:
+        lines.append(
+            f"runs: Kendall tau-b(similarity, {measure}) = {ag['tau_b']:.3f} (p = {ag['p']:.2g}, {ag['systems']} runs)"
+        )
+    return "\n".join(lines)
+
+
 def warnings(report: Report) -> list[str]:
     """One line per judgment set that shares no judged document with the human qrels (labels of
     another collection, or another topic set): its agreement numbers are empty, not zero."""
@@ -251,4 +269,6 @@ def summary(report: Report) -> str:
     for table in (_ranking_table(report), _qrels_ranking_table(report)):
         if table is not None:
             parts.append(table)
+    if report.system_ranking:
+        parts.append(_system_ranking_table(report.system_ranking))
     return "\n\n".join(parts)

@@ -1,4 +1,5 @@
-"""Similarity of generated answers to judged passages (thesis §5.1; spec S7 (1)–(3)). Pure.
+"""Similarity of generated answers to judged passages (thesis §5.1; spec S7 (1)–(2); (3)–(4) are
+`reljudge.metrics.common_scale`). Pure.
 
 Sim is the **cosine** of two vectors. Every function takes an `EmbeddingSource` that holds the
 vectors of both the judged passages (keyed by docid) and the answers (keyed by any id the
@@ -11,9 +12,8 @@ caller chooses, e.g. `answer_id`); ids without a vector are left out and counted
   the grade of p (an encoder that separates relevance makes the mean fall with the grade).
 - `answer_grades`: per system and grade, the mean over topics of (the mean over the judged
   passages p of that grade of cos(answer, p)): macro over topics.
-- `answer_scores`: the common-scale score of each system: the mean of cos(answer_q, t) over
-  the (q, t) pairs with t among the topic's top-grade passages (its highest grade ≥
-  ``min_grade``); micro over the pairs by default, ``macro=True`` averages per topic first.
+- `top_grade_targets`: per topic its passages at its highest grade (≥ ``min_grade``), the
+  targets of the common scale of runs and generators (`reljudge.metrics.common_scale`).
 """
 
 from __future__ import annotations
@@ -135,48 +135,4 @@ def top_grade_targets(qrels: Scores, *, min_grade: float = 2) -> dict[str, list[
     for qid, docs in qrels.items():
         if docs and (top := max(docs.values())) >= min_grade:
             out[qid] = sorted(d for d, g in docs.items() if g == top)
-    return out
-
-
-@dataclass
-class SystemScore:
-    score: float
-    pairs: int
-    topics: int
-    missing_answers: int
-
-    def as_dict(self) -> dict:
-        return {
-            "score": self.score,
-            "pairs": self.pairs,
-            "topics": self.topics,
-            "missing_answers": self.missing_answers,
-        }
-
-
-def answer_scores(qrels: Scores, answers: AnswerIds, source: EmbeddingSource, *, min_grade: float = 2,
-                  macro: bool = False, texts: Mapping[str, str] | None = None) -> dict[str, SystemScore]:  # fmt: skip
-    """The common-scale score of each system: mean cos(answer_q, t), t a top-grade passage of q."""
-    targets = top_grade_targets(qrels, min_grade=min_grade)
-    out: dict[str, SystemScore] = {}
-    for system, by_qid in answers.items():
-        sums: list[np.ndarray] = []
-        missing = 0
-        for qid, aid in by_qid.items():
-            if qid not in targets:
-                continue
-            vec = _answer_vector(source, aid, texts)
-            if vec is None:
-                missing += 1
-                continue
-            matrix, _, _ = source.lookup(targets[qid], texts)
-            if matrix.size:
-                sums.append(cosines(vec, matrix))
-        if not sums:
-            score = float("nan")
-        elif macro:
-            score = float(np.mean([s.mean() for s in sums]))
-        else:
-            score = float(np.concatenate(sums).mean())
-        out[system] = SystemScore(score, int(sum(s.size for s in sums)), len(sums), missing)
     return out

@@ -50,7 +50,7 @@ from reljudge.llm.cache import CacheKeys
 from reljudge.llm.failfast import FailFast
 from reljudge.llm.limits import RateLimiter, estimate_tokens
 from reljudge.llm.optional_cache import OptionalCache
-from reljudge.llm.pricing import find_price, merge_prices, price_cost
+from reljudge.llm.pricing import PriceTable, price_cost
 from reljudge.llm.results import ResultBuilder, shared
 from reljudge.llm.retry import make_retrying
 from reljudge.llm.routing import resolve_model
@@ -120,7 +120,7 @@ class LLMClient:
             self.backend_name,
             self.model,
             self._keys.base_url,
-            find_price(self.model, merge_prices(config.prices)),  # the model is fixed: look it up once
+            PriceTable.of(config.prices).quote(config.model).price,  # the model is fixed: look it up once
             KnownSecrets(config.api_key, config.base_url),
         )
         self._failfast = FailFast(config, self.backend_name, self.model, self._results.redact)

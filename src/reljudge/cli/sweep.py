@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from reljudge.cli.confirm import CONFIRM_HELP, YES_HELP
 from reljudge.errors import InputError
 
 
@@ -92,6 +93,8 @@ def sweep_cmd(
         "--json",
         help="Print JSON (the estimate of a dry run, else the analysis tables) instead of text.",
     ),
+    yes: bool = typer.Option(False, "--yes", "-y", help=YES_HELP),
+    confirm_above: float = typer.Option(5.0, "--confirm-above", min=0.0, help=CONFIRM_HELP),
     max_cost: float | None = typer.Option(
         None,
         "--max-cost",
@@ -216,6 +219,15 @@ def sweep_cmd(
     if dry_run:
         typer.echo("dry run: nothing was called and nothing was written")
         return
+    done_records = sum(m["done_records"] for m in est["per_model"].values())
+    if not yes and not done_records:  # a new sweep on a terminal: a costly one asks first
+        from reljudge.cli.confirm import ask, on_terminal
+        from reljudge.run.estimate import confirmation_reason
+
+        reason = confirmation_reason(est, confirm_above) if on_terminal() else None
+        if reason is not None and not ask(f"confirm: {reason} (--yes skips this question)"):
+            typer.echo("not confirmed: nothing was called", err=True)
+            raise typer.Exit(1)
     if plots and cfg.analysis.plots:
         warn_if_no_matplotlib()
     done = {"n": 0}

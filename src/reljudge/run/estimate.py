@@ -15,6 +15,29 @@ if TYPE_CHECKING:
 
 #: how prompt tokens are counted without the model's tokenizer (`reljudge.llm.tokens`)
 FALLBACK_COUNT = "~4 characters a token"
+#: ``--confirm-above``'s default: on a terminal, a job estimated above this many USD asks first
+CONFIRM_ABOVE_USD = 5.0
+#: on a terminal, a pairwise job with all pairs making more calls than this asks first (whatever the price)
+CONFIRM_PAIRWISE_CALLS = 10_000
+
+
+class NotConfirmed(Exception):
+    """The user answered no to ``Proceed? [y/N]``: nothing was called and nothing was written."""
+
+
+def confirmation_reason(est: Mapping[str, Any], above: float = CONFIRM_ABOVE_USD) -> str | None:
+    """Why a job with this estimate asks before it starts (``judge run`` on a terminal without
+    ``--yes``), None when it does not: its cost above ``above`` USD, or pairwise with all pairs
+    making more than `CONFIRM_PAIRWISE_CALLS` calls."""
+    cost = est.get("cost_usd", 0.0)
+    if est.get("price_known", True) and cost > above:
+        return f"the estimated cost ${cost:.2f} is above --confirm-above ${above:.2f}"
+    if est.get("all_pairs") and est.get("calls", 0) > CONFIRM_PAIRWISE_CALLS:
+        return (
+            f"pairwise with all pairs makes {est['calls']:,} calls (more than {CONFIRM_PAIRWISE_CALLS:,}); "
+            "-o pairs=sampler asks far fewer"
+        )
+    return None
 
 
 def estimate_job(
@@ -72,6 +95,8 @@ def estimate_job(
         #: whether the price lists batch prices (else the batch cost is the synchronous one)
         "batch_price_listed": has_batch_price(quote.price),
         "batch": batch,
+        #: pairwise with every pair of the pool (its calls grow with the square of the depth)
+        "all_pairs": getattr(judge, "pairs", None) == "all" and getattr(inputs, "pairs", None) is None,
         "price_known": known,
         "price": quote.as_dict(),  # where the price came from, and its figures per 1M tokens
         "max_cost_usd": config.max_cost,

@@ -152,8 +152,8 @@ def render_estimate(est: Mapping[str, Any]) -> str:
 def _cost_text(est: Mapping[str, Any]) -> str:
     """``$1.1700 synchronous, $0.5850 through the Batch API`` (the one the job pays first)."""
     sync = est.get("cost_usd_sync", est["cost_usd"])
-    if "cost_usd_batch" not in est:
-        return f"${sync:.4f}"
+    if "cost_usd_batch" not in est or "input" not in (est.get("price") or {"input": 0}):
+        return f"${sync:.4f}"  # a local model: free either way
     batch = est["cost_usd_batch"]
     listed = "" if est.get("batch_price_listed", True) else " (no batch price listed: the synchronous one)"
     parts = [f"${sync:.4f} synchronous", f"${batch:.4f} through the Batch API{listed}"]

@@ -201,3 +201,19 @@ def test_dry_run_shows_the_batch_cost_and_where_the_price_came_from(tmp_path):
     assert est["cost_usd"] == est["cost_usd_sync"] and est["batch"] is False
     assert est["cost_usd_batch"] == pytest.approx(est["cost_usd_sync"] / 2)
     assert est["price"]["input"] == 2.5 and est["price"]["batch_input"] == 1.25
+
+
+def test_the_manifest_says_where_the_price_came_from(tmp_path):
+    from typer.testing import CliRunner
+
+    from reljudge.cli import app
+    from reljudge.testing import MockLLMServer
+
+    with MockLLMServer(models=("gpt-4o-mini",)) as srv:
+        argv = ["run", "--method", "umbrela", "--model", "openai/gpt-4o-mini", "--base-url", srv.openai_url]
+        argv += ["--dataset", "dl19-sample", "--limit", "2", "--no-cache", "--out", str(tmp_path / "r")]
+        result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
+    assert result.exit_code == 0, result.output
+    price = json.loads((tmp_path / "r" / "manifest.json").read_text())["extra"]["price"]
+    assert price["source"].startswith("litellm 1.106") and price["source"].endswith("map: gpt-4o-mini")
+    assert price["known"] and price["input"] == 0.15 and price["batch_output"] == 0.3

@@ -26,7 +26,7 @@ from reljudge.run.options import RUN_COMMANDS
 
 #: the options each command declares itself, besides its Flags
 OWN_OPTIONS: dict[str, set[str]] = {
-    "run": {"--json"},
+    "run": {"--json", "--yes", "-y", "--confirm-above"},
     "probe": {"--sample", "--seed", "--perturbation", "--out", "--output", "--max-flip-rate", "--json"},
     "generate": {"--name", "--answers", "--json"},
 }

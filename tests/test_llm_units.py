@@ -13,7 +13,7 @@ from reljudge.errors import InputError
 from reljudge.llm import ClientConfig, Message, ResponseCache, load_prices, messages_sha256, resolve_model
 from reljudge.llm.backends.base import classify_status, normalise_base_url
 from reljudge.llm.cache import cache_key
-from reljudge.llm.pricing import DEFAULT_PRICES, cost_usd, find_price, merge_prices
+from reljudge.llm.pricing import PriceTable, cost_usd, merge_prices
 from reljudge.llm.retry import parse_retry_after, retry_after_from_headers
 
 
@@ -40,16 +40,16 @@ def test_resolve_model_rejects(bad):
 
 
 def test_price_lookup_and_cost():
-    assert find_price("gpt-4o-2024-08-06", DEFAULT_PRICES) == DEFAULT_PRICES["gpt-4o"]
-    assert find_price("gpt-4o-mini-2024-07-18", DEFAULT_PRICES) == DEFAULT_PRICES["gpt-4o-mini"]
-    assert find_price("gpt-4.1-mini", DEFAULT_PRICES) == DEFAULT_PRICES["gpt-4.1-mini"]
-    assert (
-        find_price("anthropic/claude-3-5-haiku-latest", DEFAULT_PRICES) == DEFAULT_PRICES["claude-3-5-haiku"]
-    )
-    assert find_price("llama3.2", DEFAULT_PRICES) is None
-    assert cost_usd("openai", "gpt-4o", 1_000_000, 100_000, DEFAULT_PRICES) == (pytest.approx(3.5), True)
-    assert cost_usd("openai", "mystery", 1000, 1000, DEFAULT_PRICES) == (0.0, False)
-    assert cost_usd("ollama", "llama3.2", 1000, 1000, DEFAULT_PRICES) == (0.0, True)  # local
+    # prices from litellm's model cost map (litellm 1.106.2: gpt-4o $2.50/$10, gpt-4o-mini
+    # $0.15/$0.60, gpt-4.1-mini $0.40/$1.60 per 1M tokens)
+    table = PriceTable()
+    assert table["gpt-4o-2024-08-06"] == table["gpt-4o"]
+    assert table["gpt-4o-mini-2024-07-18"] == table["gpt-4o-mini"]
+    assert table["gpt-4.1-mini"][:2] == (0.40, 1.60)
+    assert table.quote("llama3.2").price is None
+    assert cost_usd("openai", "gpt-4o", 1_000_000, 100_000, table) == (pytest.approx(3.5), True)
+    assert cost_usd("openai", "mystery", 1000, 1000, table) == (0.0, False)
+    assert cost_usd("ollama", "llama3.2", 1000, 1000, table) == (0.0, True)  # local
     table = merge_prices({"mystery": {"input": 1, "output": 2}})
     assert cost_usd("openai", "mystery", 1_000_000, 1_000_000, table) == (pytest.approx(3.0), True)
 
@@ -58,7 +58,8 @@ def test_load_prices_yaml_json_and_errors(tmp_path):
     y = tmp_path / "p.yaml"
     y.write_text("gpt-4o:\n  input: 1.0\n  output: 2.0\nmy-model: [0.5, 0.5]\n")
     table = load_prices(y)
-    assert table["gpt-4o"].input == 1.0 and table["my-model"].output == 0.5 and "gpt-4o-mini" in table
+    assert table["gpt-4o"].input == 1.0 and table["my-model"].output == 0.5
+    assert table["gpt-4o-mini"].input == 0.15  # the map's, not in the file
     j = tmp_path / "p.json"
     j.write_text(json.dumps({"x": {"input": 3, "output": 4}}))
     assert load_prices(j)["x"].output == 4.0

@@ -22,7 +22,7 @@ from reljudge.io.judgments import read_judgments
 from reljudge.llm.budget import BudgetExhausted, CostBudget
 from reljudge.testing import MockLLMServer
 
-MODEL = "openai/gpt-4o-mini"  # a model of the built-in price table: its calls cost something
+MODEL = "openai/gpt-4o-mini"  # a model of litellm's price map: its calls cost something
 
 
 # --- the budget's accounting (no server, no clock) -------------------------------------------------

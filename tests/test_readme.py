@@ -206,6 +206,15 @@ BLOCKS: list[Block] = [
         "python bench/run.py",
         "the benchmarks (minutes, machine-dependent): run by hand, figures in the README",
     ),
+    skip(
+        "$ judge run --method umbrela --model gpt-4o",
+        "console output: dry-runs with litellm's prices, measured",
+    ),
+    Block(
+        "stopped at the cost cap: $0.001138",
+        run=False,
+        reason="console output (tests/test_sweep_max_cost.py)",
+    ),
 ]
 
 

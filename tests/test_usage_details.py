@@ -16,13 +16,13 @@ from reljudge.errors import EXIT_OK, InputError
 from reljudge.io.judgments import read_judgments
 from reljudge.llm import ClientConfig, LLMClient
 from reljudge.llm.backends.base import usage_details
-from reljudge.llm.pricing import DEFAULT_PRICES, Price, load_prices, price_cost
+from reljudge.llm.pricing import Price, PriceTable, load_prices, price_cost
 from reljudge.llm.types import MAX_TOKENS_PER_CALL
 from reljudge.records import Usage
 from reljudge.testing import MockLLMServer, count_tokens, responders
 
 MSGS = [{"role": "user", "content": "Is this passage relevant? Answer with ##final score: N"}]
-MINI = DEFAULT_PRICES["gpt-4o-mini"]
+MINI = PriceTable()["gpt-4o-mini"]  # from litellm's model cost map
 
 
 async def ask(srv: MockLLMServer, model: str = "openai/gpt-4o-mini"):
@@ -114,6 +114,7 @@ def test_a_price_file_takes_a_cached_price(tmp_path):
     path.write_text("my-model: {input: 1, output: 2, cached_input: 0.25}\nold-style: [3, 4]\n")
     table = load_prices(path)
     assert table["my-model"] == Price(1.0, 2.0, 0.25) and table["old-style"] == Price(3.0, 4.0, None)
+    assert table.quote("my-model").source == f"--prices {path}: my-model"
     path.write_text("my-model: {input: 1, output: 2, cached_input: -1}\n")
     with pytest.raises(InputError, match="cached_input"):
         load_prices(path)

@@ -280,7 +280,13 @@ def test_user_prompt_file_and_price_file_without_aliases_load(tmp_path):
     prices.write_text("my-model: {input: 1.5, output: 3}\nother: [0, 0]\n")
     table = load_prices(prices)
     # (input, output, cached_input): no cached price given
-    assert table["my-model"] == (1.5, 3.0, None) and table["other"] == (0.0, 0.0, None)
+    assert table["my-model"] == (1.5, 3.0, None, None, None) and table["other"] == (
+        0.0,
+        0.0,
+        None,
+        None,
+        None,
+    )
 
 
 def test_option_value_with_aliases_stays_a_string():

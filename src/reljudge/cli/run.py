@@ -10,19 +10,25 @@ from typing import Any
 
 import typer
 
+from reljudge.cli.confirm import CONFIRM_HELP, YES_HELP
 from reljudge.cli.options import run_config, with_run_options
 
 
-@with_run_options("run", after={"json_output": "float_policy"})
+@with_run_options(
+    "run", after={"json_output": "float_policy", "yes": "max_cost", "confirm_above": "max_cost"}
+)
 def run_cmd(
     json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    yes: bool = typer.Option(False, "--yes", "-y", help=YES_HELP),
+    confirm_above: float = typer.Option(5.0, "--confirm-above", min=0.0, help=CONFIRM_HELP),
     **run_options: Any,
 ) -> None:
     """Judge a pool of (topic, passage) items with one method and model, resumably.
 
     Writes RUN/judgments.jsonl (one record per item, appended as they come), RUN/qrels.txt and
     RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate or the provider
-    cannot serve the job (aborted: the records so far are kept), 2 bad input, 3 stopped at the
+    cannot serve the job (aborted: the records so far are kept), or no to the confirmation
+    (see --confirm-above), 2 bad input, 3 stopped at the
     --max-cost cap (everything saved; a higher cap resumes), 130 interrupted
     (Ctrl+C), and likewise 128 + the signal number for the other stop signals: 143 SIGTERM (Slurm,
     docker stop, timeout), 129 SIGHUP. A stopped job keeps its records, writes qrels.txt and its
@@ -31,13 +37,19 @@ def run_cmd(
     import json
     import logging
 
+    from reljudge.cli.confirm import run_confirmation
     from reljudge.interrupts import Stopped, run_stoppable
     from reljudge.run import run_job_async
+    from reljudge.run.estimate import NotConfirmed
 
     config = run_config("run", run_options, command=["judge", *sys.argv[1:]])
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
+    confirm = run_confirmation(yes, confirm_above)
     try:
-        summary = run_stoppable(lambda: run_job_async(config))
+        summary = run_stoppable(lambda: run_job_async(config, confirm=confirm))
+    except NotConfirmed as declined:
+        typer.echo(str(declined), err=True)
+        raise typer.Exit(1) from None
     except Stopped as stop:  # the job saved what it had and said how to resume
         typer.echo(f"stopped by {stop.name}", err=True)
         raise typer.Exit(stop.exit_code) from None

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from reljudge.cli.confirm import CONFIRM_HELP, YES_HELP
 from reljudge.errors import InputError
 
 
@@ -91,6 +92,16 @@ def sweep_cmd(
         False,
         "--json",
         help="Print JSON (the estimate of a dry run, else the analysis tables) instead of text.",
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help=YES_HELP),
+    confirm_above: float = typer.Option(5.0, "--confirm-above", min=0.0, help=CONFIRM_HELP),
+    max_cost: float | None = typer.Option(
+        None,
+        "--max-cost",
+        min=0.0,
+        help="Hard cost cap in USD over the whole sweep (all its cells and models, earlier sessions "
+        "included): stop before a request would go over it, save everything, exit 3; the same command "
+        "with a higher cap resumes.",
     ),
 ) -> None:
     """Run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
@@ -192,7 +203,9 @@ def sweep_cmd(
     )
     for s in plan.skipped:
         echo(f"  left out prompt {s.id} ({s.task}): {s.reason}")
-    cost = f"${est['cost_usd']:.4f}" + ("" if est["price_known"] else " (some prices unknown)")
+    cost = f"${est['cost_usd']:.4f} (${est['cost_usd_batch']:.4f} through the Batch API)" + (
+        "" if est["price_known"] else " (some prices unknown)"
+    )
     echo(
         f"LLM calls from scratch: {est['calls']} ({est['prompt_tokens']} prompt + {est['completion_tokens']} completion tokens, estimated); cost {cost}"
     )
@@ -200,9 +213,21 @@ def sweep_cmd(
         echo(
             f"  {name}: {m['cells']} cells, {m['calls']} calls, ${m['cost_usd']:.4f}; {m['done_records']} records already done"
         )
+    if max_cost is not None:
+        fits = "fits under" if est["cost_usd"] <= max_cost else "goes over"
+        echo(f"--max-cost ${max_cost:.4f}: the estimate from scratch {fits} the cap (exit code 3 at the cap)")
     if dry_run:
         typer.echo("dry run: nothing was called and nothing was written")
         return
+    done_records = sum(m["done_records"] for m in est["per_model"].values())
+    if not yes and not done_records:  # a new sweep on a terminal: a costly one asks first
+        from reljudge.cli.confirm import ask, on_terminal
+        from reljudge.run.estimate import confirmation_reason
+
+        reason = confirmation_reason(est, confirm_above) if on_terminal() else None
+        if reason is not None and not ask(f"confirm: {reason} (--yes skips this question)"):
+            typer.echo("not confirmed: nothing was called", err=True)
+            raise typer.Exit(1)
     if plots and cfg.analysis.plots:
         warn_if_no_matplotlib()
     done = {"n": 0}
@@ -214,7 +239,15 @@ def sweep_cmd(
             err=True,
         )
 
-    result = api.run_sweep(plan, out=out, plots=plots, on_cell=on_cell)
+    result = api.run_sweep(plan, out=out, plots=plots, on_cell=on_cell, max_cost=max_cost)
+    if result.capped is not None:  # every cell saved what it did; no analysis of a part
+        from reljudge.errors import EXIT_BUDGET
+
+        if json_output:
+            echo_json({"state": "capped", "calls": result.calls, **result.capped.as_dict()})
+        typer.echo(result.capped.message(), err=True)
+        raise typer.Exit(EXIT_BUDGET)
+    assert result.analysis is not None and result.directory is not None
     if json_output:
         echo_json(
             {**analysis_json(result.analysis), "directory": str(result.directory), "calls": result.calls}

@@ -209,8 +209,15 @@ def pool_items(inputs: JudgeInputs) -> Iterable[tuple[str, str]]:
 
 
 def prompt_tokens(prompt: PromptTemplate, variables: Mapping[str, str]) -> int:
-    """Estimated prompt tokens of ``prompt`` rendered with ``variables``."""
+    """Estimated prompt tokens of ``prompt`` rendered with ``variables``: with the model's
+    tokenizer inside `reljudge.judges.token_count.counting_with` (a dry-run for a model that has
+    one), else about four characters a token."""
+    from reljudge.judges.token_count import active_tokenizer
+
     messages = prompt.render(**variables)
+    counter = active_tokenizer()
+    if counter is not None:
+        return int(counter.messages(messages))
     return sum(estimate_tokens(_content(m)) + 4 for m in messages)
 
 

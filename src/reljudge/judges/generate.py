@@ -94,6 +94,9 @@ class GenerateJudge(Judge):
         ctx.emit(record_from_answer(ctx, self.prompt, answer, method=ANSWER_METHOD, qid=qid, extra=extra))
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
+        from reljudge.judges.token_count import active_tokenizer
+
+        counter = active_tokenizer()  # `prompt_tokens` counts with it when the dry-run has one
         calls = tokens = 0
         for qid in inputs.pool:
             if topic_problem(inputs.topics, qid):
@@ -106,4 +109,5 @@ class GenerateJudge(Judge):
             tokens,
             calls * budget,
             note=f"generate: one answer per topic, {calls} calls (answers counted at {budget} tokens each)",
+            tokenizer=counter.source if counter is not None else None,
         )

@@ -10,7 +10,7 @@ call pipeline (cache, limits, retries, fail fast: `ProviderAbort`) and `reljudge
 
 from reljudge.llm.cache import CacheStats, ResponseCache
 from reljudge.llm.client import ClientStats, LLMClient, chat_sync
-from reljudge.llm.pricing import DEFAULT_PRICES, Price, load_prices
+from reljudge.llm.pricing import Price, PriceTable, load_prices
 from reljudge.llm.routing import ResolvedModel, resolve_model
 from reljudge.llm.types import (
     ChatResult,
@@ -23,7 +23,6 @@ from reljudge.llm.types import (
 from reljudge.records import messages_sha256
 
 __all__ = [
-    "DEFAULT_PRICES",
     "CacheStats",
     "ChatResult",
     "ClientConfig",
@@ -31,6 +30,7 @@ __all__ = [
     "LLMClient",
     "Message",
     "Price",
+    "PriceTable",
     "ProviderAbort",
     "ProviderError",
     "ResolvedModel",

@@ -50,7 +50,7 @@ from reljudge.llm.cache import CacheKeys
 from reljudge.llm.failfast import FailFast
 from reljudge.llm.limits import RateLimiter, estimate_tokens
 from reljudge.llm.optional_cache import OptionalCache
-from reljudge.llm.pricing import find_price, merge_prices, price_cost
+from reljudge.llm.pricing import PriceTable, price_cost
 from reljudge.llm.results import ResultBuilder, shared
 from reljudge.llm.retry import make_retrying
 from reljudge.llm.routing import resolve_model
@@ -100,7 +100,9 @@ class ClientStats:
 class LLMClient:
     """Async chat client. Use ``async with LLMClient(cfg) as client: await client.chat(msgs)``."""
 
-    def __init__(self, config: ClientConfig, on_event: EventCallback | None = None) -> None:
+    def __init__(
+        self, config: ClientConfig, on_event: EventCallback | None = None, *, budget: CostBudget | None = None
+    ) -> None:
         self.config = config
         self.backend_name, self.model = resolve_model(config.model)
         self.on_event = on_event
@@ -120,17 +122,18 @@ class LLMClient:
             self.backend_name,
             self.model,
             self._keys.base_url,
-            find_price(self.model, merge_prices(config.prices)),  # the model is fixed: look it up once
+            PriceTable.of(config.prices).quote(config.model).price,  # the model is fixed: look it up once
             KnownSecrets(config.api_key, config.base_url),
         )
         self._failfast = FailFast(config, self.backend_name, self.model, self._results.redact)
         self._cache = OptionalCache(config.cache_path, config.use_cache, self._results.redact)
         self._tokens: Any = None  # the `TokenCounter` of the cost cap's estimates (made once needed)
         self._longest_answer = 0  # completion tokens of the longest answer yet (the cap's estimate)
-        #: the cost cap (``max_cost_usd``), None without one; `BudgetExhausted` once it is reached
-        self.budget = (
-            CostBudget(config.max_cost_usd, config.spent_usd) if config.max_cost_usd is not None else None
-        )
+        #: the cost cap (``max_cost_usd``, or ``budget``: one shared by several clients, e.g. all
+        #: those of a sweep), None without one; `BudgetExhausted` once it is reached
+        self.budget = budget
+        if budget is None and config.max_cost_usd is not None:
+            self.budget = CostBudget(config.max_cost_usd, config.spent_usd)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def open(self) -> LLMClient:

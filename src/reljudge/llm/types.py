@@ -111,7 +111,8 @@ class ClientConfig:
     ``backoff_base_s * 2**n`` seconds, capped at ``backoff_max_s``; a ``Retry-After`` header
     replaces it (capped at ``retry_after_max_s``).
     ``extra_params`` are sent as-is with each request (and are part of the cache key).
-    ``prices`` overrides entries of the built-in price table (USD per 1M tokens, see `pricing`).
+    ``prices``: a `reljudge.llm.pricing.PriceTable`, or entries (USD per 1M tokens) over litellm's
+    model cost map (see `pricing`).
 
     Fail fast (see `ProviderAbort`): until the client's first request to the provider has finished
     (with its retries) the other requests wait, so a misconfigured job sends one request, not the
@@ -139,7 +140,7 @@ class ClientConfig:
     logprobs: bool = False
     top_logprobs: int | None = None
     extra_params: dict[str, Any] = field(default_factory=dict)
-    prices: Mapping[str, Any] | None = None
+    prices: Any = None  # a PriceTable, a mapping of entries over litellm's map, or None
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     retry_after_max_s: float = 120.0

@@ -347,7 +347,8 @@ class RunConfig(BaseModel):
         Path | None,
         Flag(
             "--prices",
-            "YAML/JSON price table {model: {input: USD/1M, output: USD/1M}} overriding the built-in one.",
+            "YAML/JSON prices {model: {input: USD/1M, output: USD/1M}} (also cached_input, batch_input, "
+            "batch_output) over litellm's model cost map, field by field.",
         ),
     ] = None
     #: a hard cap on the USD the run directory's calls cost (all sessions)

@@ -10,11 +10,34 @@ from reljudge.run.pool import Pool
 
 if TYPE_CHECKING:
     from reljudge.judges.base import Judge, JudgeInputs
-    from reljudge.llm.pricing import Price
+    from reljudge.llm.pricing import PriceTable
 
 
 #: how prompt tokens are counted without the model's tokenizer (`reljudge.llm.tokens`)
 FALLBACK_COUNT = "~4 characters a token"
+#: ``--confirm-above``'s default: on a terminal, a job estimated above this many USD asks first
+CONFIRM_ABOVE_USD = 5.0
+#: on a terminal, a pairwise job with all pairs making more calls than this asks first (whatever the price)
+CONFIRM_PAIRWISE_CALLS = 10_000
+
+
+class NotConfirmed(Exception):
+    """The user answered no to ``Proceed? [y/N]``: nothing was called and nothing was written."""
+
+
+def confirmation_reason(est: Mapping[str, Any], above: float = CONFIRM_ABOVE_USD) -> str | None:
+    """Why a job with this estimate asks before it starts (``judge run`` on a terminal without
+    ``--yes``), None when it does not: its cost above ``above`` USD, or pairwise with all pairs
+    making more than `CONFIRM_PAIRWISE_CALLS` calls."""
+    cost = est.get("cost_usd", 0.0)
+    if est.get("price_known", True) and cost > above:
+        return f"the estimated cost ${cost:.2f} is above --confirm-above ${above:.2f}"
+    if est.get("all_pairs") and est.get("calls", 0) > CONFIRM_PAIRWISE_CALLS:
+        return (
+            f"pairwise with all pairs makes {est['calls']:,} calls (more than {CONFIRM_PAIRWISE_CALLS:,}); "
+            "-o pairs=sampler asks far fewer"
+        )
+    return None
 
 
 def estimate_job(
@@ -22,13 +45,17 @@ def estimate_job(
     judge: Judge,
     inputs: JudgeInputs,
     pool: Pool,
-    prices: Mapping[str, Price] | None = None,
+    prices: PriceTable | None = None,
+    *,
+    batch: bool = False,
 ) -> dict[str, Any]:
     """Calls, tokens and cost the job would spend from scratch, with how calls grow with depth
     (`Judge.estimate_growth`). ``prices``: the job's price table (default: read from
-    ``config.prices``, see `reljudge.llm.pricing.price_table`)."""
+    ``config.prices``, see `reljudge.llm.pricing.price_table`). The cost is given both ways:
+    synchronous calls (``cost_usd_sync``) and the provider's Batch API (``cost_usd_batch``);
+    ``cost_usd`` is the one the job pays: the batch cost when ``batch`` (``judge run --batch``)."""
     from reljudge.judges.token_count import counting_with
-    from reljudge.llm.pricing import model_cost, price_table
+    from reljudge.llm.pricing import has_batch_price, model_cost, price_table
     from reljudge.llm.tokens import TokenCounter
 
     with counting_with(TokenCounter(config.model)):  # the model's tokenizer, where one is offline
@@ -47,7 +74,9 @@ def estimate_job(
             records=est.label_records,
         )
     table = prices if prices is not None else price_table(config.prices)
-    cost, known = model_cost(config.model, est.prompt_tokens, est.completion_tokens, table)
+    quote = table.quote(config.model)
+    sync, known = model_cost(config.model, est.prompt_tokens, est.completion_tokens, table)
+    in_batch, _ = model_cost(config.model, est.prompt_tokens, est.completion_tokens, table, batch=True)
     return {
         "method": config.method,
         "model": config.model,
@@ -60,8 +89,16 @@ def estimate_job(
         #: what counted them: the model's tokenizer, or ~4 characters a token
         "tokens_by": est.tokenizer or FALLBACK_COUNT,
         "completion_tokens": est.completion_tokens,
-        "cost_usd": cost,
+        "cost_usd": in_batch if batch else sync,
+        "cost_usd_sync": sync,
+        "cost_usd_batch": in_batch,
+        #: whether the price lists batch prices (else the batch cost is the synchronous one)
+        "batch_price_listed": has_batch_price(quote.price),
+        "batch": batch,
+        #: pairwise with every pair of the pool (its calls grow with the square of the depth)
+        "all_pairs": getattr(judge, "pairs", None) == "all" and getattr(inputs, "pairs", None) is None,
         "price_known": known,
+        "price": quote.as_dict(),  # where the price came from, and its figures per 1M tokens
         "max_cost_usd": config.max_cost,
         "note": est.note,
         "growth": judge.estimate_growth(inputs),  # how the calls grow with the pool depth
@@ -73,9 +110,7 @@ def render_estimate(est: Mapping[str, Any]) -> str:
     if not est:
         return "dry run: nothing to estimate"
     cost = (
-        f"${est['cost_usd']:.4f}"
-        if est.get("price_known", True)
-        else "unknown (no price for this model; see --prices)"
+        _cost_text(est) if est.get("price_known", True) else "unknown (no price for this model; see --prices)"
     )
     lines = [
         f"dry run: {est['method']} with {est['model']} on {est['topics']} topic(s), {est['items']} item(s) ({est['pool']})",
@@ -84,6 +119,8 @@ def render_estimate(est: Mapping[str, Any]) -> str:
         f"{est['completion_tokens']} completion",
         f"cost (estimate): {cost}",
     ]
+    if est.get("price"):
+        lines.append(f"price: {_price_text(est['price'])}")
     lines += _cap_lines(est)
     if est.get("existing_records"):
         lines.append(
@@ -110,6 +147,27 @@ def render_estimate(est: Mapping[str, Any]) -> str:
         lines += render_table(growth)
     lines.append("nothing was called and nothing was written")
     return "\n".join(lines)
+
+
+def _cost_text(est: Mapping[str, Any]) -> str:
+    """``$1.1700 synchronous, $0.5850 through the Batch API`` (the one the job pays first)."""
+    sync = est.get("cost_usd_sync", est["cost_usd"])
+    if "cost_usd_batch" not in est or "input" not in (est.get("price") or {"input": 0}):
+        return f"${sync:.4f}"  # a local model: free either way
+    batch = est["cost_usd_batch"]
+    listed = "" if est.get("batch_price_listed", True) else " (no batch price listed: the synchronous one)"
+    parts = [f"${sync:.4f} synchronous", f"${batch:.4f} through the Batch API{listed}"]
+    return ", ".join(parts[::-1] if est.get("batch") else parts)
+
+
+def _price_text(price: Mapping[str, Any]) -> str:
+    """Where the price came from, with its figures in USD per 1M tokens."""
+    names = {"input": "input", "cached_input": "cached", "output": "output"}
+    figures = [f"{label} ${price[key]:g}" for key, label in names.items() if price.get(key) is not None]
+    if price.get("batch_input") is not None and price.get("batch_output") is not None:
+        figures.append(f"batch ${price['batch_input']:g}/${price['batch_output']:g}")
+    per = f" ({', '.join(figures)} per 1M tokens)" if figures else ""
+    return f"{price.get('source', '?')}{per}"
 
 
 def _cap_lines(est: Mapping[str, Any]) -> list[str]:

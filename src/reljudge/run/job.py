@@ -32,7 +32,7 @@ from reljudge.run.errors import (
     first_input_error,
     writing,
 )
-from reljudge.run.estimate import estimate_job
+from reljudge.run.estimate import NotConfirmed, estimate_job
 from reljudge.run.finish import finish, write_manifest
 from reljudge.run.identity import check_identity, job_identity
 from reljudge.run.prepare import PreparedJob, client_config, label_methods, prepare
@@ -72,6 +72,7 @@ async def run_job_async(
     *,
     on_record: Callable[[Judgment], None] | None = None,
     shared: SharedInputs | None = None,
+    confirm: Callable[[dict[str, Any]], bool] | None = None,
 ) -> RunSummary:
     """Run one judging job (see `reljudge.run`).
 
@@ -79,7 +80,10 @@ async def run_job_async(
     shared by all cells of a sweep) and leaves it open; otherwise it opens its own from
     ``config``. ``on_record`` is called with every new record after it is saved. On
     interruption (KeyboardInterrupt, task cancellation) the records so far are kept, qrels and
-    manifest are written, and the exception propagates.
+    manifest are written, and the exception propagates. ``confirm``: asked with the job's
+    estimate before a new run directory is started (``judge run`` on a terminal, see
+    `reljudge.run.estimate.confirmation_reason`); False raises `NotConfirmed` before anything
+    is called or written.
     """
     session = Session(started=time.monotonic(), started_at=utc_now())
     # a run reads the existing records under its lock; ``shared``: inputs shared with other jobs
@@ -99,6 +103,9 @@ async def run_job_async(
                 f"--max-cost needs the price of {config.model}: it is not in the price table "
                 "(give it with --prices FILE)"
             )
+    if confirm is not None and not job.rundir.judgments_path.exists():  # a resume does not ask again
+        if not confirm(estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices)):
+            raise NotConfirmed("not confirmed: nothing was called and nothing was written")
 
     created = not job.rundir.path.exists()
     with writing(job.rundir.path):

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from reljudge.io.rundir import RunDir
     from reljudge.judges.base import Judge, JudgeInputs
     from reljudge.llm import ClientConfig
-    from reljudge.llm.pricing import Price
+    from reljudge.llm.pricing import PriceTable
     from reljudge.records import Judgment
 
 
@@ -40,8 +40,8 @@ class PreparedJob:
     existing: Mapping[tuple[str, str, str, str, str], Judgment]
     #: what reading the pooled passages found (long passages, truncation)
     passages: PassageStats = field(default_factory=lambda: PassageStats())
-    #: the job's price table (the built-in one, updated from ``--prices``)
-    prices: Mapping[str, Price] = field(default_factory=dict)
+    #: the job's price table (litellm's map, updated from ``--prices``)
+    prices: PriceTable | None = None
 
 
 def prepare(
@@ -76,6 +76,8 @@ def prepare(
     existing: Mapping[tuple[str, str, str, str, str], Judgment] = (
         rundir.index(lazy_methods=label_methods(judge)).existing if read_existing else {}
     )
+    prices = price_table(config.prices)
+    prices.quote(config.model)  # a --prices entry that cannot price the model is bad input, now
     return PreparedJob(
         config=config,
         resolved=resolved,
@@ -86,7 +88,7 @@ def prepare(
         manifest=manifest,
         existing=existing,
         passages=passages,
-        prices=price_table(config.prices),
+        prices=prices,
     )
 
 
@@ -169,7 +171,7 @@ def build_judge(config: RunConfig, **overrides: Any) -> Judge:
 EXPECTED_TOP_LOGPROBS = 20
 
 
-def client_config(config: RunConfig, prices: Mapping[str, Price] | None = None) -> ClientConfig:
+def client_config(config: RunConfig, prices: PriceTable | None = None) -> ClientConfig:
     """The `ClientConfig` of a job; the API key is read from ``api_key_env`` (when given) and
     exists only in memory. ``prices``: the job's price table (default: read from
     ``config.prices``, see `reljudge.llm.pricing.price_table`)."""
@@ -205,7 +207,7 @@ def client_config(config: RunConfig, prices: Mapping[str, Price] | None = None) 
         logprobs=config.logprobs or config.scores == "expected",
         top_logprobs=EXPECTED_TOP_LOGPROBS if config.scores == "expected" else None,
         extra_params=dict(config.params),
-        prices=dict(prices) if config.prices is not None and prices is not None else None,
+        prices=prices if config.prices is not None else None,
         max_cost_usd=config.max_cost,
     )
     if config.cache_path is not None:

@@ -12,6 +12,7 @@ from reljudge.errors import InputError
 from reljudge.sweep.analysis import Conventions, SweepAnalysis, analyze
 
 if TYPE_CHECKING:
+    from reljudge.sweep.budget import CappedSweep
     from reljudge.sweep.config import SweepConfig
     from reljudge.sweep.execute import SweepPlan
 
@@ -182,25 +183,40 @@ def plan_sweep(
 
 @dataclass(frozen=True)
 class SweepRun:
-    """What `run_sweep` did: the analysis, the directory it was written to, the LLM calls made."""
+    """What `run_sweep` did: the analysis, the directory it was written to, the LLM calls made;
+    ``capped``: how far it got when ``--max-cost`` stopped it (then no analysis is written)."""
 
-    analysis: SweepAnalysis
-    directory: Path
+    analysis: SweepAnalysis | None
+    directory: Path | None
     calls: int
+    capped: CappedSweep | None = None
 
 
 def run_sweep(
-    plan: SweepPlan, *, out: Path | None = None, plots: bool = True, on_cell: Any = None
+    plan: SweepPlan,
+    *,
+    out: Path | None = None,
+    plots: bool = True,
+    on_cell: Any = None,
+    max_cost: float | None = None,
 ) -> SweepRun:
     """Run every cell of ``plan`` (resuming finished work; ``on_cell(cell, summary)`` after each),
     analyse the sweep directory and write the report to ``out`` (default OUTPUT/analysis; plots
-    when ``plots`` and the sweep file's analysis want them)."""
+    when ``plots`` and the sweep file's analysis want them). ``max_cost``: one cost cap in USD
+    over the whole sweep, earlier sessions included (`reljudge.sweep.budget`); when it stops the
+    sweep, the cells keep what they did and no analysis is written (``SweepRun.capped``)."""
     from reljudge.sweep import execute
+    from reljudge.sweep.budget import capped_sweep, sweep_budget
     from reljudge.sweep.report import write_report
 
     config = plan.config
-    results = execute.run(plan, on_cell=on_cell)
+    budget = sweep_budget(plan, max_cost) if max_cost is not None else None
+    results = execute.run(plan, on_cell=on_cell, budget=budget)
+    calls = sum(s.usage.calls for s in results.values())
+    capped = capped_sweep(plan, results, budget) if budget is not None else None
+    if capped is not None:
+        return SweepRun(None, None, calls, capped)
     analysis = analyze_sweep_dir(config.output_dir)
     target = out or config.output_dir / "analysis"
     write_report(analysis, target, plots=plots and config.analysis.plots, title=f"Sweep {config.name}")
-    return SweepRun(analysis, target, sum(s.usage.calls for s in results.values()))
+    return SweepRun(analysis, target, calls)

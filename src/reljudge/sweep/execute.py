@@ -256,6 +256,7 @@ def estimate(plan: SweepPlan) -> dict[str, Any]:
         "prompt_tokens": 0,
         "completion_tokens": 0,
         "cost_usd": 0.0,
+        "cost_usd_batch": 0.0,  # the same requests through the providers' Batch APIs
         "price_known": True,
     }
     per_model: dict[str, dict[str, Any]] = {}
@@ -268,15 +269,18 @@ def estimate(plan: SweepPlan) -> dict[str, Any]:
         m["calls"] += est["calls"]
         m["cost_usd"] += est["cost_usd"]
         m["done_records"] += len(job.existing)
-        for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd"):
+        for k in ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "cost_usd_batch"):
             total[k] += est[k]
         total["price_known"] = total["price_known"] and est["price_known"]
     total["per_model"] = per_model
     return total
 
 
-async def run_async(plan: SweepPlan, *, on_cell: Any = None) -> dict[str, Any]:
-    """Run every cell (resuming finished work) and write the sweep index."""
+async def run_async(plan: SweepPlan, *, on_cell: Any = None, budget: Any = None) -> dict[str, Any]:
+    """Run every cell (resuming finished work) and write the sweep index. ``budget``: one
+    `reljudge.llm.budget.CostBudget` for the whole sweep (``--max-cost``, `reljudge.sweep.budget`),
+    shared by the clients of all its models; once it is reached the cells in progress stop
+    (state ``capped``) and the cells not started yet are left out of the results."""
     from reljudge.llm import LLMClient
     from reljudge.run import client_config, run_job_async
     from reljudge.run.inputs import SharedInputs
@@ -287,12 +291,14 @@ async def run_async(plan: SweepPlan, *, on_cell: Any = None) -> dict[str, Any]:
     clients: dict[str, LLMClient] = {}
     for cell in plan.cells:
         if cell.model not in clients:
-            clients[cell.model] = LLMClient(client_config(configs[cell.id]))
+            clients[cell.model] = LLMClient(client_config(configs[cell.id]), budget=budget)
     gate = asyncio.Semaphore(plan.config.limits.cells)
     results: dict[str, Any] = {}
 
     async def one(cell: Cell) -> None:
         async with gate:
+            if budget is not None and budget.exhausted is not None:
+                return  # the cost cap is reached: a cell not started yet is not started
             summary = await run_job_async(configs[cell.id], clients[cell.model], shared=shared)
             results[cell.id] = summary
             if on_cell is not None:
@@ -310,8 +316,8 @@ async def run_async(plan: SweepPlan, *, on_cell: Any = None) -> dict[str, Any]:
     return results
 
 
-def run(plan: SweepPlan, *, on_cell: Any = None) -> dict[str, Any]:
-    return asyncio.run(run_async(plan, on_cell=on_cell))
+def run(plan: SweepPlan, *, on_cell: Any = None, budget: Any = None) -> dict[str, Any]:
+    return asyncio.run(run_async(plan, on_cell=on_cell, budget=budget))
 
 
 def write_index(plan: SweepPlan) -> Path:

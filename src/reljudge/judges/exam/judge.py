@@ -297,9 +297,13 @@ class ExamJudge(Judge):
     # -- estimating ------------------------------------------------------------------------
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
+        from reljudge.judges.token_count import active_tokenizer
+
         bank = _question_bank(inputs)
         gen_calls = gen_tokens = 0
         grade_calls = grade_tokens = 0
+        counter = active_tokenizer()  # the model's tokenizer, when the dry-run has one
+        grading = _GradingTokens(self.prompt, counter) if counter is not None else None
         for qid in inputs.pool:
             if bank is not None:
                 questions = [q.text for q in bank[qid]]
@@ -314,6 +318,9 @@ class ExamJudge(Judge):
                     continue
                 for text in questions:
                     grade_calls += 1
+                    if grading is not None:  # each question and passage tokenized once
+                        grade_tokens += grading(text, docid, inputs.corpus[docid])
+                        continue
                     grade_tokens += prompt_tokens(
                         self.prompt, {"question": text, "document": inputs.corpus[docid]}
                     )
@@ -326,7 +333,26 @@ class ExamJudge(Judge):
             gen_tokens + grade_tokens,
             gen_calls * (self.question_max_tokens or 250) + grade_calls * answer,
             note=note,
+            tokenizer=counter.source if counter is not None else None,
         )
+
+
+class _GradingTokens:
+    """The prompt tokens of a grading call with the model's tokenizer, without rendering a
+    prompt per (question, passage): the template's own tokens plus each value's, each distinct
+    question and passage tokenized once (`reljudge.judges.token_count.tokenizer_terms`)."""
+
+    def __init__(self, prompt: PromptTemplate, counter: Any) -> None:
+        from reljudge.judges.token_count import TextTokens, tokenizer_terms
+
+        self.terms = tokenizer_terms(prompt, lambda q, d: {"question": q, "document": d}, 2, counter)
+        self.questions, self.passages = TextTokens(counter), TextTokens(counter)
+
+    def __call__(self, question: str, docid: str, passage: str) -> int:
+        from reljudge.judges.token_count import tokenizer_item_tokens
+
+        counts = (self.questions(question, question), self.passages(docid, passage))
+        return tokenizer_item_tokens(self.terms, counts)
 
 
 def _question_bank(inputs: JudgeInputs) -> QuestionBank | None:

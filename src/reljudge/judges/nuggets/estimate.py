@@ -89,4 +89,9 @@ def estimate_calls(self: NuggetSettings, inputs: JudgeInputs) -> CallEstimate:
         f"nuggets: {create} creation, {score} scoring, {assign} assignment calls "
         f"(assuming {self.max_nuggets} nuggets per topic; retries not counted)"
     )
-    return CallEstimate(calls, prompt_toks, answer_toks, note=note)
+    from reljudge.judges.token_count import active_tokenizer
+
+    counter = active_tokenizer()  # `prompt_tokens` counted with it when the dry-run has one
+    return CallEstimate(
+        calls, prompt_toks, answer_toks, note=note, tokenizer=counter.source if counter is not None else None
+    )

@@ -404,6 +404,10 @@ class PairwiseJudge(Judge):
         return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2, tokenizer=source)
 
     def _estimate_sampler(self, inputs: JudgeInputs, answer: int) -> CallEstimate:
+        from reljudge.judges.token_count import active_tokenizer, tokenizer_terms
+
+        counter = active_tokenizer()  # the model's tokenizer, when the dry-run has one
+        terms = tokenizer_terms(self.prompt, self.variables, 3, counter) if counter is not None else None
         calls = tokens = all_calls = 0
         for qid, docids in inputs.pool.items():
             docs = _unique(docids)
@@ -411,6 +415,15 @@ class PairwiseJudge(Judge):
             all_calls += n * (n - 1)
             pairs = sampler_pair_bound(n, self.p, FINAL_POOL)
             calls += 2 * pairs
+            if counter is not None and terms is not None:
+                # a pair's tokens are linear in its values' tokens: at the mean passage's tokens,
+                # the mean over all pairs of the topic
+                counts = [counter.text(str(inputs.corpus.get(d, ""))) for d in docs]
+                mean = sum(counts) / n if n else 0.0
+                query = counter.text(str(inputs.topics.get(qid, "")))
+                per_call = sum(t + kq * query + (ka + kb) * mean for t, kq, ka, kb in terms)
+                tokens += round(2 * pairs * per_call)
+                continue
             lengths = [len(inputs.corpus.get(d, "")) for d in docs]
             mean_len = sum(lengths) / n if n else 0
             sample = "x" * int(mean_len)
@@ -424,7 +437,8 @@ class PairwiseJudge(Judge):
             f"pairwise sampler (p={self.p}): an upper-bound estimate of {calls} calls "
             f"(p*n/2 pairs per round, pool about halving each round); all pairs would take {all_calls} calls"
         )
-        return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2)
+        source = counter.source if counter is not None else None
+        return CallEstimate(calls, tokens, calls * answer, note=note, records=calls // 2, tokenizer=source)
 
 
 def _unique(docids: Sequence[str]) -> list[str]:

@@ -64,6 +64,9 @@ def prepare(
     if judge.reads_passages:
         resolved = shared.resolve(config) if shared is not None else resolve_inputs(config, passages=False)
         pool = build_pool(config, resolved)
+        if resources.get("answers") is not None:  # answers judged: only the answered topics' passages
+            answered = {a.qid for a in resources["answers"]}
+            pool.docs = {q: d for q, d in pool.docs.items() if q in answered}
         passages = read_passages(config, resolved, pool, shared)  # only the pooled ones
         check_passages(pool, resolved, skip_missing=config.skip_missing)
     else:  # a judge of topics (answer generation): no passage is read
@@ -76,6 +79,8 @@ def prepare(
     existing: Mapping[tuple[str, str, str, str, str], Judgment] = (
         rundir.index(lazy_methods=label_methods(judge)).existing if read_existing else {}
     )
+    if config.dry_run and existing:  # an estimate that can count what is done (nuggets of answers)
+        resources["existing_records"] = existing
     return PreparedJob(
         config=config,
         resolved=resolved,

@@ -254,3 +254,124 @@ def test_bad_answer_files_are_file_line_errors_and_write_nothing(srv, tmp_path, 
     assert code == EXIT_BAD_INPUT and "already" in text and not out.exists()
     code, text = run(srv, out, "--answers", str(twice), "--method", "umbrela")
     assert code == EXIT_BAD_INPUT and "--answers is for --method nuggets" in text
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "answers" / "rag24-example.jsonl"
+#: a two-topic collection for the TREC RAG 2024 example's topics (passages written for this test)
+MINI_PASSAGES = {
+    "msmarco_v2.1_doc_45_546308869#11_963663453": "A landlord who fails to repair broken locks may be liable "
+    "when an intruder injures a tenant, because the crime was foreseeable.",
+    "msmarco_v2.1_doc_45_546308869#10_963661464": "Courts ask whether the landlord was negligent: "
+    "inadequate lighting, locks or security after earlier break-ins can make the landlord responsible.",
+    "d-landlord-0": "Tenants must pay rent on the first day of each month unless the lease says otherwise.",
+    "msmarco_v2.1_doc_52_1105998034#2_2241452829": "Vicarious trauma is the cumulative effect of hearing "
+    "about other people's trauma; supervision, peer support and self-care help professionals cope.",
+    "d-trauma-1": "Secondary traumatic stress affects nurses, therapists and first responders.",
+}
+
+
+def _mini_collection(tmp_path: Path) -> list[str]:
+    (tmp_path / "topics.tsv").write_text(
+        "23287\tare landlords liable if someone breaks in a hurts tenant\n"
+        "2024-145979\twhat is vicarious trauma and how can it be coped with?\n"
+    )
+    (tmp_path / "qrels.txt").write_text(
+        "23287 0 msmarco_v2.1_doc_45_546308869#11_963663453 3\n"
+        "23287 0 msmarco_v2.1_doc_45_546308869#10_963661464 2\n"
+        "23287 0 d-landlord-0 0\n"
+        "2024-145979 0 msmarco_v2.1_doc_52_1105998034#2_2241452829 3\n"
+        "2024-145979 0 d-trauma-1 1\n"
+    )
+    (tmp_path / "passages.tsv").write_text("".join(f"{d}\t{t}\n" for d, t in MINI_PASSAGES.items()))
+    return ["--topics", str(tmp_path / "topics.tsv"), "--qrels", str(tmp_path / "qrels.txt")] + [
+        "--corpus",
+        str(tmp_path / "passages.tsv"),
+    ]
+
+
+def _run_files(srv: MockLLMServer, out: Path, *args: str) -> tuple[int, str]:
+    argv = [
+        "run",
+        "--method",
+        "nuggets",
+        "--model",
+        MODEL,
+        "--base-url",
+        srv.openai_url,
+        "--output",
+        str(out),
+    ]
+    argv += ["--cache", str(out.parent / "cache.sqlite"), "--no-progress", *args]
+    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test-nuggets-answers"})
+    if isinstance(result.exception, InputError):
+        return EXIT_BAD_INPUT, f"error: {result.exception}"
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
+
+
+def test_trec_rag24_answers_round_trip_to_per_topic_scores(srv, tmp_path):
+    from reljudge.io.answers import read_rag24
+    from reljudge.judges.nuggets.answers import answer_table
+
+    files = _mini_collection(tmp_path)
+    out = tmp_path / "run"
+    code, text = _run_files(srv, out, *files, "--answers", str(EXAMPLE))
+    assert code == 0, text
+    answers = {a.qid: a for a in read_rag24(EXAMPLE)}
+    # each answer is judged as nuggetizer sends it: its sentences joined by spaces
+    assigned = [r for r in srv.requests if "partial_support" in r.prompt]
+    for qid, answer in answers.items():
+        assert any(f"Passage: {answer.text}\n" in r.last_user for r in assigned), qid
+    written = read_answer_scores(out)
+    recomputed = answer_table(RunDir(out).judgments(latest=True))
+    assert written["topics"] == recomputed.topics and written["systems"] == recomputed.systems
+    assert {(r["system"], r["qid"]) for r in written["topics"]} == {
+        ("bm25_rank-zephyr-rho_gpt-4o", "23287"),
+        ("bm25_rank-zephyr-rho_gpt-4o", "2024-145979"),
+    }
+    assert read_topic_scores_csv(out / "answer-nuggets-topics.csv") == written["topics"]
+
+
+def test_malformed_trec_rag24_files_are_file_line_errors_exit_2(srv, tmp_path):
+    files = _mini_collection(tmp_path)
+    lines = EXAMPLE.read_text().splitlines()
+    bad_citation = json.loads(lines[1])
+    bad_citation["answer"][0]["citations"] = [5]  # outside the references
+    cases = {
+        "citation.jsonl": [lines[0], json.dumps(bad_citation)],
+        "json.jsonl": [lines[0], lines[1][:-10]],
+        "missing.jsonl": [
+            lines[0],
+            json.dumps({k: v for k, v in json.loads(lines[1]).items() if k != "answer"}),
+        ],
+    }
+    for name, content in cases.items():
+        path = tmp_path / name
+        path.write_text("\n".join(content) + "\n")
+        out = tmp_path / f"run-{name}"
+        code, text = _run_files(srv, out, *files, "--answers", str(path))
+        assert code == EXIT_BAD_INPUT and f"{path}:2:" in text, (name, text)
+        assert not out.exists()
+    assert srv.calls == 0
+    # through the command line itself: one line on stderr, exit code 2
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "reljudge", "run", "--method", "nuggets", "--model", MODEL, "--base-url"]
+        + [
+            srv.openai_url,
+            *files,
+            "--answers",
+            str(tmp_path / "citation.jsonl"),
+            "--out",
+            str(tmp_path / "x"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == EXIT_BAD_INPUT and done.stderr.startswith(
+        f"error: {tmp_path / 'citation.jsonl'}:2:"
+    )

@@ -375,3 +375,11 @@ def test_malformed_trec_rag24_files_are_file_line_errors_exit_2(srv, tmp_path):
     assert done.returncode == EXIT_BAD_INPUT and done.stderr.startswith(
         f"error: {tmp_path / 'citation.jsonl'}:2:"
     )
+
+
+def test_a_run_without_answers_is_unchanged(srv, tmp_path):
+    """Regression: --answers left out must parse to None (its parser once iterated None)."""
+    code, text = run(srv, tmp_path / "run", "--dry-run", "--json")
+    assert code == 0, text
+    estimate = json.loads(text)["estimate"]
+    assert "(passages; assuming 30 nuggets per topic" in estimate["note"] and srv.calls == 0

@@ -339,7 +339,7 @@ class RunConfig(BaseModel):
             "Nuggets: assign each topic's nuggets (made once from its judged passages) to these files' answers "
             "(TREC RAG 2024 .jsonl or system<TAB>qid<TAB>answer TSV; repeatable) instead of to passages; "
             "writes answer-nuggets-*.csv/.json (per topic, per system) into the run directory.",
-            type=list[Path] | None, default=None, parse=lambda given: list(given) or None, commands=RUN,
+            type=list[Path] | None, default=None, parse=lambda given: list(given or ()) or None, commands=RUN,
         ),
     ] = None  # fmt: skip
     #: extra request fields (--param)

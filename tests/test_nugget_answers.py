@@ -383,3 +383,18 @@ def test_a_run_without_answers_is_unchanged(srv, tmp_path):
     assert code == 0, text
     estimate = json.loads(text)["estimate"]
     assert "(passages; assuming 30 nuggets per topic" in estimate["note"] and srv.calls == 0
+
+
+def test_mock_server_grades_from_needs_a_corpus_and_the_auto_responder(tmp_path):
+    data = load_dataset("dl19-sample")
+    runner = CliRunner()
+    for extra, message in (
+        ([], "--grades-from needs --corpus"),
+        (
+            ["--corpus", str(data.paths["corpus"]), "--responder", "echo"],
+            "--grades-from works with --responder auto",
+        ),
+        (["--corpus", str(tmp_path / "missing.tsv")], "--grades-from:"),
+    ):
+        result = runner.invoke(app, ["mock-server", "--grades-from", str(data.paths["qrels"]), *extra])
+        assert isinstance(result.exception, InputError) and message in str(result.exception), result.output

@@ -67,6 +67,11 @@ def prepare(
         if resources.get("answers") is not None:  # answers judged: only the answered topics' passages
             answered = {a.qid for a in resources["answers"]}
             pool.docs = {q: d for q, d in pool.docs.items() if q in answered}
+            systems = len({a.system for a in resources["answers"]})
+            pool.description = (
+                f"{len(resources['answers'])} answers of {systems} system(s); items: the answered topics' "
+                f"{pool.description} (nugget sources)"
+            )
         passages = read_passages(config, resolved, pool, shared)  # only the pooled ones
         check_passages(pool, resolved, skip_missing=config.skip_missing)
     else:  # a judge of topics (answer generation): no passage is read

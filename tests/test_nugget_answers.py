@@ -398,3 +398,27 @@ def test_mock_server_grades_from_needs_a_corpus_and_the_auto_responder(tmp_path)
     ):
         result = runner.invoke(app, ["mock-server", "--grades-from", str(data.paths["qrels"]), *extra])
         assert isinstance(result.exception, InputError) and message in str(result.exception), result.output
+
+
+def test_topics_limit_keeps_the_first_answered_topics_and_limit_is_refused(srv, tmp_path, sample):
+    answers = _answers(tmp_path, sample)
+    out = tmp_path / "run"
+    code, text = run(srv, out, "--answers", str(answers), "--topics-limit", "1")
+    assert code == 0, text
+    records = RunDir(out).judgments(latest=True)
+    first = next(q for q in load_dataset("dl19-sample").topics if q in sample[1])  # topics order
+    assert {r.qid for r in records} == {first}
+    assert {r["qid"] for r in read_answer_scores(out)["topics"]} == {first}
+    code, text = run(srv, tmp_path / "other", "--answers", str(answers), "--limit", "5")
+    assert code == EXIT_BAD_INPUT and "--topics-limit" in text
+
+
+def test_an_answer_to_a_topic_without_judgments_is_recorded_skipped(srv, tmp_path, sample):
+    answers = _answers(tmp_path, sample, systems=(("a", 3),))
+    with answers.open("a") as handle:
+        handle.write("a\tno-such-topic\tan answer to a topic nobody judged\n")
+    out = tmp_path / "run"
+    code, text = run(srv, out, "--answers", str(answers))
+    assert code == 0, text
+    skipped = [r for r in RunDir(out).judgments(latest=True) if r.qid == "no-such-topic"]
+    assert len(skipped) == 1 and skipped[0].status == "skipped" and "not evaluated" in skipped[0].error

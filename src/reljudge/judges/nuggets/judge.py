@@ -220,7 +220,7 @@ class NuggetJudge(Judge):
             nuggets = earlier
         else:
             problem = topic_problem(inputs.topics, qid)
-            if problem is None and qid not in inputs.pool:  # answers to a topic without judgments
+            if qid not in inputs.pool:  # answers to a topic without judgments
                 problem = f"topic {qid!r} has no judged passages: its answers are not evaluated"
             sources = [] if problem else self.sources(inputs, qid)
             if not problem and not sources:

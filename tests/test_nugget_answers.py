@@ -422,3 +422,14 @@ def test_an_answer_to_a_topic_without_judgments_is_recorded_skipped(srv, tmp_pat
     assert code == 0, text
     skipped = [r for r in RunDir(out).judgments(latest=True) if r.qid == "no-such-topic"]
     assert len(skipped) == 1 and skipped[0].status == "skipped" and "not evaluated" in skipped[0].error
+
+
+def test_a_run_over_answers_is_not_mixed_with_one_over_passages(srv, tmp_path, sample):
+    out = tmp_path / "run"
+    assert run(srv, out, "--answers", str(_answers(tmp_path, sample, systems=(("a", 3),))))[0] == 0
+    code, text = run(srv, out)
+    assert code == EXIT_BAD_INPUT and "answers was True, now False" in text
+    spaced = tmp_path / "spaced.tsv"  # a system name is the records' document id: no whitespace
+    spaced.write_text(f"my run\t{next(iter(sample[1]))}\tan answer\n")
+    code, text = run(srv, tmp_path / "other", "--answers", str(spaced))
+    assert code == EXIT_BAD_INPUT and "whitespace" in text

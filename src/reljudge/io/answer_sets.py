@@ -2,7 +2,8 @@
 
 Each file is read strictly by `reljudge.io.answers.read_answers` (TREC RAG 2024 JSON Lines or the
 ``system<TAB>qid<TAB>answer`` TSV, ``file:line`` errors). Across files, a system answering the
-same topic twice is an error naming both files. Each answer keeps the file it came from and the
+same topic twice is an error naming both files, and a system name with whitespace is an error
+(it is the document id of the records and of ``qrels.txt``). Each answer keeps the file it came from and the
 SHA-256 of its text, its provenance in the records made from it.
 """
 
@@ -54,6 +55,8 @@ def read_answer_files(paths: Sequence[str | Path]) -> list[SourcedAnswer]:
     where: dict[tuple[str, str], str] = {}
     for path in paths:
         for answer in read_answers(path):
+            if any(c.isspace() for c in answer.system):  # it is the document id of the records
+                raise InputError(f"system name {answer.system!r} has whitespace (it names the answers)", path)
             key = (answer.system, answer.qid)
             if key in where:
                 raise InputError(

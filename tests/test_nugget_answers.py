@@ -398,6 +398,9 @@ def test_mock_server_grades_from_needs_a_corpus_and_the_auto_responder(tmp_path)
     ):
         result = runner.invoke(app, ["mock-server", "--grades-from", str(data.paths["qrels"]), *extra])
         assert isinstance(result.exception, InputError) and message in str(result.exception), result.output
+    for extra, message in ((["--corpus", str(data.paths["corpus"])], "go with --grades-from"),):
+        result = runner.invoke(app, ["mock-server", *extra])
+        assert isinstance(result.exception, InputError) and message in str(result.exception), result.output
 
 
 def test_topics_limit_keeps_the_first_answered_topics_and_limit_is_refused(srv, tmp_path, sample):

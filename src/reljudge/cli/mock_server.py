@@ -72,6 +72,8 @@ def mock_server_cmd(
         raise InputError(f"--responder: {err}") from None
     if grades_from is not None:
         inner = _by_grade(inner, grades_from, corpus, topics)
+    elif corpus is not None or topics is not None:
+        raise InputError("--corpus and --topics go with --grades-from")
     rates = {
         "--rate-429": rate_429,
         "--rate-5xx": rate_5xx,

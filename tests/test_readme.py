@@ -202,6 +202,8 @@ BLOCKS: list[Block] = [
         "needs torch and sentence-transformers for --encoder; tests/test_answer_similarity_cli.py runs the "
         "command on vectors files",
     ),
+    Block("judge run --method nuggets --model gpt-4o --dataset dl19-sample --no-progress"),
+    Block("python bench/nugget_answer_systems.py ../shared/data/trec-dl19", shared=True, slow=True),
     skip(
         "python bench/run.py",
         "the benchmarks (minutes, machine-dependent): run by hand, figures in the README",

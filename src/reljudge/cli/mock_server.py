@@ -45,6 +45,18 @@ def mock_server_cmd(
     max_connections: int = typer.Option(
         None, "--max-connections", help="Server-side limit of requests served at the same time."
     ),
+    grades_from: str = typer.Option(
+        None,
+        "--grades-from",
+        help="Human qrels: answer the nugget assignment prompt by the human grade of the judged text "
+        "(3 support, 2 mostly support, 1 partial_support, 0 or unknown not_support); needs --corpus.",
+    ),
+    corpus: str = typer.Option(
+        None, "--corpus", help="With --grades-from: the passages (docid<TAB>text, or JSON Lines)."
+    ),
+    topics: str = typer.Option(
+        None, "--topics", help="With --grades-from: the topics (qid<TAB>query), to grade per query."
+    ),
 ) -> None:
     """Serve a mock LLM (OpenAI /v1 and Ollama /api) for tests and dry runs, until interrupted.
 
@@ -58,6 +70,10 @@ def mock_server_cmd(
         inner = responders.named(responder)
     except ValueError as err:
         raise InputError(f"--responder: {err}") from None
+    if grades_from is not None:
+        inner = _by_grade(inner, grades_from, corpus, topics)
+    elif corpus is not None or topics is not None:
+        raise InputError("--corpus and --topics go with --grades-from")
     rates = {
         "--rate-429": rate_429,
         "--rate-5xx": rate_5xx,
@@ -114,3 +130,21 @@ def mock_server_cmd(
     finally:
         server.stop()
         typer.echo(f"stopped after {server.calls} chat requests", err=True)
+
+
+def _by_grade(inner: object, qrels: str, corpus: str | None, topics: str | None) -> object:
+    """The auto responder with the nugget assigner that follows the human grade in front."""
+    from reljudge.testing import AutoResponder
+    from reljudge.testing.grades import GradeBook
+
+    if not isinstance(inner, AutoResponder):
+        raise InputError("--grades-from works with --responder auto")
+    if corpus is None:
+        raise InputError("--grades-from needs --corpus (the judged passages' texts)")
+    try:
+        book = GradeBook(qrels, corpus, topics)
+    except (OSError, ValueError) as err:
+        raise InputError(f"--grades-from: {err}") from None
+    rule = book.rule()
+    inner.register(rule.name, rule.match, rule.reply)
+    return inner

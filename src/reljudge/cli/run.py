@@ -56,10 +56,23 @@ def run_cmd(
     except KeyboardInterrupt:  # Ctrl-C where no signal handler could be installed
         typer.echo("interrupted", err=True)
         raise typer.Exit(130) from None
+    scored = None
+    if config.answers and summary.state != "dry-run" and summary.output_dir is not None:
+        from reljudge.run.answer_nuggets import score_run_answers
+
+        scored = score_run_answers(summary.output_dir)  # per topic and per system, written
     if json_output:
-        typer.echo(json.dumps(summary.model_dump(mode="json"), indent=2))
+        payload = summary.model_dump(mode="json")
+        if scored is not None:
+            payload["answers"] = {"systems": scored["table"].systems, "files": scored["files"]}
+        typer.echo(json.dumps(payload, indent=2))
     else:
         typer.echo(summary.render())
+        if scored is not None:
+            from reljudge.judges.nuggets.answers import render_table
+
+            typer.echo(render_table(scored["table"]))
+            typer.echo(f"answer scores: {scored['files']['topics']}, {scored['files']['systems']}")
     if summary.abort is not None:  # the provider cannot serve the job: its message, once
         message, hint = summary.abort.get("message"), summary.abort.get("hint")
         typer.echo(f"error: {message}" + (f" ({hint})" if hint else ""), err=True)

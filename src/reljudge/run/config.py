@@ -47,7 +47,7 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "max_passage_chars",
 )
 #: options that name a resource file a judge can take (`reljudge.judges.base.Resource`)
-RESOURCE_FIELDS: tuple[str, ...] = ("question_bank",)
+RESOURCE_FIELDS: tuple[str, ...] = ("question_bank", "answers")
 #: passages longer than this many characters are reported (a warning, and in ``--dry-run``):
 #: MS MARCO passages are under 1,000; a 20,000-character one is usually an extraction accident
 DEFAULT_WARN_PASSAGE_CHARS = 20_000
@@ -61,6 +61,7 @@ NOT_GENERATE = frozenset(
         "method",
         "pairs",
         "question_bank",
+        "answers",
         "samples",
         "scores",
         "constrain",
@@ -331,6 +332,16 @@ class RunConfig(BaseModel):
             commands=RUN,
         ),
     ] = None
+    answers: Annotated[  # generated answers a judge evaluates instead of passages (nuggets)
+        list[Path] | None,
+        Flag(
+            "--answers",
+            "Nuggets: assign each topic's nuggets (made once from its judged passages) to these files' answers "
+            "(TREC RAG 2024 .jsonl or system<TAB>qid<TAB>answer TSV; repeatable) instead of to passages; "
+            "writes answer-nuggets-*.csv/.json (per topic, per system) into the run directory.",
+            type=list[Path] | None, default=None, parse=lambda given: list(given or ()) or None, commands=RUN,
+        ),
+    ] = None  # fmt: skip
     #: extra request fields (--param)
     params: Annotated[
         dict[str, Any],
@@ -418,6 +429,7 @@ class RunConfig(BaseModel):
 
         identity = {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
         identity["base_url"] = normalise_base_url(self.base_url)
+        identity["answers"] = bool(self.answers)  # not which: a run extends to more systems
         return identity
 
     @model_validator(mode="after")

@@ -23,6 +23,7 @@ ADDED_IDENTITY_FIELDS: dict[str, Callable[[Any], bool]] = {
     "scores": lambda now: now == "labels",
     "samples": lambda now: now == 1,
     "constrain": lambda now: now == "off",
+    "answers": lambda now: now is False,
 }
 
 

@@ -123,6 +123,9 @@ def load_resources(config: RunConfig, judge: Judge) -> dict[str, Any]:
                 raise InputError(
                     f"dataset {config.dataset!r} has no {name.replace('_', ' ')}; give {option} FILE"
                 )
+        elif isinstance(value, list):  # several files (--answers A B): the reader takes them all
+            resources[name] = resource.read([Path(v) for v in value])
+            continue
         else:
             path = Path(value)
         resources[name] = resource.read(path)

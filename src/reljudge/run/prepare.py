@@ -63,7 +63,10 @@ def prepare(
     resources = load_resources(config, judge)
     if judge.reads_passages:
         resolved = shared.resolve(config) if shared is not None else resolve_inputs(config, passages=False)
-        pool = build_pool(config, resolved)
+        if resources.get("answers") is not None:  # answers judged: only the answered topics' passages
+            pool = answered_pool(config, resolved, resources)
+        else:
+            pool = build_pool(config, resolved)
         passages = read_passages(config, resolved, pool, shared)  # only the pooled ones
         check_passages(pool, resolved, skip_missing=config.skip_missing)
     else:  # a judge of topics (answer generation): no passage is read
@@ -78,6 +81,8 @@ def prepare(
     )
     prices = price_table(config.prices)
     prices.quote(config.model)  # a --prices entry that cannot price the model is bad input, now
+    if config.dry_run and existing:  # an estimate that can count what is done (nuggets of answers)
+        resources["existing_records"] = existing
     return PreparedJob(
         config=config,
         resolved=resolved,
@@ -90,6 +95,28 @@ def prepare(
         passages=passages,
         prices=prices,
     )
+
+
+def answered_pool(config: RunConfig, resolved: ResolvedInputs, resources: dict[str, Any]) -> Pool:
+    """The pool of a run over answers (``--answers``): the judged passages (the nugget sources)
+    of the answered topics only; ``--topics-limit N`` keeps the first N answered topics with
+    judgments (and their answers). ``--limit`` counts passages, which means nothing here."""
+    if config.limit is not None:
+        raise InputError("--limit counts passages; with --answers give --topics-limit N (answered topics)")
+    pool = build_pool(config.model_copy(update={"topics_limit": None}), resolved)
+    answers = resources["answers"]
+    answered = {a.qid for a in answers}
+    keep = [q for q in pool.docs if q in answered]
+    if config.topics_limit is not None:
+        keep = keep[: config.topics_limit]
+        answers = resources["answers"] = [a for a in answers if a.qid in set(keep)]
+    systems = len({a.system for a in answers})
+    pool.docs = {q: pool.docs[q] for q in keep}
+    pool.description = (
+        f"{len(answers)} answers of {systems} system(s); items: the answered topics' {pool.description} "
+        "(nugget sources)"
+    )
+    return pool
 
 
 def label_methods(judge: Judge) -> tuple[str, ...]:

@@ -42,6 +42,7 @@ from reljudge.judges.common import (
     topic_problem,
 )
 from reljudge.judges.context import JudgeContext
+from reljudge.judges.nuggets.answers import ANSWERS, Target, targets, topics_to_judge
 from reljudge.judges.nuggets.asking import CREATE_BUDGET, Reader, ask, label_items
 from reljudge.judges.nuggets.sets import (
     ASSIGN_METHOD,
@@ -50,6 +51,7 @@ from reljudge.judges.nuggets.sets import (
     NUGGET_SETS,
     RECORDED,
     nugget_sets,
+    recorded_nuggets,
 )
 from reljudge.judges.reading import clip
 from reljudge.judges.registry import register
@@ -82,6 +84,7 @@ class NuggetJudge(Judge):
     label_methods = (ASSIGN_METHOD,)
     stage_methods = (NUGGET_METHOD, CREATION_METHOD)
     set_names = NUGGET_SETS
+    resources = (ANSWERS,)
 
     def __init__(
         self,
@@ -201,9 +204,11 @@ class NuggetJudge(Judge):
                 "nuggets are created from the passages judged relevant: give qrels, "
                 "or set create_from='pool' to use every pooled passage"
             )
-        earlier = _earlier_nuggets(ctx)
+        earlier = recorded_nuggets(ctx.existing)
         await run_bounded(
-            inputs.pool, lambda qid: self._run_topic(inputs, ctx, qid, earlier.get(qid)), limit=ctx.fan_out
+            topics_to_judge(inputs),
+            lambda qid: self._run_topic(inputs, ctx, qid, earlier.get(qid)),
+            limit=ctx.fan_out,
         )
 
     async def _run_topic(
@@ -215,6 +220,8 @@ class NuggetJudge(Judge):
             nuggets = earlier
         else:
             problem = topic_problem(inputs.topics, qid)
+            if qid not in inputs.pool:  # answers to a topic without judgments
+                problem = f"topic {qid!r} has no judged passages: its answers are not evaluated"
             sources = [] if problem else self.sources(inputs, qid)
             if not problem and not sources:
                 problem = (
@@ -371,33 +378,37 @@ class NuggetJudge(Judge):
         vocabulary = self.assign_vocabulary
         query = inputs.topics[qid]
 
-        def batches() -> Iterator[tuple[str, list[Nugget]]]:
-            # lazy: a passage's batches are built when a worker is free (see `run_bounded`)
-            for docid in dict.fromkeys(inputs.pool[qid]):
-                todo = [n for n in selected if ctx.done(key(ASSIGN_METHOD, qid, docid, "", n.id)) is None]
+        def batches() -> Iterator[tuple[Target, list[Nugget]]]:
+            # lazy: a passage's (or answer's) batches are built when a worker is free (`run_bounded`)
+            for target in targets(inputs, qid):
+                todo = [
+                    n
+                    for n in selected
+                    if not target.done(ctx.done(key(ASSIGN_METHOD, qid, target.id, "", n.id)))
+                ]
                 if not todo:
                     continue
-                problem = passage_problem(inputs.corpus, docid)
-                if problem is not None:
+                if target.problem is not None:
                     for n in todo:
                         ctx.emit(
                             skipped_record(
                                 ctx,
                                 self.prompt,
-                                problem,
+                                target.problem,
                                 method=ASSIGN_METHOD,
                                 qid=qid,
-                                docid=docid,
+                                docid=target.id,
                                 item_id=n.id,
+                                extra=dict(target.extra),
                             )
                         )
                     continue
                 for i in range(0, len(todo), self.batch_size):
-                    yield docid, todo[i : i + self.batch_size]
+                    yield target, todo[i : i + self.batch_size]
 
-        async def assign(item: tuple[str, list[Nugget]]) -> None:
-            docid, batch = item
-            await self._assign_batch(ctx, qid, docid, query, inputs.corpus[docid], batch, vocabulary)
+        async def assign(item: tuple[Target, list[Nugget]]) -> None:
+            target, batch = item
+            await self._assign_batch(ctx, qid, target, query, batch, vocabulary)
 
         await run_bounded(batches(), assign, limit=ctx.fan_out)
 
@@ -405,9 +416,8 @@ class NuggetJudge(Judge):
         self,
         ctx: JudgeContext,
         qid: str,
-        docid: str,
+        target: Target,
         query: str,
-        passage: str,
         batch: list[Nugget],
         vocabulary: tuple[str, ...],
     ) -> None:
@@ -416,7 +426,7 @@ class NuggetJudge(Judge):
         def variables(items: Sequence[str]) -> dict[str, str]:
             return {
                 "query": query,
-                "document": passage,
+                "document": target.text,
                 "nuggets": repr(list(items)),
                 "num_nuggets": str(len(items)),
             }
@@ -435,7 +445,7 @@ class NuggetJudge(Judge):
             ctx.emit(
                 Judgment(
                     qid=qid,
-                    docid=docid,
+                    docid=target.id,
                     item_id=nugget.id,
                     method=ASSIGN_METHOD,
                     label=ASSIGNMENT_LABELS[item.label] if ok else None,  # type: ignore[index]
@@ -443,7 +453,7 @@ class NuggetJudge(Judge):
                     raw=item.raw,
                     error=item.error,
                     parse=item.how,
-                    extra={"assignment": item.label} if ok else {},
+                    extra={**target.extra, "assignment": item.label} if ok else dict(target.extra),
                     provenance=item.provenance,
                 )
             )
@@ -470,22 +480,3 @@ def _vocabulary(
     if unknown:
         raise InputError(f"{option} {prompt.id!r}: labels {unknown} are not among {list(allowed)}")
     return vocab
-
-
-def _earlier_nuggets(ctx: JudgeContext) -> dict[str, list[Nugget]]:
-    """The scored nuggets of an earlier run of this job, per topic, in creation order."""
-    from reljudge.judges.nuggets.scores import Nugget
-
-    found: dict[str, list[tuple[int, Nugget]]] = {}
-    # filter by the key's method first: `ctx.existing` may read records lazily
-    for record_key in [k for k in ctx.existing if k[0] == NUGGET_METHOD]:
-        record = ctx.existing[record_key]
-        if record.method != NUGGET_METHOD or not record.item_id or record.status == "skipped":
-            continue
-        text = record.extra.get("text")
-        if not isinstance(text, str):
-            continue
-        importance = record.extra.get("importance") if record.ok else None
-        nugget = Nugget(id=record.item_id, qid=record.qid, text=text, importance=importance)
-        found.setdefault(record.qid, []).append((int(record.extra.get("rank", 0)), nugget))
-    return {qid: [n for _, n in sorted(items, key=lambda x: x[0])] for qid, items in found.items()}

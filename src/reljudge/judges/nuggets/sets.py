@@ -120,3 +120,21 @@ def _for_score(exclusions: Exclusions, score: str) -> Exclusions:
     if not score.startswith("vital"):
         own.unscored = [u for u in own.unscored if not u[2].startswith("vital:")]
     return own
+
+
+def recorded_nuggets(existing: Mapping[Any, Any]) -> dict[str, list[Nugget]]:
+    """The scored nuggets of an earlier run of a job (its records by key, e.g.
+    ``JudgeContext.existing``), per topic, in creation order."""
+    found: dict[str, list[tuple[int, Nugget]]] = {}
+    # filter by the key's method first: ``existing`` may read records lazily
+    for record_key in [k for k in existing if k[0] == NUGGET_METHOD]:
+        record = existing[record_key]
+        if record.method != NUGGET_METHOD or not record.item_id or record.status == "skipped":
+            continue
+        text = record.extra.get("text")
+        if not isinstance(text, str):
+            continue
+        importance = record.extra.get("importance") if record.ok else None
+        nugget = Nugget(id=record.item_id, qid=record.qid, text=text, importance=importance)
+        found.setdefault(record.qid, []).append((int(record.extra.get("rank", 0)), nugget))
+    return {qid: [n for _, n in sorted(items, key=lambda x: x[0])] for qid, items in found.items()}

@@ -1,0 +1,185 @@
+"""Nugget evaluation of generated answers (TREC RAG 2024, as castorini/nuggetizer does it).
+
+The nuggets of a topic are made once, by the judge's own stages (create from the judged relevant
+passages, score, select), then each selected nugget is assigned to each system's answer with the
+same assignment prompt (nuggetizer's ``assign --input-kind answers`` sends the answer as the
+``{context}`` of ``assigner_template.yaml``: its sentences joined by spaces). An assignment to an
+answer is an ordinary ``nugget-assignment`` record whose ``docid`` is the system's name, with
+``extra["system"]``, ``extra["answer_file"]`` and ``extra["answer_sha256"]`` (the answer's
+provenance). A resumed run skips what is assigned; an answer whose text changed since (another
+SHA-256) is assigned again and its new records supersede the old ones.
+
+`answer_table` turns the records into the six scores per (system, topic) and their means per
+system: All, Vital, Weighted and the strict twins (strict: only ``support`` counts; else
+``partial_support`` counts 0.5, as nuggetizer's ``calculate_nugget_scores``). A topic without
+vital nuggets has no Vital score (None, counted) unless ``empty_class="zero"`` (nuggetizer's 0.0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reljudge.io.answer_sets import SourcedAnswer, read_answer_files
+from reljudge.judges.base import JudgeInputs, Resource
+from reljudge.judges.common import passage_problem
+from reljudge.judges.nuggets.scores import NUGGET_SCORES, EmptyClass
+from reljudge.judges.nuggets.sets import ASSIGN_METHOD, nugget_sets
+
+#: the resource of ``--answers FILE...``: `reljudge.io.answer_sets.SourcedAnswer`s
+ANSWERS = Resource(
+    "answers",
+    read=read_answer_files,
+    help="generated answers to assign the nuggets to, instead of the pooled passages",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What nuggets are assigned to: a passage (``id`` = docid) or an answer (``id`` = system)."""
+
+    id: str
+    text: str
+    problem: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    #: an answer's SHA-256: an earlier assignment to another text is done again
+    sha256: str | None = None
+
+    def done(self, record: Any) -> bool:
+        """Whether ``record`` (an earlier assignment to this target, or None) is still valid."""
+        if record is None:
+            return False
+        return self.sha256 is None or record.extra.get("answer_sha256") == self.sha256
+
+
+#: the last answers grouped by topic (asked once per topic and stage: grouped once)
+_GROUPED: list[tuple[Any, dict[str, list[SourcedAnswer]]]] = []
+
+
+def answers_of(inputs: JudgeInputs) -> dict[str, list[SourcedAnswer]] | None:
+    """``{qid: answers}`` when the run gives answers (``--answers``), else None."""
+    answers = inputs.resources.get("answers")
+    if answers is None:
+        return None
+    if _GROUPED and _GROUPED[0][0] is answers:
+        return _GROUPED[0][1]
+    by_topic: dict[str, list[SourcedAnswer]] = {}
+    for answer in answers:
+        by_topic.setdefault(answer.qid, []).append(answer)
+    _GROUPED[:] = [(answers, by_topic)]
+    return by_topic
+
+
+def answer_target(answer: SourcedAnswer) -> Target:
+    extra = {"system": answer.system, "answer_file": answer.file, "answer_sha256": answer.sha256}
+    problem = None if answer.text.strip() else f"the answer of {answer.system!r} is empty"
+    return Target(answer.system, answer.text, problem, extra, answer.sha256)
+
+
+def targets(inputs: JudgeInputs, qid: str) -> list[Target]:
+    """The targets of a topic: its answers when the run gives answers, else its pooled passages."""
+    by_topic = answers_of(inputs)
+    if by_topic is not None:
+        return [answer_target(a) for a in by_topic.get(qid, [])]
+    return [
+        Target(d, inputs.corpus.get(d, ""), passage_problem(inputs.corpus, d))
+        for d in dict.fromkeys(inputs.pool.get(qid, ()))
+    ]
+
+
+def topics_to_judge(inputs: JudgeInputs) -> list[str]:
+    """The topics a run works on: the pooled ones (with answers, those answered), then answered
+    topics outside the pool (they get a skipped record: no judged passages)."""
+    by_topic = answers_of(inputs)
+    if by_topic is None:
+        return list(inputs.pool)
+    pooled = [q for q in inputs.pool if q in by_topic]
+    return pooled + [q for q in by_topic if q not in inputs.pool]
+
+
+# ---------------------------------------------------------------- scores of answers
+
+
+@dataclass
+class AnswerTable:
+    """The nugget scores of answers: ``topics`` rows (system, qid, six scores) and ``systems``
+    rows (system, topics, topics_without_vital, six means)."""
+
+    topics: list[dict[str, Any]]
+    systems: list[dict[str, Any]]
+    #: answers left out: not yet assessed on every selected nugget (an interrupted run)
+    incomplete: list[tuple[str, str]] = field(default_factory=list)
+    empty_class: str = "undefined"
+
+
+def answer_table(
+    records: Iterable[Any],
+    *,
+    empty_class: EmptyClass = "undefined",
+    on_failure: str = "exclude",
+    systems: Sequence[str] | None = None,
+) -> AnswerTable:
+    """Per (system, topic) and per system scores from a run's records (latest per key).
+
+    A system's mean of a score is over the topics where that score is defined (Vital: topics
+    with a vital nugget, counted in ``topics_without_vital`` otherwise)."""
+    records = [r for r in records if r.method != ASSIGN_METHOD or r.extra.get("system") is not None]
+    sets = nugget_sets(records, empty_class=empty_class, on_failure=on_failure)  # type: ignore[arg-type]
+    if not sets:
+        return AnswerTable([], [], empty_class=empty_class)
+    incomplete = sorted(set(sets["nuggets-all"].incomplete))
+    left_out = set(incomplete)
+    per: dict[tuple[str, str], dict[str, float | None]] = {}
+    for score in NUGGET_SCORES:
+        for qid, docs in sets[f"nuggets-{score}"].scores.items():
+            for system, value in docs.items():
+                if (qid, system) not in left_out:
+                    per.setdefault((system, qid), dict.fromkeys(NUGGET_SCORES))[score] = value
+    order = list(systems) if systems is not None else []
+    order += sorted({s for s, _ in per} - set(order))
+    topic_rows = [
+        {"system": s, "qid": q, **per[(s, q)]}
+        for s in order
+        for q in sorted((q for t, q in per if t == s), key=_qid_order)
+    ]
+    system_rows = []
+    for s in order:
+        rows = [r for r in topic_rows if r["system"] == s]
+        if not rows:
+            continue
+        row: dict[str, Any] = {
+            "system": s,
+            "topics": len(rows),
+            "topics_without_vital": sum(1 for r in rows if r["vital"] is None),
+        }
+        for score in NUGGET_SCORES:
+            values = [r[score] for r in rows if r[score] is not None]
+            row[score] = sum(values) / len(values) if values else None
+        system_rows.append(row)
+    return AnswerTable(topic_rows, system_rows, incomplete, empty_class)
+
+
+def _qid_order(qid: str) -> tuple[int, int | str]:
+    return (0, int(qid)) if qid.isdigit() else (1, qid)
+
+
+def render_table(table: AnswerTable) -> str:
+    """The per-system means as text (one line per system)."""
+    if not table.systems:
+        return "answers: no answer scored yet"
+    names = ["system", "topics", *NUGGET_SCORES]
+    rows = [[str(r["system"]), str(r["topics"]), *(_fmt(r[s]) for s in NUGGET_SCORES)] for r in table.systems]
+    widths = [max(len(n), *(len(row[i]) for row in rows)) for i, n in enumerate(names)]
+    lines = ["  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    no_vital = sum(r["topics_without_vital"] for r in table.systems)
+    if no_vital:
+        lines.append(f"vital: {no_vital} (system, topic) answer(s) on topics without a vital nugget left out")
+    if table.incomplete:
+        lines.append(f"{len(table.incomplete)} answer(s) not yet assessed on every nugget left out")
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"

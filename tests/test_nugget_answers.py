@@ -222,7 +222,8 @@ def test_the_mock_follows_the_human_grade(srv, tmp_path, sample):
     qid, p = next(iter(picks.items()))
     query, nuggets = data.topics[qid], [f"fact {i}" for i in range(8)]
     assert book.labels(query, data.corpus[p[3]], nuggets) == ["support"] * 8
-    assert book.labels(query, data.corpus[p[1]], nuggets) == ["partial_support"] * 8
+    ones = book.labels(query, data.corpus[p[1]], [f"fact {i}" for i in range(40)])
+    assert set(ones) <= {"support", "partial_support"} and 0 < ones.count("support") < 20
     assert book.labels(query, data.corpus[p[0]], nuggets) == ["not_support"] * 8
     assert book.labels(query, "a text nobody judged", nuggets) == ["not_support"] * 8
     assert book.labels("another query", data.corpus[p[3]], nuggets) == ["not_support"] * 8
@@ -230,7 +231,7 @@ def test_the_mock_follows_the_human_grade(srv, tmp_path, sample):
     if two:
         labels = book.labels(query, data.corpus[two[0]], [f"fact {i}" for i in range(40)])
         assert set(labels) <= {"support", "partial_support"} and labels.count("support") > 20
-    # through the pipeline: a (grade 3) > b (grade 1) > c (grade 0) on every non-strict score
+    # through the pipeline: a (grade 3) > b (grade 1) > c (grade 0), strict and not
     auto = AutoResponder()
     rule = book.rule()
     auto.register(rule.name, rule.match, rule.reply)
@@ -238,8 +239,8 @@ def test_the_mock_follows_the_human_grade(srv, tmp_path, sample):
     out = tmp_path / "run"
     assert run(srv, out, "--answers", str(_answers(tmp_path, sample)))[0] == 0
     systems = {r["system"]: r for r in read_answer_scores(out)["systems"]}
-    assert systems["a"]["all"] == 1.0 and systems["b"]["all"] == 0.5 and systems["c"]["all"] == 0.0
-    assert systems["a"]["all-strict"] == 1.0 and systems["b"]["all-strict"] == 0.0
+    assert systems["a"]["all"] == 1.0 > systems["b"]["all"] > 0.5 and systems["c"]["all"] == 0.0
+    assert systems["a"]["all-strict"] == 1.0 > systems["b"]["all-strict"] > systems["c"]["all-strict"] == 0.0
 
 
 def test_bad_answer_files_are_file_line_errors_and_write_nothing(srv, tmp_path, sample):

@@ -7,7 +7,8 @@ passage, e.g. the synthetic answer systems of ``bench/synthetic_answer_systems.p
 
 - grade 3 (or higher): ``support`` for every nugget;
 - grade 2: mostly ``support``, about one nugget in four ``partial_support`` (by a hash);
-- grade 1: ``partial_support`` for every nugget;
+- grade 1: mostly ``partial_support``, about one nugget in four ``support`` (by a hash), so that
+  the strict scores, which count only ``support``, separate grade 1 from grade 0 too;
 - grade 0, or a text that is no judged passage: ``not_support`` for every nugget.
 
 With topics, the grade is the one judged for the prompt's ``Search Query:`` (a passage judged for
@@ -76,7 +77,7 @@ class GradeBook:
             if grade is None or grade <= 0:
                 out.append("not_support")
             elif grade == 1:
-                out.append("partial_support")
+                out.append("support" if stable_choice(f"{text}|{nugget}", 4) == 0 else "partial_support")
             elif grade == 2:
                 out.append("partial_support" if stable_choice(f"{text}|{nugget}", 4) == 0 else "support")
             else:

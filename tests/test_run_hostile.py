@@ -261,7 +261,7 @@ def test_judge_run_prints_the_provider_message_once_and_exits_1(srv, tmp_path, m
     import reljudge.run
 
     real = reljudge.run.run_job_async
-    monkeypatch.setattr(reljudge.run, "run_job_async", lambda config: _run_with_abort(config, 2, real))
+    monkeypatch.setattr(reljudge.run, "run_job_async", lambda config, **_: _run_with_abort(config, 2, real))
     out = tmp_path / "run"
     argv = ["run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache",
             *SAMPLE, "--limit", "5", "--concurrency", "1"]  # fmt: skip

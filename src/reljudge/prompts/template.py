@@ -42,6 +42,8 @@ ROLES: tuple[str, ...] = (
     "num_nuggets",
     "nuggets_length",
     "max_nuggets",
+    "statement",
+    "citation",
 )
 ROLE_ALIASES: dict[str, str] = {"passage": "document", "passageA": "documentA", "passageB": "documentB"}
 
@@ -54,6 +56,7 @@ REQUIRED_ROLES: dict[str, tuple[str | tuple[str, ...], ...]] = {
     "questions": ("query",),
     "nuggets": ("query",),
     "labels": ("query", "nuggets"),
+    "choice": (),
     "answer": ("query",),
 }
 

@@ -290,7 +290,7 @@ def test_echoed_prompts_and_a_passage_with_the_label_words_never_label(srv, tmp_
 def test_tsv_and_malformed_answer_files_are_file_line_errors_exit_2(srv, tmp_path):
     files, _ = _collection(tmp_path)
     tsv = tmp_path / "answers.tsv"
-    tsv.write_text(f"a\t23287\tLandlords can be liable.\n")
+    tsv.write_text("a\t23287\tLandlords can be liable.\n")
     out = tmp_path / "run"
     code, text = run(srv, out, *files, "--answers", str(tsv))
     assert code == EXIT_BAD_INPUT and str(tsv) in text and "TSV has no citations" in text

@@ -138,10 +138,11 @@ def cited_pool(config: RunConfig, resources: dict[str, Any]) -> Pool:
         docs = {q: d for q, d in docs.items() if q in keep}
         answers = resources["answers"] = [a for a in answers if a.qid in keep]
     systems = len({a.system for a in answers})
-    cites = sum(len(d) for d in docs.values())
+    distinct = len({d for ds in docs.values() for d in ds})
     return Pool(
         docs=docs,
-        description=f"{len(answers)} answers of {systems} system(s); items: their citations ({cites} cited passages)",
+        description=f"{len(answers)} answers of {systems} system(s); items: their (sentence, cited passage) "
+        f"pairs ({distinct} distinct passages)",
     )
 
 

@@ -121,13 +121,11 @@ def citations_of(answer: SourcedAnswer) -> list[Citation]:
 
 
 def cited_pool(answers: Sequence[SourcedAnswer]) -> dict[str, list[str]]:
-    """``{qid: cited docids}`` (the passages a run reads), topics in answer order."""
+    """``{qid: the docid of each item}`` (one entry per (sentence, cited passage), so a passage
+    cited twice is listed twice: the pool counts the items), topics in answer order."""
     pool: dict[str, list[str]] = {}
     for answer in answers:
-        docs = pool.setdefault(answer.qid, [])
-        for item in citations_of(answer):
-            if item.docid not in docs:
-                docs.append(item.docid)
+        pool.setdefault(answer.qid, []).extend(item.docid for item in citations_of(answer))
     return pool
 
 

@@ -335,3 +335,28 @@ def test_answer_scores_formulas():
     assert got["f1"] == pytest.approx(0.5) and got["cited_share"] == pytest.approx(2 / 3)
     unjudged = answer_scores(2, 1, [(0, None)])
     assert unjudged["precision"] is None and unjudged["f1"] == 0.0 and unjudged["unjudged"] == 1
+
+
+def test_topics_limit_keeps_the_first_answered_topics_and_limit_is_refused(srv, tmp_path):
+    files, _ = _collection(tmp_path)
+    out = tmp_path / "run"
+    code, text = run(srv, out, *files, "--answers", str(EXAMPLE), "--topics-limit", "1")
+    assert code == 0, text
+    assert {r.qid for r in RunDir(out).judgments(latest=True)} == {"23287"} and srv.calls == 3
+    code, text = run(srv, tmp_path / "other", *files, "--answers", str(EXAMPLE), "--limit", "2")
+    assert code == EXIT_BAD_INPUT and "--topics-limit" in text
+
+
+def test_the_prompt_contract_and_the_grade_following_mock_server():
+    from reljudge.cli.mock_server import _by_grade
+    from reljudge.prompts.errors import PromptError
+    from reljudge.prompts.output import OutputSpec
+
+    assert OutputSpec.coerce("choice:yes,no").vocabulary == ("yes", "no")
+    with pytest.raises(PromptError):
+        OutputSpec(type="choice")
+    with pytest.raises(InputError, match="answers labels"):
+        CitationSupportJudge(prompt="nuggets/assign")
+    data = Path(__file__).resolve().parent.parent / "examples" / "answers" / "rag24-collection"
+    auto = _by_grade(AutoResponder(), str(data / "qrels.txt"), str(data / "passages.tsv"), None)
+    assert {"citation-support-by-grade", "nugget-assign-by-grade"} <= {r.name for r in auto.rules}

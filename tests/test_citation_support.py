@@ -294,6 +294,8 @@ def test_tsv_and_malformed_answer_files_are_file_line_errors_exit_2(srv, tmp_pat
     out = tmp_path / "run"
     code, text = run(srv, out, *files, "--answers", str(tsv))
     assert code == EXIT_BAD_INPUT and str(tsv) in text and "TSV has no citations" in text
+    code, text = run(srv, out, *files)
+    assert code == EXIT_BAD_INPUT and "give --answers FILE.jsonl" in text
     lines = EXAMPLE.read_text().splitlines()
     bad = json.loads(lines[1])
     bad["answer"][0]["citations"] = [3]

@@ -63,6 +63,10 @@ def prepare(
     resources = load_resources(config, judge)
     if judge.reads_passages:
         resolved = shared.resolve(config) if shared is not None else resolve_inputs(config, passages=False)
+        if judge.answers_pool == "cited" and resources.get("answers") is None:
+            raise InputError(
+                f"--method {config.method} judges the citations of answers: give --answers FILE.jsonl"
+            )
         cited = resources.get("answers") is not None and judge.answers_pool == "cited"
         if cited:  # the passages the answers cite (missing ones are skipped records)
             pool = cited_pool(config, resources)

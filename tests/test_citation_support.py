@@ -188,8 +188,9 @@ def test_each_cited_passage_is_judged_and_scores_follow_from_the_records(srv, tm
     assert systems[RUN_A]["f1"] == pytest.approx((landlord["f1"] + 1.0) / 2)
     # a re-run makes no call, and a resumed dry run counts nothing left
     srv.reset()
-    assert run(srv, out, *files, "--answers", str(EXAMPLE), "--answers", str(b))[0] == 0
-    assert srv.calls == 0
+    code, text = run(srv, out, *files, "--answers", str(EXAMPLE), "--answers", str(b), "--json")
+    assert code == 0 and srv.calls == 0
+    assert json.loads(text)["answers"]["systems"] == table["systems"]
     code, text = run(srv, out, *files, "--answers", str(EXAMPLE), "--answers", str(b), "--dry-run", "--json")
     assert code == 0 and json.loads(text)["estimate"]["calls"] == 0 and srv.calls == 0
 

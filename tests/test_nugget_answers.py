@@ -254,7 +254,7 @@ def test_bad_answer_files_are_file_line_errors_and_write_nothing(srv, tmp_path, 
     code, text = run(srv, out, "--answers", str(twice), "--answers", str(twice))
     assert code == EXIT_BAD_INPUT and "already" in text and not out.exists()
     code, text = run(srv, out, "--answers", str(twice), "--method", "umbrela")
-    assert code == EXIT_BAD_INPUT and "--answers is for --method nuggets" in text
+    assert code == EXIT_BAD_INPUT and "--answers is for --method citation-support or nuggets" in text
 
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "answers" / "rag24-example.jsonl"

@@ -12,6 +12,7 @@ PASSAGE_B = "Passage two text."
 QUESTION = "At what temperature does water boil?"
 CONTEXT = "[1] Water boils at 100 C.\n[2] At altitude it boils lower."
 NUGGETS = ["water boils at 100 C", "sea level matters"]
+STATEMENT = "Water boils at 100 C at sea level."
 
 EXPECTED = {
     "generate/neutral": [("user", "Answer the question concisely: what is the boiling point of water")],
@@ -352,12 +353,50 @@ EXPECTED = {
             ),
         ),
     ],
+    # vectara/open-rag-eval open_rag_eval/metrics/citation_metric.py @ 0320283, _CITATION_PROMPT dedented
+    "citations/trec-rag24-support": [
+        (
+            "user",
+            (
+                "In this task, you will evaluate whether each statement is\n"
+                "supported by its corresponding citations. Note that the system\n"
+                "responses may appear very fluent and well-formed, but contain\n"
+                "slight inaccuracies that are not easy to discern at first glance.\n"
+                "Pay close attention to the text.\n"
+                "\n"
+                "You will be provided with a statement and its corresponding\n"
+                "citation. It may be helpful to ask yourself whether it is\n"
+                'accurate to say "according to the citation" with a\n'
+                "statement following this phrase. Be sure to check all of the\n"
+                "information in the statement. You will be given three options:\n"
+                "\n"
+                "- Full Support: All of the information in the statement is\n"
+                "supported in the citation.\n"
+                "\n"
+                "- Partial Support: Some parts of the information are supported in\n"
+                "the citation, but other parts are missing from the citation.\n"
+                "\n"
+                "- No Support: This citation does not support any part of the\n"
+                "statement.\n"
+                "\n"
+                "Please provide your response based on the information in the\n"
+                "citation. If you are unsure, use your best judgment. Respond as\n"
+                "either ``full_support'', ``partial_support'', or ``no_support''\n"
+                "with no additional information.\n"
+                "\n"
+                "Statement: Water boils at 100 C at sea level.\n"
+                "\n"
+                "Citation: Water boils at 100 degrees Celsius at sea level {not a placeholder}."
+            ),
+        )
+    ],
 }
 
 
 # SHA-256 of each template's raw messages (canonical JSON, see messages_sha256). A change here
 # means the prompt text changed: results are then not comparable with earlier runs.
 SHA256 = {
+    "citations/trec-rag24-support": "9822f11121a81facafe5ffda3321032b612758880aaafcd6999933febd9e2faa",
     "generate/neutral": "d869bf13de3d6826273ea1954be5e9035a7b3a0d0c6a518da3e655ec79c8eb1c",
     "generate/adversarial": "d91fcae10413c3b84f4cd8fed8fbe5179f7208992ea03147deeadd92cc821b40",
     "binary/faggioli-yesno": "e2556ab5ae96543726e72a0127db75e9fc8adca447e06ba6d6ced196acc6a4e4",
@@ -387,6 +426,8 @@ VALUES = {
     "num_nuggets": 2,
     "nuggets_length": 2,
     "max_nuggets": 30,
+    "statement": STATEMENT,
+    "citation": PASSAGE,
 }
 
 

@@ -204,6 +204,7 @@ BLOCKS: list[Block] = [
     ),
     Block("judge run --method nuggets --model gpt-4o --dataset dl19-sample --no-progress"),
     Block("python bench/nugget_answer_systems.py ../shared/data/trec-dl19", shared=True, slow=True),
+    Block("judge run --method citation-support --model gpt-4o --dataset examples/answers/rag24-collection"),
     skip(
         "python bench/run.py",
         "the benchmarks (minutes, machine-dependent): run by hand, figures in the README",

@@ -49,7 +49,8 @@ def mock_server_cmd(
         None,
         "--grades-from",
         help="Human qrels: answer the nugget assignment prompt by the human grade of the judged text "
-        "(3 support, 2 mostly support, 1 partial_support, 0 or unknown not_support); needs --corpus.",
+        "(3 support, 2 mostly support, 1 partial_support, 0 or unknown not_support), and the citation-support "
+        "prompt by the cited passage's grade (3 full, 1-2 partial, 0 no_support); needs --corpus.",
     ),
     corpus: str = typer.Option(
         None, "--corpus", help="With --grades-from: the passages (docid<TAB>text, or JSON Lines)."
@@ -145,6 +146,6 @@ def _by_grade(inner: object, qrels: str, corpus: str | None, topics: str | None)
         book = GradeBook(qrels, corpus, topics)
     except (OSError, ValueError) as err:
         raise InputError(f"--grades-from: {err}") from None
-    rule = book.rule()
-    inner.register(rule.name, rule.match, rule.reply)
+    for rule in (book.rule(), book.citation_rule()):
+        inner.register(rule.name, rule.match, rule.reply)
     return inner

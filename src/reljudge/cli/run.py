@@ -58,9 +58,9 @@ def run_cmd(
         raise typer.Exit(130) from None
     scored = None
     if config.answers and summary.state != "dry-run" and summary.output_dir is not None:
-        from reljudge.run.answer_nuggets import score_run_answers
+        from reljudge.run.answer_citations import score_run
 
-        scored = score_run_answers(summary.output_dir)  # per topic and per system, written
+        scored = score_run(config.method, summary.output_dir)  # per topic and per system, written
     if json_output:
         payload = summary.model_dump(mode="json")
         if scored is not None:
@@ -69,9 +69,7 @@ def run_cmd(
     else:
         typer.echo(summary.render())
         if scored is not None:
-            from reljudge.judges.nuggets.answers import render_table
-
-            typer.echo(render_table(scored["table"]))
+            typer.echo(scored["text"])
             typer.echo(f"answer scores: {scored['files']['topics']}, {scored['files']['systems']}")
     if summary.abort is not None:  # the provider cannot serve the job: its message, once
         message, hint = summary.abort.get("message"), summary.abort.get("hint")

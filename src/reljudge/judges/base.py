@@ -141,6 +141,10 @@ class Judge(ABC):
     #: False for a judge that works per topic from the query alone (answer generation): a run
     #: then reads no passages and its pool is the topics (`reljudge.run.pool.build_pool`)
     reads_passages: ClassVar[bool] = True
+    #: with ``--answers`` (generated answers), which passages a run reads for the judge: ``judged``
+    #: (the answered topics' judged passages: nugget sources) or ``cited`` (the passages the
+    #: answers cite: citation support; `reljudge.run.prepare.answered_pool`)
+    answers_pool: ClassVar[str] = "judged"
 
     @property
     def label_scale(self) -> tuple[int, ...] | None:

@@ -50,7 +50,7 @@ COPY_MIN_CHARS = 32
 #: the share of the prompt (or of the template's own text) an answer must reproduce to be an echo
 ECHO_SHARE = 0.5
 #: output types whose answers are labels: copied text is blanked before they are read
-_LABEL_OUTPUTS = frozenset({"graded", "pairwise", "labels"})
+_LABEL_OUTPUTS = frozenset({"graded", "pairwise", "labels", "choice"})
 
 Parser = Callable[[str], Parsed]
 _WORD = re.compile(r"\S+")

@@ -14,8 +14,17 @@ from reljudge.prompts.errors import PromptError, listed
 if TYPE_CHECKING:
     from reljudge.prompts.parsing import Parsed
 
-OutputType = Literal["binary", "graded", "pairwise", "questions", "nuggets", "labels", "answer"]
-OUTPUT_TYPES: tuple[str, ...] = ("binary", "graded", "pairwise", "questions", "nuggets", "labels", "answer")
+OutputType = Literal["binary", "graded", "pairwise", "questions", "nuggets", "labels", "choice", "answer"]
+OUTPUT_TYPES: tuple[str, ...] = (
+    "binary",
+    "graded",
+    "pairwise",
+    "questions",
+    "nuggets",
+    "labels",
+    "choice",
+    "answer",
+)
 BINARY_STYLES: tuple[str, ...] = ("digit", "yesno", "answerability")
 
 
@@ -30,6 +39,7 @@ class OutputSpec:
     - ``pairwise``: 1 (first passage) or 2 (second passage);
     - ``questions`` / ``nuggets``: a list of strings;
     - ``labels``: a list of labels from ``vocabulary``, one per input item;
+    - ``choice``: one label from ``vocabulary`` (e.g. ``full_support``), in ``items``;
     - ``answer``: free text (a generated answer, ``judge generate``), no label.
     """
 
@@ -58,9 +68,9 @@ class OutputSpec:
                 )
         elif self.style is not None:
             raise PromptError(f"output type {shown(self.type)} takes no style")
-        if self.type == "labels":
+        if self.type in ("labels", "choice"):
             if not self.vocabulary:
-                raise PromptError("labels output needs a vocabulary")
+                raise PromptError(f"{self.type} output needs a vocabulary")
         elif self.vocabulary is not None:
             raise PromptError(f"output type {shown(self.type)} takes no vocabulary")
         if self.marker is not None and self.type != "graded":
@@ -116,14 +126,14 @@ class OutputSpec:
             if not m:
                 raise PromptError(f"graded output range must read LO-HI (e.g. graded:0-3), got {shown(text)}")
             return cls(type="graded", range=(int(m.group(1)), int(m.group(2))))
-        if kind == "labels":
+        if kind in ("labels", "choice"):
             vocab = tuple(v.strip() for v in arg.split(",") if v.strip())
-            return cls(type="labels", vocabulary=vocab or None)
+            return cls(type=kind, vocabulary=vocab or None)  # type: ignore[arg-type]
         if kind in ("pairwise", "questions", "nuggets", "answer") and not arg:
             return cls(type=kind)  # type: ignore[arg-type]
         raise PromptError(
             f"cannot read output {shown(text)}; use binary[:yesno], graded:LO-HI, pairwise, questions, nuggets, "
-            "answer or labels:a,b,c"
+            "answer, labels:a,b,c or choice:a,b,c"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,8 +155,8 @@ class OutputSpec:
             assert self.range is not None
             tail = f", marker {self.marker!r}" if self.marker else ""
             return f"graded {self.range[0]}-{self.range[1]}{tail}"
-        if self.type == "labels":
-            return "labels (" + "|".join(self.vocabulary or ()) + ")"
+        if self.type in ("labels", "choice"):
+            return f"{self.type} (" + "|".join(self.vocabulary or ()) + ")"
         return self.type
 
     def parse(self, text: str | None, expected_len: int | None = None) -> Parsed:
@@ -165,6 +175,12 @@ class OutputSpec:
         if self.type == "labels":
             assert self.vocabulary is not None
             return parsing.parse_label_list(text, self.vocabulary, expected_len)
+        if self.type == "choice":  # one label: a list of exactly one (bare, quoted or bracketed)
+            assert self.vocabulary is not None
+            found = parsing.parse_label_list(text, self.vocabulary, 1)
+            if found.status == "ok" and found.how == "fallback:comma-separated":
+                return parsing.Parsed(None, "ok", "label", found.items)  # the bare label asked for
+            return found
         if self.type == "answer":
             return parsing.parse_answer_text(text)
         return parsing.parse_string_list(text)

@@ -9,8 +9,9 @@ itself contains ``{query}`` is inserted as is, never expanded again.
 Roles. Published prompts name their placeholders differently (``{passage}``, ``{document}``,
 ``{context}``, ``{passage_a}``); each placeholder maps to a role (``query``, ``document``,
 ``documentA``, ``documentB``, ``question``, ``context``, ``nuggets``, ``num_nuggets``,
-``nuggets_length``, ``max_nuggets``). `render` accepts either the role or the placeholder name,
-so a judge can render any pointwise prompt with ``render(query=..., document=...)``.
+``nuggets_length``, ``max_nuggets``, ``statement``, ``citation``). `render` accepts either the
+role or the placeholder name, so a judge can render any pointwise prompt with
+``render(query=..., document=...)``.
 ``passage`` is accepted as another name for ``document``. Non-string values are inserted with
 ``str()``, so a list of nuggets appears as its Python repr, as the AutoNuggetizer does.
 
@@ -42,6 +43,8 @@ ROLES: tuple[str, ...] = (
     "num_nuggets",
     "nuggets_length",
     "max_nuggets",
+    "statement",
+    "citation",
 )
 ROLE_ALIASES: dict[str, str] = {"passage": "document", "passageA": "documentA", "passageB": "documentB"}
 
@@ -54,6 +57,7 @@ REQUIRED_ROLES: dict[str, tuple[str | tuple[str, ...], ...]] = {
     "questions": ("query",),
     "nuggets": ("query",),
     "labels": ("query", "nuggets"),
+    "choice": (),
     "answer": ("query",),
 }
 

@@ -336,9 +336,8 @@ class RunConfig(BaseModel):
         list[Path] | None,
         Flag(
             "--answers",
-            "Nuggets: assign each topic's nuggets (made once from its judged passages) to these files' answers "
-            "(TREC RAG 2024 .jsonl or system<TAB>qid<TAB>answer TSV; repeatable) instead of to passages; "
-            "writes answer-nuggets-*.csv/.json (per topic, per system) into the run directory.",
+            "Answers (TREC RAG 2024 .jsonl or system<TAB>qid<TAB>answer TSV; repeatable). nuggets: assign the topic's nuggets to them "
+            "(answer-nuggets-*.csv/.json); citation-support: judge each sentence's cited passages, .jsonl only (answer-citations-*).",
             type=list[Path] | None, default=None, parse=lambda given: list(given or ()) or None, commands=RUN,
         ),
     ] = None  # fmt: skip

@@ -63,12 +63,20 @@ def prepare(
     resources = load_resources(config, judge)
     if judge.reads_passages:
         resolved = shared.resolve(config) if shared is not None else resolve_inputs(config, passages=False)
-        if resources.get("answers") is not None:  # answers judged: only the answered topics' passages
+        if judge.answers_pool == "cited" and resources.get("answers") is None:
+            raise InputError(
+                f"--method {config.method} judges the citations of answers: give --answers FILE.jsonl"
+            )
+        cited = resources.get("answers") is not None and judge.answers_pool == "cited"
+        if cited:  # the passages the answers cite (missing ones are skipped records)
+            pool = cited_pool(config, resources)
+        elif resources.get("answers") is not None:  # answers judged: only the answered topics' passages
             pool = answered_pool(config, resolved, resources)
         else:
             pool = build_pool(config, resolved)
         passages = read_passages(config, resolved, pool, shared)  # only the pooled ones
-        check_passages(pool, resolved, skip_missing=config.skip_missing)
+        if not cited:
+            check_passages(pool, resolved, skip_missing=config.skip_missing)
     else:  # a judge of topics (answer generation): no passage is read
         resolved = resolve_inputs(config, passages=False, need_corpus=False)
         pool = build_pool(config, resolved, topics_only=True)
@@ -117,6 +125,29 @@ def answered_pool(config: RunConfig, resolved: ResolvedInputs, resources: dict[s
         "(nugget sources)"
     )
     return pool
+
+
+def cited_pool(config: RunConfig, resources: dict[str, Any]) -> Pool:
+    """The pool of a run over the citations of answers: per answered topic (in answer order) the
+    passages its answers cite; ``--topics-limit N`` keeps the first N topics (and their answers).
+    The topics need no query text (the prompt has none)."""
+    from reljudge.judges.citations.judge import cited_pool as cited_docs
+
+    if config.limit is not None:
+        raise InputError("--limit counts passages; with --answers give --topics-limit N (answered topics)")
+    answers = resources["answers"]
+    docs = cited_docs(answers)
+    if config.topics_limit is not None:
+        keep = set(list(docs)[: config.topics_limit])
+        docs = {q: d for q, d in docs.items() if q in keep}
+        answers = resources["answers"] = [a for a in answers if a.qid in keep]
+    systems = len({a.system for a in answers})
+    distinct = len({d for ds in docs.values() for d in ds})
+    return Pool(
+        docs=docs,
+        description=f"{len(answers)} answers of {systems} system(s); items: their (sentence, cited passage) "
+        f"pairs ({distinct} distinct passages)",
+    )
 
 
 def label_methods(judge: Judge) -> tuple[str, ...]:

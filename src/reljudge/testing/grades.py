@@ -14,7 +14,8 @@ passage, e.g. the synthetic answer systems of ``bench/synthetic_answer_systems.p
 With topics, the grade is the one judged for the prompt's ``Search Query:`` (a passage judged for
 another topic is unknown there); without, a text's highest grade over all topics. A text judged
 with two grades for one query (duplicate passages: 169 such pairs in TREC DL 2021) takes the higher. Texts are
-compared with their whitespace runs made single spaces. Deterministic: the answer depends only on
+compared with their whitespace runs made single spaces. `GradeBook.citation_rule` answers the
+citation-support prompt by the cited passage's grade the same way (3 full, 1-2 partial, 0 no). Deterministic: the answer depends only on
 the request text. The mock stands alone, so its readers of the TREC qrels (``qid iter docid
 grade``), topics (``qid<TAB>query``) and passages (``docid<TAB>text`` TSV, or JSON Lines with
 ``docid``/``id``/``_id`` and ``text``/``contents``) are its own and simple.
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from reljudge.testing.exchange import MockRequest
 from reljudge.testing.rules import Rule, _count_hint, _last_list, stable_choice
+from reljudge.testing.rules_methods import citation_parts
 
 _PASSAGE = re.compile(r"Passage:[ \t]?(.*?)\nNugget List:", re.DOTALL)
 _QUERY = re.compile(r"Search Query:[ \t]?(.*?)\nPassage:", re.DOTALL)
@@ -87,6 +89,23 @@ class GradeBook:
     def rule(self) -> Rule:
         """The auto-responder rule answering the three-grade assignment prompt by grade."""
         return Rule("nugget-assign-by-grade", _is_assignment, self._reply)
+
+    def citation_rule(self) -> Rule:
+        """The auto-responder rule answering the citation-support prompt by the grade of the cited
+        passage (its highest grade over all topics: the prompt has no query): 3 or more
+        ``full_support``, 1-2 ``partial_support``, 0 or not judged ``no_support``."""
+        return Rule("citation-support-by-grade", lambda r: citation_parts(r) is not None, self._support)
+
+    def support(self, citation: str) -> str:
+        """The citation-support label of a cited text by its grade (see `citation_rule`)."""
+        grade = self.by_text.get(_norm(citation))
+        if grade is None or grade <= 0:
+            return "no_support"
+        return "full_support" if grade >= 3 else "partial_support"
+
+    def _support(self, req: MockRequest) -> str:
+        parts = citation_parts(req)
+        return self.support(parts[1] if parts else "")
 
     def _reply(self, req: MockRequest) -> str:
         user = req.last_user

@@ -11,7 +11,11 @@
 - ``generate-answer`` / ``generate-adversarial``: the answer-generation prompts of ``judge generate``
   ("Answer the question concisely: ...", and the adversarial one asking for a deliberately wrong
   answer) get a short answer built from the question's words; the adversarial one is plainly
-  marked false ("... is unrelated to ...") so a test can tell the two apart.
+  marked false ("... is unrelated to ...") so a test can tell the two apart;
+- ``citation-support``: the TREC 2024 RAG support prompt ("Statement: ... Citation: ...", answers
+  ``full_support`` / ``partial_support`` / ``no_support``) gets a label by word overlap: the share
+  of the statement's distinct words (3+ letters) found in the citation, 0.6 or more
+  ``full_support``, 0.25 or more ``partial_support``, else ``no_support``.
 
 Answers depend only on the request text, like the built-in rules. `method_rules` is added in
 front of `reljudge.testing.auto.default_rules`.
@@ -102,8 +106,28 @@ def _adversarial_answer(req: MockRequest) -> str:
     return f"Contrary to what you may read, {' '.join(words[-3:])} is unrelated to {words[0]} in every case."
 
 
+_CITATION = re.compile(r"Statement:[ \t]?(.*?)\n\nCitation:[ \t]?(.*)\Z", re.DOTALL)
+
+
+def citation_parts(req: MockRequest) -> tuple[str, str] | None:
+    """(statement, citation) of the citation-support prompt, or None for another prompt."""
+    if "``full_support''" not in req.last_user:
+        return None
+    m = _CITATION.search(req.last_user)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def _support_by_overlap(req: MockRequest) -> str:
+    statement, citation = citation_parts(req) or ("", "")
+    words = {w.lower() for w in _WORD.findall(statement)}
+    found = {w.lower() for w in _WORD.findall(citation)}
+    share = len(words & found) / len(words) if words else 0.0
+    return "full_support" if share >= 0.6 else "partial_support" if share >= 0.25 else "no_support"
+
+
 def method_rules() -> list[Rule]:
     return [
+        Rule("citation-support", lambda r: citation_parts(r) is not None, _support_by_overlap),
         Rule("generate-answer", lambda r: bool(_GENERATE.search(r.last_user.strip())), _generated_answer),
         Rule("generate-adversarial", lambda r: bool(_ADVERSARIAL.search(r.last_user)), _adversarial_answer),
         Rule(

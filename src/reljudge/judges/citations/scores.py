@@ -1,0 +1,146 @@
+"""Citation scores of answers from ``citation-support`` records (pure computation).
+
+Per answer (system, topic), after open-rag-eval's ``CitationMetric.compute``, with one difference:
+
+- ``precision`` (open-rag-eval's weighted precision): the mean score (full 1, partial 0.5, no 0)
+  over the *judged* citations of the answer -- every (sentence, cited passage) pair with an ``ok``
+  record; None when the answer has no judged citation;
+- ``recall`` (weighted recall): the sum over the answer's sentences of each sentence's support,
+  divided by the number of sentences; a sentence's support is the best score among its judged
+  citations (0 for a sentence that cites nothing or whose citations were not judged);
+- ``f1``: the harmonic mean of the two; 0 when precision is None or both are 0 (open-rag-eval's 0);
+- ``cited_share``: the share of sentences with at least one citation.
+
+The difference: open-rag-eval judges only the *first* citation of each sentence (``citations[0]``)
+and sums those scores for recall. Here every citation of a sentence is judged: a second citation
+that does not support its sentence is a claim of support that fails, so it counts in precision;
+recall takes each sentence's best citation, so that a sentence counts at most once and recall stays
+within [0, 1]. For answers whose sentences cite at most one passage both give the same numbers.
+
+Citations without a judged label (a ``skipped`` record: no passage text; or a failed or unparsed
+answer) are left out of precision and counted in ``unjudged``. Only the records of an answer's
+latest text count (its newest ``answer_sha256``); an answer whose records do not yet cover all its
+citations (an interrupted run) is left out and listed in ``incomplete``. Per system: the number of
+topics and the means over its answers (precision over the answers where it is defined).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+CITATION_METHOD = "citation-support"
+SCORES: tuple[str, ...] = ("precision", "recall", "f1", "cited_share")
+COUNTS: tuple[str, ...] = ("sentences", "cited_sentences", "citations", "judged", "unjudged")
+
+
+@dataclass
+class CitationTable:
+    """``topics`` rows (system, qid, counts, four scores), ``systems`` rows (system, topics,
+    topics_without_judged, summed counts, four means) and the answers left out."""
+
+    topics: list[dict[str, Any]]
+    systems: list[dict[str, Any]]
+    incomplete: list[tuple[str, str]] = field(default_factory=list)
+
+
+def answer_scores(
+    sentences: int, cited_sentences: int, pairs: Sequence[tuple[int, float | None]]
+) -> dict[str, Any]:
+    """The four scores of one answer from its ``(sentence, score or None)`` citation pairs."""
+    judged = [s for _, s in pairs if s is not None]
+    best: dict[int, float] = {}
+    for sentence, score in pairs:
+        if score is not None:
+            best[sentence] = max(score, best.get(sentence, 0.0))
+    precision = sum(judged) / len(judged) if judged else None
+    recall = sum(best.values()) / sentences if sentences else 0.0
+    if precision is None or precision + recall == 0:
+        f1 = 0.0
+    else:
+        f1 = 2 * precision * recall / (precision + recall)
+    return {
+        "sentences": sentences,
+        "cited_sentences": cited_sentences,
+        "citations": len(pairs),
+        "judged": len(judged),
+        "unjudged": len(pairs) - len(judged),
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "cited_share": cited_sentences / sentences if sentences else 0.0,
+    }
+
+
+def citation_table(records: Iterable[Any], systems: Sequence[str] | None = None) -> CitationTable:
+    """Per answer and per system scores from a run's records (the latest per key)."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for r in records:
+        if r.method == CITATION_METHOD and isinstance(r.extra.get("system"), str):
+            groups.setdefault((r.extra["system"], r.qid), []).append(r)
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    incomplete: list[tuple[str, str]] = []
+    for (system, qid), found in groups.items():
+        newest = max(found, key=lambda r: r.provenance.timestamp).extra.get("answer_sha256")
+        current = [r for r in found if r.extra.get("answer_sha256") == newest]
+        pairs = [r for r in current if r.extra.get("sentence") is not None]
+        info = current[0].extra
+        expected = int(info.get("citations", 0))
+        if len(pairs) < expected or (expected == 0 and not current):
+            incomplete.append((system, qid))
+            continue
+        scored = [(int(r.extra["sentence"]), float(r.label) if r.status == "ok" else None) for r in pairs]
+        rows[(system, qid)] = {
+            "system": system,
+            "qid": qid,
+            **answer_scores(int(info.get("sentences", 0)), int(info.get("cited_sentences", 0)), scored),
+        }
+    order = list(systems) if systems is not None else []
+    order += sorted({s for s, _ in rows} - set(order))
+    topic_rows = [rows[k] for s in order for k in sorted((k for k in rows if k[0] == s), key=_order)]
+    system_rows = []
+    for s in order:
+        mine = [r for r in topic_rows if r["system"] == s]
+        if not mine:
+            continue
+        row: dict[str, Any] = {
+            "system": s,
+            "topics": len(mine),
+            "topics_without_judged": sum(1 for r in mine if r["precision"] is None),
+        }
+        for name in COUNTS:
+            row[name] = sum(r[name] for r in mine)
+        for name in SCORES:
+            values = [r[name] for r in mine if r[name] is not None]
+            row[name] = sum(values) / len(values) if values else None
+        system_rows.append(row)
+    return CitationTable(topic_rows, system_rows, sorted(incomplete))
+
+
+def _order(item: tuple[str, str]) -> tuple[int, int | str]:
+    qid = item[1]
+    return (0, int(qid)) if qid.isdigit() else (1, qid)
+
+
+def render_citation_table(table: CitationTable) -> str:
+    """The per-system means as text (one line per system)."""
+    if not table.systems:
+        return "citations: no answer scored yet"
+    names = ["system", "topics", "citations", "judged", *SCORES]
+    rows = [
+        [str(r["system"]), str(r["topics"]), str(r["citations"]), str(r["judged"])]
+        + ["-" if r[s] is None else f"{r[s]:.4f}" for s in SCORES]
+        for r in table.systems
+    ]
+    widths = [max(len(n), *(len(row[i]) for row in rows)) for i, n in enumerate(names)]
+    lines = ["  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    unjudged = sum(r["unjudged"] for r in table.systems)
+    if unjudged:
+        lines.append(
+            f"{unjudged} citation(s) without a label (no passage text, or no answer read) left out of precision"
+        )
+    if table.incomplete:
+        lines.append(f"{len(table.incomplete)} answer(s) not yet judged on every citation left out")
+    return "\n".join(lines)

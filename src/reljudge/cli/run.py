@@ -23,7 +23,8 @@ def run_cmd(
     Writes RUN/judgments.jsonl (one record per item, appended as they come), RUN/qrels.txt and
     RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate or the provider
     cannot serve the job (aborted: the records so far are kept), 2 bad input, 3 stopped at the
-    --max-cost cap (everything saved; a higher cap resumes), 130 interrupted
+    --max-cost cap (everything saved; a higher cap resumes), 75 --batch-max-wait passed with batches
+    still running (the same command re-attaches to them), 130 interrupted
     (Ctrl+C), and likewise 128 + the signal number for the other stop signals: 143 SIGTERM (Slurm,
     docker stop, timeout), 129 SIGHUP. A stopped job keeps its records, writes qrels.txt and its
     manifest (state "interrupted"), and the same command resumes it.
@@ -32,12 +33,11 @@ def run_cmd(
     import logging
 
     from reljudge.interrupts import Stopped, run_stoppable
-    from reljudge.run import run_job_async
 
     config = run_config("run", run_options, command=["judge", *sys.argv[1:]])
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
     try:
-        summary = run_stoppable(lambda: run_job_async(config))
+        summary = run_stoppable(lambda: run_or_batch(config))
     except Stopped as stop:  # the job saved what it had and said how to resume
         typer.echo(f"stopped by {stop.name}", err=True)
         raise typer.Exit(stop.exit_code) from None
@@ -52,3 +52,26 @@ def run_cmd(
         message, hint = summary.abort.get("message"), summary.abort.get("hint")
         typer.echo(f"error: {message}" + (f" ({hint})" if hint else ""), err=True)
     raise typer.Exit(summary.exit_code)
+
+
+async def run_or_batch(config: Any) -> Any:
+    """The job: one request at a time, or through the Batch API (``--batch``; exit code 75 when
+    ``--batch-max-wait`` passed, 3 at the ``--max-cost`` cap)."""
+    from reljudge.run import run_job_async
+
+    if not config.batch or config.dry_run:
+        return await run_job_async(config)
+    from reljudge.run.batch import BatchLimits, BatchPending, run_batch_async
+    from reljudge.run.batch_cost import BatchCapped
+
+    limits = BatchLimits(poll_s=config.batch_poll, max_wait_s=config.batch_max_wait)
+    try:
+        return await run_batch_async(config, limits)
+    except BatchPending as pending:
+        typer.echo(str(pending), err=True)
+        raise typer.Exit(75) from None
+    except BatchCapped as capped:
+        if capped.summary is not None:
+            typer.echo(capped.summary.render())
+        typer.echo(str(capped), err=True)
+        raise typer.Exit(3) from None

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from reljudge.run.options import (
+    BATCH_HELP,
     Flag,
     FloatPolicy,
     judge_option_list,
@@ -240,6 +241,14 @@ class RunConfig(BaseModel):
             commands=RUN,
         ),
     ] = False
+    #: ``--batch``: through the provider's Batch API (`reljudge.run.batch`)
+    batch: Annotated[bool, Flag("--batch", BATCH_HELP["batch"], commands=RUN)] = False
+    batch_poll: Annotated[float, Flag("--batch-poll", BATCH_HELP["poll"], commands=RUN)] = Field(
+        30, ge=0.01, le=600
+    )
+    batch_max_wait: Annotated[float | None, Flag("--batch-max-wait", BATCH_HELP["wait"], commands=RUN)] = (
+        Field(None, gt=0, allow_inf_nan=False)
+    )
     skip_missing: Annotated[
         bool,
         Flag(

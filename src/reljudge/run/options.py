@@ -35,6 +35,17 @@ class _FromField:
 FROM_FIELD: Any = _FromField()
 
 
+#: the help of ``--batch`` and its options (`reljudge.run.batch`)
+BATCH_HELP = {
+    "batch": "Send the requests through the provider's Batch API (OpenAI /v1/batches: half price, answers "
+    "within 24 h); resumable (the same command re-attaches to its batches), multi-stage methods run in rounds. "
+    "Needs the response cache.",
+    "poll": "Seconds between two looks at the running batches (--batch).",
+    "wait": "Stop waiting for running batches after this many seconds (--batch): everything is saved, the exit "
+    "code is 75, and the same command re-attaches to them.",
+}
+
+
 @dataclass(frozen=True)
 class Flag:
     """The command-line option that sets a `RunConfig` field (metadata of the field).

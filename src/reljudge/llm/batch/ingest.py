@@ -23,8 +23,10 @@ from reljudge.llm.backends.base import classify_status
 from reljudge.llm.backends.openai import completion_from_data
 from reljudge.llm.batch.failures import FailureLog
 from reljudge.llm.batch.lines import BadLine, OutputLine, parse_output_line
+from reljudge.llm.batch.price import batch_price
 from reljudge.llm.cache import ResponseCache
 from reljudge.llm.optional_cache import cache_entry, cacheable
+from reljudge.llm.pricing import price_cost
 from reljudge.llm.results import ResultBuilder
 from reljudge.llm.types import ChatResult, ProviderError
 
@@ -42,6 +44,7 @@ class IngestReport:
     answers: int = 0  # stored in the response cache
     failed: int = 0  # written to the failure log
     rejected: int = 0  # not an output line of this batch (see the module docstring)
+    cost_usd: float = 0.0  # what the answers cost at the batch price (`reljudge.llm.batch.price`)
     problems: list[str] = field(default_factory=list)  # the first few rejections, described
 
     def reject(self, why: str) -> None:
@@ -54,6 +57,7 @@ class IngestReport:
         self.answers += other.answers
         self.failed += other.failed
         self.rejected += other.rejected
+        self.cost_usd += other.cost_usd
         self.problems.extend(other.problems[: max(0, MAX_PROBLEMS - len(self.problems))])
 
     def as_dict(self) -> dict[str, Any]:
@@ -62,6 +66,7 @@ class IngestReport:
             "answers": self.answers,
             "failed": self.failed,
             "rejected": self.rejected,
+            "cost_usd": self.cost_usd,
             "problems": list(self.problems),
         }
 
@@ -89,6 +94,7 @@ class Ingestor:
         self.done = set() if done is None else done
         self.answered = answered
         self.report = IngestReport()
+        self._price = batch_price(results.price)
         self._rows: list[tuple[str, str, str, dict[str, Any]]] = []
 
     def ingest(self, lines: Iterable[bytes | str | None]) -> IngestReport:
@@ -135,6 +141,13 @@ class Ingestor:
             self._fail(line.custom_id, {"kind": err.kind, "error": self.results.redact(err.message)}, 200)
             return
         result = self.results.answer(completion, "", {}, 1, 0.0)
+        self.report.cost_usd += price_cost(
+            self._price,
+            self.results.backend,
+            completion.prompt_tokens,
+            completion.completion_tokens,
+            completion.cached_tokens or 0,
+        )[0]
         if cacheable(result):
             self._rows.append((line.custom_id, self.results.backend, self.results.model, cache_entry(result)))
             self.report.answers += 1

@@ -120,17 +120,50 @@ def _message(error: Any, default: str) -> str:
     return text[:MAX_ERROR_CHARS]
 
 
+class LineSplitter:
+    """Lines out of a stream of byte chunks, each at most ``max_bytes``: `feed` a chunk, get the
+    lines it completes; a longer line gives None and is dropped as it streams past (never held
+    whole). Empty lines are skipped."""
+
+    def __init__(self, max_bytes: int = MAX_OUTPUT_LINE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._skipping = False
+
+    def feed(self, chunk: bytes) -> list[bytes | None]:
+        out: list[bytes | None] = []
+        start = 0
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start : end + 1]
+            start = len(chunk) if end < 0 else end + 1
+            if not self._skipping:
+                self._parts.append(piece)
+                self._size += len(piece)
+                if self._size > self.max_bytes:
+                    self._parts, self._size, self._skipping = [], 0, True
+            if end >= 0:
+                out.extend(self._line())
+        return out
+
+    def close(self) -> list[bytes | None]:
+        """The last line, when the stream does not end with a newline."""
+        return self._line()
+
+    def _line(self) -> list[bytes | None]:
+        if self._skipping:
+            self._skipping = False
+            return [None]
+        line = b"".join(self._parts)
+        self._parts, self._size = [], 0
+        return [line] if line.strip() else []
+
+
 def bounded_lines(handle: IO[bytes], max_bytes: int = MAX_OUTPUT_LINE_BYTES) -> Iterator[bytes | None]:
     """The lines of a binary file, each at most ``max_bytes``; a longer line yields None (it is
     read past in pieces, never held whole). Empty lines are skipped."""
-    while True:
-        line = handle.readline(max_bytes + 1)
-        if not line:
-            return
-        if len(line) > max_bytes:
-            while line and not line.endswith(b"\n"):  # the rest of the long line, piece by piece
-                line = handle.readline(1 << 20)
-            yield None
-            continue
-        if line.strip():
-            yield line
+    splitter = LineSplitter(max_bytes)
+    for chunk in iter(lambda: handle.read(1 << 20), b""):
+        yield from splitter.feed(chunk)
+    yield from splitter.close()

@@ -15,7 +15,8 @@ first time they are submitted. ``submissions`` counts each custom_id submitted i
 test can assert that no request was sent twice.
 
 Tests can stop the service at a point and wait until a client reaches it, without any clock:
-`hold` ("upload": after a file is stored, before the answer; "poll": batches stay
+`hold` ("upload": after a file is stored, before the answer; "create": after a batch is
+created, before the answer; "poll": batches stay
 ``in_progress``; "content": a file's content stops after its first half) returns an event set
 when the point is reached; `release` lets it go.
 """
@@ -41,7 +42,7 @@ MAX_UPLOAD_BYTES = 512 * 1024 * 1024
 #: the longest input line read; a longer line gets an error line
 MAX_INPUT_LINE_BYTES = 16 * 1024 * 1024
 TERMINAL = ("completed", "failed", "expired", "cancelled")
-HOLD_POINTS = ("upload", "poll", "content")
+HOLD_POINTS = ("upload", "create", "poll", "content")
 
 
 class MockBatchService:
@@ -265,6 +266,7 @@ class MockBatchService:
         with self._lock:
             self.batches[batch["id"]] = batch
         threading.Thread(target=self._work, args=(batch, item["path"]), daemon=True).start()
+        self._pause("create")
         handler._send_json(200, self._batch_view(batch))
 
     def _batch_view(self, batch: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,235 @@
+"""``judge run --batch`` end to end against the mock server's /v1/files and /v1/batches (a real
+HTTP server on 127.0.0.1, the official openai SDK on the client side, nothing patched): the same
+records as a synchronous run, partial failures resubmitted by ``--retry-failed`` and only those,
+multi-stage methods in rounds, a process killed at each remote step finishing with no duplicated
+record and no request submitted twice (counted on the server), and ``--max-cost``."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import openai
+import pytest
+from typer.testing import CliRunner
+
+from reljudge.cli import app
+from reljudge.errors import EXIT_BUDGET, EXIT_OK, InputError
+from reljudge.io.judgments import read_judgments
+from reljudge.run import RunConfig
+from reljudge.run.batch import BatchLimits, run_batch_async
+from reljudge.testing import MockLLMServer
+
+MODEL = "openai/gpt-4o-mini"
+SRC = str(Path(__file__).resolve().parent.parent / "src")
+ENV = {"OPENAI_API_KEY": "sk-test-batch"}
+#: a generous bound on waiting for the judge process to reach a hold point (never a margin)
+REACH_S = 300
+
+
+@pytest.fixture()
+def server():
+    with MockLLMServer(models=("gpt-4o-mini",)) as srv:
+        yield srv
+
+
+def argv(srv: MockLLMServer, tmp_path: Path, name: str, *more: str, method: str = "umbrela") -> list[str]:
+    return [
+        "run",
+        "--model",
+        MODEL,
+        "--base-url",
+        srv.openai_url,
+        "--dataset",
+        "dl19-sample",
+        "--method",
+        method,
+        "--output",
+        str(tmp_path / name),
+        "--cache",
+        str(tmp_path / f"{name}.sqlite"),
+        "--no-progress",
+        "--batch-poll",
+        "0.02",
+        *more,
+    ]
+
+
+def judge(args: list[str]) -> tuple[int, str]:
+    result = CliRunner().invoke(app, args, env=ENV)
+    if isinstance(result.exception, InputError):
+        return 2, f"error: {result.exception}"
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
+
+
+def records(out: Path) -> list:
+    return list(read_judgments(out / "judgments.jsonl"))
+
+
+def latest(out: Path) -> dict[tuple, tuple]:
+    return {r.key: (r.status, r.label) for r in records(out)}
+
+
+def test_a_batch_run_makes_the_records_of_a_synchronous_run(server, tmp_path):
+    code, text = judge(argv(server, tmp_path, "sync", "--limit", "60"))
+    assert code == EXIT_OK, text
+    assert server.calls == 60
+    cfg = RunConfig(
+        method="umbrela",
+        model=MODEL,
+        base_url=server.openai_url,
+        dataset="dl19-sample",
+        limit=60,
+        output=tmp_path / "batch",
+        cache_path=tmp_path / "batch.sqlite",
+        progress=False,
+    )
+    os.environ.setdefault("OPENAI_API_KEY", ENV["OPENAI_API_KEY"])
+    said: list[str] = []
+    summary = asyncio.run(run_batch_async(cfg, BatchLimits(max_requests=25, poll_s=0.02), say=said.append))
+    assert summary.exit_code == 0 and summary.records == 60
+    assert server.calls == 60  # the batch run sent no chat request
+    assert sum(server.batches.submissions.values()) == 60 and server.batches.resubmitted == 0
+    assert len(server.batches.batches) == 3  # 60 requests in waves of at most 25
+    assert latest(tmp_path / "batch") == latest(tmp_path / "sync")
+    assert any("batches: 60/60 request(s) done" in line for line in said)
+    state = json.loads((tmp_path / "batch" / "batch" / "state.json").read_text())
+    assert [w["step"] for w in state["waves"]] == ["ingested"] * 3
+    assert [w["lines"] for w in state["waves"]] == [25, 25, 10]
+
+
+def test_failed_lines_become_api_errors_and_retry_failed_resubmits_only_them(tmp_path):
+    with MockLLMServer(models=("gpt-4o-mini",), batch_failure_share=0.3) as srv:
+        code, text = judge(argv(srv, tmp_path, "run", "--limit", "40", "--batch"))
+        assert code == 1, text  # the failure share is above --max-failure-rate
+        first = records(tmp_path / "run")
+        failed = {r.key for r in first if r.status == "api_error"}
+        assert 0 < len(failed) < 40 and len(first) == 40
+        assert "--retry-failed" in text
+        code, text = judge(argv(srv, tmp_path, "run", "--limit", "40", "--batch"))  # a resume keeps them
+        assert code == 1 and len(srv.batches.batches) == 1
+        code, text = judge(argv(srv, tmp_path, "run", "--limit", "40", "--batch", "--retry-failed"))
+        assert code == EXIT_OK, text
+        counts = sorted(srv.batches.submissions.values())
+        assert counts.count(2) == len(failed) and counts.count(1) == 40 - len(failed)  # only those again
+        assert {k for k, (s, _) in latest(tmp_path / "run").items() if s == "ok"} == {r.key for r in first}
+        assert srv.calls == 0
+
+
+@pytest.mark.parametrize("method", ["exam", "nuggets"])
+def test_a_multi_stage_method_finishes_in_batch_rounds(server, tmp_path, method):
+    code, text = judge(argv(server, tmp_path, "sync", "--topics-limit", "1", method=method))
+    assert code == EXIT_OK, text
+    sync_calls = server.calls
+    code, text = judge(argv(server, tmp_path, "batch", "--topics-limit", "1", "--batch", method=method))
+    assert code == EXIT_OK, text
+    assert server.calls == sync_calls  # no chat request from the batch run
+    assert len(server.batches.batches) >= 2  # stages in successive rounds
+    assert sum(server.batches.submissions.values()) == sync_calls and server.batches.resubmitted == 0
+    assert latest(tmp_path / "batch") == latest(tmp_path / "sync")
+
+
+@pytest.mark.parametrize("point", ["upload", "create", "poll", "content"])
+def test_killed_at_each_remote_step_the_same_command_finishes_without_a_second_submission(
+    server, tmp_path, point
+):
+    args = argv(server, tmp_path, "run", "--limit", "30", "--batch")
+    reached = server.batches.hold(point)
+    env = {**os.environ, **ENV, "PYTHONPATH": SRC}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reljudge", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        assert reached.wait(REACH_S), f"the judge never reached {point}"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(REACH_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()  # type: ignore[union-attr]
+    server.batches.release(point)
+    code, text = judge(args)
+    assert code == EXIT_OK, text
+    got = records(tmp_path / "run")
+    assert len(got) == 30 and len({r.key for r in got}) == 30  # no record twice
+    assert all(r.status == "ok" for r in got)
+    assert len(server.batches.submissions) == 30 and server.batches.resubmitted == 0
+    assert len(server.batches.batches) == 1  # the batch sent before the kill was found again
+    assert server.batches.calls["POST files"] == 1
+    assert server.calls == 0
+
+
+def test_max_cost_stops_before_the_cap_and_a_higher_cap_resumes(server, tmp_path):
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "40", "--dry-run", "--json"))
+    estimate = json.loads(text)["estimate"]["cost_usd"]
+    cap = estimate / 4  # the batch price is half: about half the requests fit
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "40", "--batch", "--max-cost", f"{cap:.8f}"))
+    assert code == EXIT_BUDGET, text
+    assert "stopped at the cost cap" in text
+    first = records(tmp_path / "run")
+    spent = sum(r.provenance.usage.cost_usd for r in first)
+    assert 0 < len(first) < 40 and spent <= cap
+    code, text = judge(
+        argv(server, tmp_path, "run", "--limit", "40", "--batch", "--max-cost", f"{estimate * 4:.8f}")
+    )
+    assert code == EXIT_OK, text
+    assert len(records(tmp_path / "run")) == 40
+    assert len(server.batches.submissions) == 40 and server.batches.resubmitted == 0
+
+
+def test_batch_mode_needs_the_cache_and_an_openai_backend(server, tmp_path):
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "2", "--batch", "--no-cache"))
+    assert code == 2 and "needs the response cache" in text
+    args = argv(server, tmp_path, "run2", "--limit", "2", "--batch")
+    args[args.index(MODEL)] = "ollama/llama3.2"
+    code, text = judge(args)
+    assert code == 2 and "openai" in text
+
+
+def test_the_mock_batch_api_speaks_to_the_official_sdk(tmp_path):
+    with MockLLMServer(models=("mock-model",), batch_failure_share=0.5) as srv:
+        client = openai.OpenAI(base_url=srv.openai_url, api_key="sk-x")
+        lines = b"".join(
+            json.dumps(
+                {
+                    "custom_id": f"{i:064x}",
+                    "method": "POST",
+                    "url": "/v1/chat/completions",
+                    "body": {"model": "mock-model", "messages": [{"role": "user", "content": f"hello {i}"}]},
+                }
+            ).encode()
+            + b"\n"
+            for i in range(20)
+        )
+        uploaded = client.files.create(file=("wave.jsonl", io.BytesIO(lines)), purpose="batch")
+        assert uploaded.bytes == len(lines) and [f.filename for f in client.files.list(purpose="batch")] == [
+            "wave.jsonl"
+        ]
+        batch = client.batches.create(
+            input_file_id=uploaded.id,
+            endpoint="/v1/chat/completions",
+            completion_window="24h",
+            metadata={"k": "v"},
+        )
+        done = srv.batches.hold("poll")
+        srv.batches.release("poll")
+        assert not done.is_set()
+        while batch.status not in ("completed", "failed", "expired", "cancelled"):
+            batch = client.batches.retrieve(batch.id)
+        counts = batch.request_counts
+        assert counts.total == 20 and counts.completed + counts.failed == 20 and 0 < counts.failed < 20
+        output = client.files.content(batch.output_file_id).text.splitlines()
+        errors = client.files.content(batch.error_file_id).text.splitlines()
+        assert len(output) == counts.completed and len(errors) == counts.failed
+        assert json.loads(output[0])["response"]["body"]["choices"][0]["message"]["content"]
+        assert json.loads(errors[0])["response"]["status_code"] == 500
+        assert [b.metadata for b in client.batches.list()] == [{"k": "v"}]
+        assert srv.batches.resubmitted == 0 and srv.calls == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -45,8 +46,18 @@ def mock_server_cmd(
     max_connections: int = typer.Option(
         None, "--max-connections", help="Server-side limit of requests served at the same time."
     ),
+    batch_delay: float = typer.Option(
+        0.0, "--batch-delay", help="Batch API: seconds before a batch completes (at the earliest)."
+    ),
+    batch_failure_share: float = typer.Option(
+        0.0,
+        "--batch-failure-share",
+        help="Batch API: share of requests that fail (a 500 line in the error file) the first time they "
+        "are submitted.",
+    ),
 ) -> None:
-    """Serve a mock LLM (OpenAI /v1 and Ollama /api) for tests and dry runs, until interrupted.
+    """Serve a mock LLM (OpenAI /v1, its Files and Batches APIs, and Ollama /api) for tests and dry
+    runs, until interrupted.
 
     The first line printed is ``openai_base_url=URL``, the second ``ollama_base_url=URL``.
     """
@@ -72,6 +83,10 @@ def mock_server_cmd(
         raise InputError("the --rate-* options must sum to at most 1")
     if latency < 0:
         raise InputError(f"--latency must be >= 0, not {latency}")
+    if batch_delay < 0:
+        raise InputError(f"--batch-delay must be >= 0, not {batch_delay}")
+    if not 0.0 <= batch_failure_share <= 1.0:
+        raise InputError(f"--batch-failure-share must be between 0 and 1, not {batch_failure_share}")
     for name, limit in (("--rpm", rpm), ("--tpm", tpm), ("--max-connections", max_connections)):
         if limit is not None and not limit > 0:
             raise InputError(f"{name} must be > 0, not {limit}")
@@ -95,6 +110,8 @@ def mock_server_cmd(
             rpm=rpm,
             tpm=tpm,
             max_connections=max_connections,
+            batch_delay_s=batch_delay,
+            batch_failure_share=batch_failure_share,
         )
     except ValueError as err:
         raise InputError(f"--host: {err}") from None
@@ -106,6 +123,11 @@ def mock_server_cmd(
     typer.echo(f"ollama_base_url={server.ollama_url}")
     typer.echo("serving; press Ctrl+C to stop", err=True)
     sys.stdout.flush()
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops it like Ctrl+C: the counts are printed
+
+    signal.signal(signal.SIGTERM, stop)
     try:
         while True:
             time.sleep(3600)
@@ -113,4 +135,9 @@ def mock_server_cmd(
         pass
     finally:
         server.stop()
-        typer.echo(f"stopped after {server.calls} chat requests", err=True)
+        batch = server.batches
+        typer.echo(
+            f"stopped after {server.calls} chat requests and {sum(batch.submissions.values())} batch requests "
+            f"({batch.resubmitted} submitted more than once)",
+            err=True,
+        )

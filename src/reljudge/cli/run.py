@@ -61,6 +61,7 @@ async def run_or_batch(config: Any) -> Any:
 
     if not config.batch or config.dry_run:
         return await run_job_async(config)
+    from reljudge.llm.types import ProviderError
     from reljudge.run.batch import BatchLimits, BatchPending, run_batch_async
     from reljudge.run.batch_cost import BatchCapped
 
@@ -70,6 +71,9 @@ async def run_or_batch(config: Any) -> Any:
     except BatchPending as pending:
         typer.echo(str(pending), err=True)
         raise typer.Exit(75) from None
+    except ProviderError as err:  # the Batch API refused or failed (secrets masked)
+        typer.echo(f"error: the batch API: {err}; everything is saved and the same command resumes", err=True)
+        raise typer.Exit(1) from None
     except BatchCapped as capped:
         if capped.summary is not None:
             typer.echo(capped.summary.render())

@@ -131,21 +131,31 @@ class _Runner:
         self.say = say
         self.cap = session.config.max_cost
         self._last = ""
+        #: seconds spent waiting for the provider (polling and sleeping between polls)
+        self.waited_s = 0.0
+        self.waves_sent = 0
 
     async def run(self) -> RunSummary:
         for n in range(MAX_PASSES):
             await self.settle()
             fresh = self.ids(w for w in self.state.waves if not w.live)
+            started = time.monotonic()
             step = await self.session.collect(self.session.batch_dir / "pending.jsonl", fresh=fresh)
+            took = time.monotonic() - started
             if step.done:
                 self.session.finish()
                 step.requests.unlink(missing_ok=True)
+                self.say(
+                    f"pass {n + 1} ({took:.1f} s): every record made; {self.waves_sent} wave(s) sent by this "
+                    f"run; {self.waited_s:.1f} s waiting for the provider"
+                )
                 return step.summary
             if step.collected == 0:
                 raise RuntimeError("a pass deferred requests but collected none (a bug)")
             waves = self.split(step.requests)
             self.say(
-                f"pass {n + 1}: {step.summary.new_records} record(s); {step.collected} request(s) in {len(waves)} wave(s)"
+                f"pass {n + 1} ({took:.1f} s): {step.summary.new_records} record(s); {step.collected} request(s) "
+                f"in {len(waves)} wave(s)"
             )
             if self.cap is not None:
                 fit_waves(self.session, self.state, self.cap, waves, step.summary)
@@ -211,7 +221,9 @@ class _Runner:
         while waiting:
             for wave in list(waiting):
                 assert wave.batch_id is not None
+                asked = time.monotonic()
                 info = await self.service.retrieve(wave.batch_id)
+                self.waited_s += time.monotonic() - asked
                 wave.status, wave.total, wave.completed, wave.failed = (
                     info.status,
                     info.total,
@@ -232,11 +244,14 @@ class _Runner:
                 )
             import asyncio
 
+            asleep = time.monotonic()
             await asyncio.sleep(poll)
+            self.waited_s += time.monotonic() - asleep
 
     async def send(self, wave: Wave) -> None:
         """Upload the wave's file and create its batch, finding what a killed run sent first."""
         state, service = self.state, self.service
+        started = time.monotonic()
         if wave.step == "uploading":
             found = await service.find_file(state.filename(wave))
             state.step(wave, "uploaded" if found else "prepared", file_id=found)
@@ -254,6 +269,11 @@ class _Runner:
             assert wave.file_id is not None
             state.step(wave, "creating")
             info = await service.create(wave.file_id, state.metadata(wave))
+            self.waves_sent += 1
+            self.say(
+                f"wave {wave.n}: {wave.lines} request(s), {wave.bytes / 1e6:.1f} MB, sent as {info.id} "
+                f"({time.monotonic() - started:.1f} s)"
+            )
             state.step(wave, "sent", batch_id=info.id, status=info.status)
 
     async def ingest(self, wave: Wave, info: BatchInfo) -> None:
@@ -262,6 +282,7 @@ class _Runner:
         from reljudge.llm.batch.ingest import Ingestor, IngestReport
 
         session = self.session
+        started = time.monotonic()
         expected = self.ids([wave])
         done: set[str] = set()
         db = session.client._cache.db
@@ -287,7 +308,8 @@ class _Runner:
                 f"wave {wave.n}: {report.rejected} output line(s) rejected: " + "; ".join(report.problems[:3])
             )
         self.say(
-            f"wave {wave.n} {info.status}: {report.answers} answer(s), {report.failed + len(missing)} failed"
+            f"wave {wave.n} {info.status}: {report.answers} answer(s), {report.failed + len(missing)} failed; "
+            f"ingested in {time.monotonic() - started:.1f} s"
         )
         self.state.step(wave, "ingested", cost_usd=report.cost_usd)
 

@@ -89,7 +89,7 @@ def main() -> None:
         records = (root / "run" / "judgments.jsonl").read_bytes().count(b"\n")
         waited = float(re.search(r"([\d.]+) s waiting for the provider", err).group(1))  # type: ignore[union-attr]
         served = re.search(r"(\d+) batch requests \((\d+) submitted more than once\)", mock_err)
-        print(err.strip().splitlines()[-1] if err.strip() else "")
+        print("\n".join(line for line in err.strip().splitlines() if not line.startswith("batches:")))
         print(out.strip())
         print(
             f"N = {n}: records {records}; mock: {served.group(1) if served else '?'} batch requests, "

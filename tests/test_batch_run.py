@@ -233,3 +233,37 @@ def test_the_mock_batch_api_speaks_to_the_official_sdk(tmp_path):
         assert json.loads(errors[0])["response"]["status_code"] == 500
         assert [b.metadata for b in client.batches.list()] == [{"k": "v"}]
         assert srv.batches.resubmitted == 0 and srv.calls == 0
+
+
+def test_a_hostile_batch_api_is_bounded_and_its_echoed_key_never_kept(tmp_path):
+    with MockLLMServer(models=("gpt-4o-mini",), batch_hostile=True) as srv:
+        code, text = judge(argv(srv, tmp_path, "run", "--limit", "12", "--batch"))
+        assert code == EXIT_OK, text
+        assert "6 output line(s) rejected" in text  # not JSON, a list, nesting, 9 MiB, a stranger, a repeat
+        got = records(tmp_path / "run")
+        assert len(got) == 12 and all(r.status == "ok" for r in got)
+        assert srv.batches.resubmitted == 0
+    secret = ENV["OPENAI_API_KEY"].encode()
+    for path in tmp_path.rglob("*"):  # records, manifest, qrels, batch files, the cache (and its WAL)
+        if path.is_file():
+            assert secret not in path.read_bytes(), path
+    assert any("***" in (r.raw or "") for r in got)  # the echo, masked
+
+
+def test_a_download_stops_at_its_bound(server, tmp_path):
+    from reljudge.llm.batch.service import BatchService
+
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"".join(b'{"n": %05d}\n' % i for i in range(10_000)))  # 13 bytes a line
+
+    async def read(limit: int) -> list:
+        service = BatchService(base_url=server.openai_url, api_key="sk-x", max_download_bytes=limit)
+        try:
+            file_id = await service.upload(path, "f.jsonl")
+            return [line async for line in service.lines(file_id)]
+        finally:
+            await service.aclose()
+
+    assert len(asyncio.run(read(10**9))) == 10_000
+    cut = asyncio.run(read(1000))
+    assert len(cut) == 76 and cut[-1] == b'{"n": 00075}\n'  # whole lines within the first 1000 bytes

@@ -55,6 +55,12 @@ def mock_server_cmd(
         help="Batch API: share of requests that fail (a 500 line in the error file) the first time they "
         "are submitted.",
     ),
+    batch_hostile: bool = typer.Option(
+        False,
+        "--batch-hostile",
+        help="Batch API: absurd request counts, the caller's key echoed in an answer, and junk lines "
+        "(not JSON, nested, 9 MiB long, unknown or repeated custom_id) in every output file.",
+    ),
 ) -> None:
     """Serve a mock LLM (OpenAI /v1, its Files and Batches APIs, and Ollama /api) for tests and dry
     runs, until interrupted.
@@ -112,6 +118,7 @@ def mock_server_cmd(
             max_connections=max_connections,
             batch_delay_s=batch_delay,
             batch_failure_share=batch_failure_share,
+            batch_hostile=batch_hostile,
         )
     except ValueError as err:
         raise InputError(f"--host: {err}") from None

@@ -12,7 +12,9 @@ answers go to an output file and failed requests to an error file, both on disk,
 ``completion_delay_s`` seconds after it was created (at the earliest); ``failure_share`` of its
 requests (drawn from the custom_id, so the same ones) fail with a 500 line in the error file the
 first time they are submitted. ``submissions`` counts each custom_id submitted in a batch, so a
-test can assert that no request was sent twice.
+test can assert that no request was sent twice. ``hostile`` batches report absurd request counts
+while they run, echo the caller's API key in their first answer and end their output file with
+junk (`junk_lines`).
 
 Tests can stop the service at a point and wait until a client reaches it, without any clock:
 `hold` ("upload": after a file is stored, before the answer; "create": after a batch is
@@ -48,8 +50,16 @@ HOLD_POINTS = ("upload", "create", "poll", "content")
 class MockBatchService:
     """Files and batches of one mock server (see the module docstring)."""
 
-    def __init__(self, server: Any, *, completion_delay_s: float = 0.0, failure_share: float = 0.0) -> None:
+    def __init__(
+        self,
+        server: Any,
+        *,
+        completion_delay_s: float = 0.0,
+        failure_share: float = 0.0,
+        hostile: bool = False,
+    ) -> None:
         self.server = server
+        self.hostile = hostile
         self.completion_delay_s = completion_delay_s
         self.failure_share = failure_share
         self.submissions: Counter[str] = Counter()
@@ -262,6 +272,7 @@ class MockBatchService:
             "error_file_id": None,
             "ready_at": time.monotonic() + self.completion_delay_s,
             "cancel": False,
+            "key": (handler.headers.get("Authorization") or "").removeprefix("Bearer ").strip(),
         }
         with self._lock:
             self.batches[batch["id"]] = batch
@@ -271,8 +282,10 @@ class MockBatchService:
 
     def _batch_view(self, batch: dict[str, Any]) -> dict[str, Any]:
         total, completed, failed = batch["counts"]
-        view = {k: v for k, v in batch.items() if k not in ("counts", "ready_at", "cancel", "done")}
+        view = {k: v for k, v in batch.items() if k not in ("counts", "ready_at", "cancel", "done", "key")}
         view["request_counts"] = {"total": total, "completed": completed, "failed": failed}
+        if self.hostile and batch["status"] != "completed":  # absurd counts while it runs
+            view["request_counts"] = {"total": 10**30, "completed": -7, "failed": 10**25}
         if batch["status"] == "in_progress" and batch.get("done") and time.monotonic() >= batch["ready_at"]:
             if "poll" not in self._gates:
                 batch["status"] = view["status"] = "completed"
@@ -290,9 +303,15 @@ class MockBatchService:
                 if batch["cancel"]:
                     break
                 line, ok = self._answer_line(raw)
+                if self.hostile and ok and not batch["counts"][1]:
+                    first = line
+                    message = line["response"]["body"]["choices"][0]["message"]
+                    message["content"] = f"{message['content']} (your key: {batch['key']})"
                 (out if ok else errors).write(json.dumps(line).encode("utf-8") + b"\n")
                 batch["counts"][0] += 1
                 batch["counts"][1 if ok else 2] += 1
+            if self.hostile and batch["counts"][1]:
+                out.write(b"".join(junk_lines(first)))
         for target, key, purpose in (
             (out_path, "output_file_id", "batch_output"),
             (err_path, "error_file_id", "batch_output"),
@@ -356,6 +375,23 @@ class MockBatchService:
                 payload = json.loads(with_literals(json.dumps(payload), literals))
         out["response"] = {"status_code": reply.status, "request_id": out["id"], "body": payload}
         return out, reply.status == 200
+
+
+def junk_lines(first: dict[str, Any]) -> list[bytes]:
+    """What a hostile batch adds to its output file: lines that are not JSON, not objects, nested
+    200,000 deep, longer than any line a client should read (9 MiB), an answer to a request nobody
+    made, and a second, different answer to the first request."""
+    other = json.loads(json.dumps(first))
+    other["response"]["body"]["choices"][0]["message"]["content"] = "##final score: 0"
+    stranger = {**other, "custom_id": "e" * 64}
+    return [
+        b"{not json\n",
+        b"[1, 2, 3]\n",
+        b"[" * 200_000 + b"\n",
+        b'{"custom_id": "' + b"a" * (9 * 1024 * 1024) + b'"}\n',
+        json.dumps(stranger).encode() + b"\n",
+        json.dumps(other).encode() + b"\n",
+    ]
 
 
 def _public(item: dict[str, Any]) -> dict[str, Any]:

@@ -54,8 +54,9 @@ class MockLLMServer:
     ``rpm``, ``tpm`` and ``max_connections`` set the server's own rate limit
     (`reljudge.testing.ratelimit.ServerRateLimit`, ``rate_burst_s`` seconds' worth of burst):
     a chat request over it is answered 429 with ``Retry-After`` and ``x-ratelimit-*`` headers;
-    ``rate_limit.refused`` counts those by limit. ``batch_delay_s`` and ``batch_failure_share``
-    set the Batch API's completion delay and share of failed requests (`batches`).
+    ``rate_limit.refused`` counts those by limit. ``batch_delay_s``, ``batch_failure_share`` and
+    ``batch_hostile`` set the Batch API's completion delay, share of failed requests and hostile
+    output (`batches`).
     """
 
     def __init__(
@@ -73,6 +74,7 @@ class MockLLMServer:
         rate_burst_s: float = 1.0,
         batch_delay_s: float = 0.0,
         batch_failure_share: float = 0.0,
+        batch_hostile: bool = False,
     ) -> None:
         if not _is_loopback(host):
             raise ValueError(f"the mock server only listens on loopback addresses, not {host!r}")
@@ -89,7 +91,7 @@ class MockLLMServer:
         self.rate_limit = ServerRateLimit(rpm, tpm, max_connections, burst_s=rate_burst_s)
         #: the Files and Batches APIs (`reljudge.testing.batches.MockBatchService`)
         self.batches = MockBatchService(
-            self, completion_delay_s=batch_delay_s, failure_share=batch_failure_share
+            self, completion_delay_s=batch_delay_s, failure_share=batch_failure_share, hostile=batch_hostile
         )
         self.requests: list[MockRequest] = []
         self.in_flight = 0

@@ -126,11 +126,12 @@ class BatchService:
         try:
             async with self._client.files.with_streaming_response.content(file_id) as response:
                 async for chunk in response.iter_bytes():
+                    room = self.max_download_bytes - read
                     read += len(chunk)
-                    if read > self.max_download_bytes:
-                        return
-                    for line in splitter.feed(chunk):
+                    for line in splitter.feed(chunk[:room]):
                         yield line
+                    if read > self.max_download_bytes:
+                        return  # the cut line and the rest are never read
         except openai.APIStatusError as err:
             raise ProviderError("server", self._redact(f"reading {file_id}: {err.message}")) from None
         except openai.OpenAIError as err:

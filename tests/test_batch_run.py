@@ -124,15 +124,19 @@ def test_failed_lines_become_api_errors_and_retry_failed_resubmits_only_them(tmp
         assert srv.calls == 0
 
 
-@pytest.mark.parametrize("method", ["exam", "nuggets"])
-def test_a_multi_stage_method_finishes_in_batch_rounds(server, tmp_path, method):
-    code, text = judge(argv(server, tmp_path, "sync", "--topics-limit", "1", method=method))
+@pytest.mark.parametrize(
+    ("method", "options"), [("exam", []), ("nuggets", []), ("pairwise", ["-o", "pairs=sampler"])]
+)
+def test_a_multi_stage_method_finishes_in_batch_rounds(server, tmp_path, method, options):
+    code, text = judge(argv(server, tmp_path, "sync", "--topics-limit", "1", *options, method=method))
     assert code == EXIT_OK, text
     sync_calls = server.calls
-    code, text = judge(argv(server, tmp_path, "batch", "--topics-limit", "1", "--batch", method=method))
+    code, text = judge(
+        argv(server, tmp_path, "batch", "--topics-limit", "1", *options, "--batch", method=method)
+    )
     assert code == EXIT_OK, text
     assert server.calls == sync_calls  # no chat request from the batch run
-    assert len(server.batches.batches) >= 2  # stages in successive rounds
+    assert len(server.batches.batches) >= 2  # stages (or the sampler's rounds) in successive rounds
     assert sum(server.batches.submissions.values()) == sync_calls and server.batches.resubmitted == 0
     assert latest(tmp_path / "batch") == latest(tmp_path / "sync")
 
@@ -267,3 +271,16 @@ def test_a_download_stops_at_its_bound(server, tmp_path):
     assert len(asyncio.run(read(10**9))) == 10_000
     cut = asyncio.run(read(1000))
     assert len(cut) == 76 and cut[-1] == b'{"n": 00075}\n'  # whole lines within the first 1000 bytes
+
+
+def test_a_run_without_batch_on_a_directory_with_batches_in_flight_is_refused(server, tmp_path):
+    args = argv(server, tmp_path, "run", "--limit", "5", "--batch", "--batch-max-wait", "0.05")
+    server.batches.completion_delay_s = 10**6  # the batch stays in progress
+    code, text = judge(args)
+    assert code == 75 and "re-attach" in text  # --batch-max-wait passed: everything saved
+    code, text = judge([a for a in args if a not in ("--batch", "--batch-max-wait", "0.05")])
+    assert code == 2 and "in flight" in text and server.calls == 0
+    server.batches.completion_delay_s = 0.0
+    code, text = judge(args)
+    assert code == EXIT_OK, text
+    assert len(records(tmp_path / "run")) == 5 and server.batches.resubmitted == 0

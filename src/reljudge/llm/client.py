@@ -22,6 +22,9 @@ in the answer, its logprobs and errors before anything is cached or returned
 The cache is optional equipment (`reljudge.llm.optional_cache`): a cache file that cannot be
 opened, read or written is reported once and the job goes on without it (or without storing).
 
+Collect mode (``LLMClient(config, batch=collector)``, `reljudge.llm.batch.collect`): a chat the
+cache cannot answer is written as an OpenAI batch line and raises `Deferred` instead of being sent.
+
 Accounting: ``client.usage`` sums what this run spent at the provider (cache hits add nothing);
 ``client.stats`` counts chats, provider requests, cache hits, retries and final failures by kind.
 ``on_event(kind, info)`` is called with ``kind`` in {"retry", "failure", "truncated"} so a progress

@@ -98,3 +98,15 @@ class BatchState:
     def spent_usd(self) -> float:
         """What the waves sent were reserved under the cost cap."""
         return sum(w.cost_usd for w in self.waves if w.step not in ("prepared",))
+
+
+def live_waves(run_dir: Path) -> int:
+    """How many waves of the run directory ``run_dir`` are sent and not yet ingested (0 without a
+    batch state, or one that cannot be read)."""
+    path = Path(run_dir) / "batch" / STATE_FILE
+    if not path.exists():
+        return 0
+    try:
+        return len(BatchState.load(path).live)
+    except InputError:
+        return 0

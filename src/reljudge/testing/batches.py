@@ -270,7 +270,7 @@ class MockBatchService:
             "counts": [0, 0, 0],  # total, completed, failed
             "output_file_id": None,
             "error_file_id": None,
-            "ready_at": time.monotonic() + self.completion_delay_s,
+            "ready_at": time.monotonic(),  # plus `completion_delay_s` (read when polled: a test may change it)
             "cancel": False,
             "key": (handler.headers.get("Authorization") or "").removeprefix("Bearer ").strip(),
         }
@@ -286,7 +286,11 @@ class MockBatchService:
         view["request_counts"] = {"total": total, "completed": completed, "failed": failed}
         if self.hostile and batch["status"] != "completed":  # absurd counts while it runs
             view["request_counts"] = {"total": 10**30, "completed": -7, "failed": 10**25}
-        if batch["status"] == "in_progress" and batch.get("done") and time.monotonic() >= batch["ready_at"]:
+        if (
+            batch["status"] == "in_progress"
+            and batch.get("done")
+            and time.monotonic() >= batch["ready_at"] + self.completion_delay_s
+        ):
             if "poll" not in self._gates:
                 batch["status"] = view["status"] = "completed"
                 batch["completed_at"] = view["completed_at"] = int(time.time())

@@ -284,3 +284,22 @@ def test_a_run_without_batch_on_a_directory_with_batches_in_flight_is_refused(se
     code, text = judge(args)
     assert code == EXIT_OK, text
     assert len(records(tmp_path / "run")) == 5 and server.batches.resubmitted == 0
+
+
+def test_waves_wait_for_room_under_the_enqueued_token_limit(server, tmp_path):
+    # a umbrela request line is about 1.8 kB (~450 tokens at 4 bytes a token): 10 fit in 6000
+    # tokens, 20 do not, so the 3 waves of 10 go one after the other
+    limits = ["--batch-limit", "requests=10", "--batch-limit", "tokens=6000"]
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "30", "--batch", *limits))
+    assert code == EXIT_OK, text
+    kinds = [kind for kind, _ in server.batches.events]
+    assert kinds == ["create", "content"] * 3  # each wave created once the one before was read
+    assert len(records(tmp_path / "run")) == 30 and server.batches.resubmitted == 0
+    server.batches.events.clear()
+    code, text = judge(
+        argv(server, tmp_path, "run2", "--limit", "30", "--batch", "--batch-limit", "requests=10")
+    )
+    assert code == EXIT_OK, text
+    assert [kind for kind, _ in server.batches.events] == ["create"] * 3 + ["content"] * 3  # all at once
+    code, text = judge(argv(server, tmp_path, "run3", "--limit", "3", "--batch", "--batch-limit", "pages=3"))
+    assert code == 2 and "--batch-limit pages" in text

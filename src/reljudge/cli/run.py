@@ -64,8 +64,11 @@ async def run_or_batch(config: Any) -> Any:
     from reljudge.llm.types import ProviderError
     from reljudge.run.batch import BatchLimits, BatchPending, run_batch_async
     from reljudge.run.batch_cost import BatchCapped
+    from reljudge.run.options import BATCH_LIMITS
 
     limits = BatchLimits(poll_s=config.batch_poll, max_wait_s=config.batch_max_wait)
+    for name, value in config.batch_limits.items():  # --batch-limit requests=N, mb=M, tokens=T
+        setattr(limits, BATCH_LIMITS[name], value * 1_000_000 if name == "mb" else value)
     try:
         return await run_batch_async(config, limits)
     except BatchPending as pending:

@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 
 #: bounds of the poll interval (seconds)
 MIN_POLL_S, MAX_POLL_S = 0.01, 600.0
+#: bytes of a request line counted as one token against the enqueued-token limit
+BYTES_PER_TOKEN = 4
 #: the most passes of one job (a pairwise sampler needs one per round; far more is a bug)
 MAX_PASSES = 1000
 
@@ -58,6 +60,9 @@ class BatchLimits:
     max_bytes: int = MAX_BATCH_FILE_BYTES
     poll_s: float = 30.0
     max_wait_s: float | None = None  # the longest wait for the waves of one pass (None: no limit)
+    #: the provider's enqueued-token limit (tokens of the batches in flight at once; None: none);
+    #: a wave's tokens are estimated at 4 bytes of its request lines a token (an overestimate)
+    max_enqueued_tokens: int | None = None
 
 
 class BatchPending(Exception):
@@ -167,15 +172,18 @@ class _Runner:
         """Cut a pass's request file into waves (files in the batch folder, saved in the state)."""
         folder = self.session.batch_dir
         waves: list[Wave] = []
+        tokens = self.limits.max_enqueued_tokens
         handle = None
         try:
             with requests.open("rb") as src:
                 for line in src:
                     wave = waves[-1] if waves else None
+                    size = wave.bytes + len(line) if wave is not None else 0
                     if (
                         wave is None
                         or wave.lines >= self.limits.max_requests
-                        or (wave.lines and wave.bytes + len(line) > self.limits.max_bytes)
+                        or (wave.lines and size > self.limits.max_bytes)
+                        or (wave.lines and tokens and size // BYTES_PER_TOKEN > tokens)
                     ):
                         if handle is not None:
                             handle.close()
@@ -187,6 +195,7 @@ class _Runner:
                     handle.write(line)
                     wave.lines += 1
                     wave.bytes += len(line)
+                    wave.tokens = wave.bytes // BYTES_PER_TOKEN + 1
         finally:
             if handle is not None:
                 handle.close()
@@ -209,17 +218,19 @@ class _Runner:
 
     # -- the remote side --------------------------------------------------------------------
     async def settle(self) -> None:
-        """Send every wave not yet sent, wait for all, ingest each as it ends."""
+        """Send the waves not yet sent (in order, as many as the enqueued-token limit lets be in
+        flight at once), wait for them, ingest each as it ends; until every wave is ingested."""
         live = self.state.live
         if not live:
             return
-        for wave in live:
-            await self.send(wave)
         started = time.monotonic()
         poll = min(max(self.limits.poll_s, MIN_POLL_S), MAX_POLL_S)
-        waiting = [w for w in live if w.step == "sent"]
-        while waiting:
-            for wave in list(waiting):
+        while True:
+            await self.send_what_fits(live)
+            waiting = [w for w in live if w.step == "sent"]
+            if not waiting:
+                break
+            for wave in waiting:
                 assert wave.batch_id is not None
                 asked = time.monotonic()
                 info = await self.service.retrieve(wave.batch_id)
@@ -232,14 +243,16 @@ class _Runner:
                 )
                 if info.final:
                     await self.ingest(wave, info)
-                    waiting.remove(wave)
             self.progress(live)
-            if not waiting:
+            if not any(w.live for w in live):
                 break
+            if not any(w.step == "sent" for w in live):
+                continue  # room was made: send the next waves at once
             if self.limits.max_wait_s is not None and time.monotonic() - started > self.limits.max_wait_s:
                 self.state.save()
+                running = sum(1 for w in live if w.step == "sent")
                 raise BatchPending(
-                    f"{len(waiting)} batch(es) still running after --batch-max-wait {self.limits.max_wait_s:g} s; "
+                    f"{running} batch(es) still running after --batch-max-wait {self.limits.max_wait_s:g} s; "
                     "everything is saved: run the same command again to re-attach to them"
                 )
             import asyncio
@@ -247,6 +260,21 @@ class _Runner:
             asleep = time.monotonic()
             await asyncio.sleep(poll)
             self.waited_s += time.monotonic() - asleep
+
+    async def send_what_fits(self, live: list[Wave]) -> None:
+        """Send the unsent waves in order while their estimated tokens fit beside those in flight
+        (`BatchLimits.max_enqueued_tokens`; a wave alone is always sent). A wave a killed run may
+        have sent already (uploading, creating) is always resumed."""
+        limit = self.limits.max_enqueued_tokens
+        in_flight = sum(w.tokens for w in live if w.step == "sent")
+        for wave in live:
+            if wave.step in ("sent", "ingested"):
+                continue
+            fresh = wave.step in ("prepared", "uploaded")
+            if fresh and limit and in_flight and in_flight + wave.tokens > limit:
+                break  # in order: the next waves wait for room
+            await self.send(wave)
+            in_flight += wave.tokens
 
     async def send(self, wave: Wave) -> None:
         """Upload the wave's file and create its batch, finding what a killed run sent first."""

@@ -78,7 +78,7 @@ def fit_waves(
         if lines:
             if cut:
                 _truncate(path, size)
-            wave.lines, wave.bytes, wave.cost_usd = lines, size, reserved
+            wave.lines, wave.bytes, wave.cost_usd, wave.tokens = lines, size, reserved, size // 4 + 1
             room -= reserved
             kept.append(wave)
         if cut or not lines:

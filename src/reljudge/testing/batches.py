@@ -66,6 +66,7 @@ class MockBatchService:
         self.files: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.calls: Counter[str] = Counter()  # requests by route kind ("upload", "retrieve", ...)
+        self.events: list[tuple[str, str]] = []  # ("create", batch id) and ("content", file id), in order
         self._folder: Path | None = None  # made when first needed, removed by `close`
         self._lock = threading.Lock()
         self._gates: dict[str, threading.Event] = {}
@@ -215,6 +216,8 @@ class MockBatchService:
 
     def _content(self, handler: Any, item: dict[str, Any]) -> None:
         path: Path = item["path"]
+        with self._lock:
+            self.events.append(("content", item["id"]))
         size = path.stat().st_size
         try:
             handler.send_response(200)
@@ -276,6 +279,7 @@ class MockBatchService:
         }
         with self._lock:
             self.batches[batch["id"]] = batch
+            self.events.append(("create", batch["id"]))
         threading.Thread(target=self._work, args=(batch, item["path"]), daemon=True).start()
         self._pause("create")
         handler._send_json(200, self._batch_view(batch))

@@ -7,7 +7,7 @@ answering every line, the simulated completion delay -- is not the client's. Rep
 judge process: wall time; the time it spent waiting for the provider (polling and sleeping
 between polls, as the judge reports it: ``batch: ... s waiting for the provider``); the
 client-side overhead, wall time minus that wait (target < 60 s); its CPU time; and its peak RSS
-(``ru_maxrss`` from ``wait4``, target < 300 MB). The server's count of requests submitted twice
+(``ru_maxrss`` from ``wait4``, target < 300 MB), and the mock server's peak RSS. The server's count of requests submitted twice
 must be 0 and the records must number N. Synthetic topics and passages (`_common.make_dataset`).
 
 Usage: python bench/bench_batch.py [N] [--delay S]
@@ -79,6 +79,7 @@ def main() -> None:
                 judge = subprocess.Popen(cmd, env=env(), stdout=stdout, stderr=stderr, text=True)
                 _, status, usage = os.wait4(judge.pid, 0)  # this child's own rusage
             wall = time.perf_counter() - start
+            mock_peak_mb = _peak_rss_mb(mock.pid)
         finally:
             mock.terminate()  # it prints its counts as it stops
             _, mock_err = mock.communicate(timeout=120)
@@ -104,6 +105,15 @@ def main() -> None:
         print(
             f"judge CPU time {cpu:.1f} s; peak RSS {peak_mb:.0f} MB (target < 300 MB: {verdict(peak_mb, 300)})"
         )
+        print(f"mock server peak RSS {mock_peak_mb:.0f} MB")
+
+
+def _peak_rss_mb(pid: int) -> float:
+    """The peak resident set of a running process (``VmHWM``), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 if __name__ == "__main__":

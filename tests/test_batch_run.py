@@ -303,3 +303,18 @@ def test_waves_wait_for_room_under_the_enqueued_token_limit(server, tmp_path):
     assert [kind for kind, _ in server.batches.events] == ["create"] * 3 + ["content"] * 3  # all at once
     code, text = judge(argv(server, tmp_path, "run3", "--limit", "3", "--batch", "--batch-limit", "pages=3"))
     assert code == 2 and "--batch-limit pages" in text
+
+
+def test_a_batch_the_provider_fails_as_a_whole_gives_api_errors_that_retry_failed_sends_again(
+    server, tmp_path
+):
+    server.batches.fail_next = 1
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "6", "--batch"))
+    assert code == 1 and "mock validation failure" in text
+    got = records(tmp_path / "run")
+    assert len(got) == 6 and {r.status for r in got} == {"api_error"}
+    assert all("mock validation failure" in (r.error or "") for r in got)
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "6", "--batch", "--retry-failed"))
+    assert code == EXIT_OK, text
+    assert {s for s, _ in latest(tmp_path / "run").values()} == {"ok"}
+    assert sorted(server.batches.submissions.values()) == [1] * 6  # the failed batch answered nothing

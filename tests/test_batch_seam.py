@@ -196,3 +196,51 @@ def test_output_line_shapes():
         json.dumps({"custom_id": cid, "response": None, "error": {"code": "batch_expired"}})
     )
     assert expired.status_code is None and "batch_expired" in expired.error
+
+
+def test_the_batch_price_is_half_unless_the_entry_has_its_own():
+    from typing import NamedTuple
+
+    from reljudge.llm.batch.price import batch_price
+    from reljudge.llm.pricing import Price
+
+    assert batch_price(Price(2.5, 10.0, 1.25)) == Price(1.25, 5.0, 0.625)
+    assert batch_price(None) is None
+
+    class WithBatch(NamedTuple):  # an entry that carries batch prices (litellm's cost map has them)
+        input: float
+        output: float
+        cached_input: float | None
+        batch_input: float
+        batch_output: float
+
+    assert batch_price(WithBatch(2.5, 10.0, None, 1.0, 4.0)) == Price(1.0, 4.0, None)  # type: ignore[arg-type]
+
+
+def test_a_damaged_batch_state_is_an_input_error(tmp_path):
+    from reljudge.errors import InputError
+    from reljudge.run.batch_state import BatchState, live_waves
+
+    path = tmp_path / "batch" / "state.json"
+    path.parent.mkdir()
+    path.write_text('{"run": "x", "waves": [{"n": 0}]}')
+    with pytest.raises(InputError, match="batch state cannot be read"):
+        BatchState.load(path)
+    assert live_waves(tmp_path) == 0
+    state = BatchState(path)
+    from reljudge.run.batch_state import Wave
+
+    state.waves.append(Wave(n=0, file="wave-00000.jsonl", lines=1, bytes=10))
+    state.step(state.waves[0], "creating")
+    assert BatchState.load(path).waves[0].step == "creating" and live_waves(tmp_path) == 1
+
+
+def test_line_splitter_across_chunks():
+    from reljudge.llm.batch.lines import LineSplitter
+
+    splitter = LineSplitter(max_bytes=10)
+    got = []
+    for chunk in (b"ab", b"c\nde", b"f\n0123456789", b"0123\nxy", b"\n\nlast"):
+        got.extend(splitter.feed(chunk))
+    got.extend(splitter.close())
+    assert got == [b"abc\n", b"def\n", None, b"xy\n", b"last"]

@@ -328,9 +328,12 @@ class _Runner:
                 custom_id,
                 {
                     "kind": "other",
-                    "error": f"the batch ended ({info.status}) without an answer to this request",
+                    "error": f"the batch ended ({info.status}) without an answer to this request"
+                    + (f": {self.session.client._redact(info.errors)}" if info.errors else ""),
                 },
             )
+        if info.errors:
+            self.say(f"wave {wave.n} {info.status}: {self.session.client._redact(info.errors)}")
         if report.rejected:
             self.say(
                 f"wave {wave.n}: {report.rejected} output line(s) rejected: " + "; ".join(report.problems[:3])

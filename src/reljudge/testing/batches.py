@@ -66,6 +66,8 @@ class MockBatchService:
         self.files: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.calls: Counter[str] = Counter()  # requests by route kind ("upload", "retrieve", ...)
+        #: how many of the next batches fail as a whole (status ``failed``, the reason in ``errors``)
+        self.fail_next = 0
         self.events: list[tuple[str, str]] = []  # ("create", batch id) and ("content", file id), in order
         self._folder: Path | None = None  # made when first needed, removed by `close`
         self._lock = threading.Lock()
@@ -301,6 +303,17 @@ class MockBatchService:
         return view
 
     def _work(self, batch: dict[str, Any], path: Path) -> None:
+        with self._lock:
+            failing, self.fail_next = self.fail_next > 0, max(0, self.fail_next - 1)
+        if failing:  # the whole batch fails its validation: no output, the reason in ``errors``
+            message = "mock validation failure: the input file was refused"
+            batch["errors"] = {
+                "object": "list",
+                "data": [{"code": "invalid_file", "message": message, "line": 1}],
+            }
+            batch["failed_at"] = int(time.time())
+            batch["status"] = "failed"
+            return
         out_path = self._dir / f"{batch['id']}-output.jsonl"
         err_path = self._dir / f"{batch['id']}-errors.jsonl"
         batch["status"] = "in_progress"

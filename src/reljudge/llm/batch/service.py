@@ -47,6 +47,8 @@ class BatchInfo:
     failed: int = 0
     output_file_id: str | None = None
     error_file_id: str | None = None
+    #: why the provider failed the batch as a whole (its ``errors``: a few messages, bounded)
+    errors: str | None = None
 
     @property
     def final(self) -> bool:
@@ -186,7 +188,21 @@ def batch_info(batch: Any) -> BatchInfo:
         failed=clamp_tokens(getattr(counts, "failed", 0)),
         output_file_id=_maybe_id(getattr(batch, "output_file_id", None)),
         error_file_id=_maybe_id(getattr(batch, "error_file_id", None)),
+        errors=_errors(getattr(batch, "errors", None)),
     )
+
+
+def _errors(errors: Any) -> str | None:
+    """The first few messages of a batch's ``errors`` (``{"data": [{"code", "message", "line"}]}``)."""
+    data = getattr(errors, "data", None) if errors is not None else None
+    if not isinstance(data, list) or not data:
+        return None
+    texts = []
+    for item in data[:3]:
+        message, line = getattr(item, "message", None), getattr(item, "line", None)
+        if isinstance(message, str) and message:
+            texts.append(f"{message[:200]}" + (f" (line {line})" if isinstance(line, int) else ""))
+    return "; ".join(texts) or None
 
 
 def _text_id(value: Any) -> str:

@@ -318,3 +318,17 @@ def test_a_batch_the_provider_fails_as_a_whole_gives_api_errors_that_retry_faile
     assert code == EXIT_OK, text
     assert {s for s, _ in latest(tmp_path / "run").values()} == {"ok"}
     assert sorted(server.batches.submissions.values()) == [1] * 6  # the failed batch answered nothing
+
+
+def test_judge_generate_takes_batch_too(server, tmp_path):
+    base = ["generate", "--model", MODEL, "--base-url", server.openai_url, "--dataset", "dl19-sample"]
+    base += ["--topics-limit", "3", "--no-progress", "--batch-poll", "0.02", "--name", "system"]
+    code, text = judge([*base, "--output", str(tmp_path / "sync"), "--cache", str(tmp_path / "s.sqlite")])
+    assert code == EXIT_OK, text
+    code, text = judge(
+        [*base, "--output", str(tmp_path / "batch"), "--cache", str(tmp_path / "b.sqlite"), "--batch"]
+    )
+    assert code == EXIT_OK, text
+    assert server.calls == 3 and len(server.batches.submissions) == 3  # 3 answers each way
+    sync = (tmp_path / "sync" / "answers.tsv").read_text()
+    assert (tmp_path / "batch" / "answers.tsv").read_text() == sync and sync.count("\n") == 3

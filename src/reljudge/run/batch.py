@@ -208,7 +208,14 @@ class _Runner:
         """The custom_ids of the waves' request files."""
         out: set[str] = set()
         for wave in waves:
-            with (self.session.batch_dir / wave.file).open("rb") as handle:
+            path = self.session.batch_dir / wave.file
+            if not path.is_file():
+                raise InputError(
+                    f"the request file of wave {wave.n} is missing: the batch state needs it to know what "
+                    "was sent (restore it, or start over in a new run directory)",
+                    path,
+                )
+            with path.open("rb") as handle:
                 for line in handle:
                     head = (
                         line[14:78].decode("ascii", "replace") if line.startswith(b'{"custom_id":"') else ""

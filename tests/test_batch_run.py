@@ -332,3 +332,44 @@ def test_judge_generate_takes_batch_too(server, tmp_path):
     assert server.calls == 3 and len(server.batches.submissions) == 3  # 3 answers each way
     sync = (tmp_path / "sync" / "answers.tsv").read_text()
     assert (tmp_path / "batch" / "answers.tsv").read_text() == sync and sync.count("\n") == 3
+
+
+def test_a_killed_retry_failed_run_started_again_does_not_send_its_new_failures_again(tmp_path):
+    with MockLLMServer(models=("gpt-4o-mini",), batch_failure_share=0.5) as srv:
+        base = argv(srv, tmp_path, "run", "--limit", "24", "--batch")
+        code, text = judge(base)
+        failed = [r for r in records(tmp_path / "run") if r.status == "api_error"]
+        assert code == 1 and len(failed) >= 4, text
+        # the retry in two waves, one after the other (the token limit): the first fails as a
+        # whole (its lines go to the new failure log), the run is killed reading the second
+        per_wave = len(failed) // 2 + len(failed) % 2
+        retry = [*base, "--retry-failed", "--batch-limit", f"requests={per_wave}"]
+        retry += ["--batch-limit", f"tokens={per_wave * 700}"]  # ~450 tokens a request: one wave at a time
+        srv.batches.fail_next = 1
+        reached = srv.batches.hold("content")
+        env = {**os.environ, **ENV, "PYTHONPATH": SRC}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reljudge", *retry],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            assert reached.wait(REACH_S), "the retry never read its second wave"
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(REACH_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.stdout.close()  # type: ignore[union-attr]
+        srv.batches.release("content")
+        assert len(srv.batches.batches) == 3
+        code, text = judge(retry)  # the same command goes on with the retry's failure log
+        assert code == 1, text  # the first wave's requests failed again: kept as api_error
+        assert len(srv.batches.batches) == 3  # nothing sent again
+        assert srv.batches.resubmitted == len(failed) - per_wave  # the second wave's, once each
+        got = latest(tmp_path / "run")
+        assert sum(1 for s, _ in got.values() if s == "api_error") == per_wave
+        code, text = judge(retry)  # a new --retry-failed run: a new log, so they go again
+        assert code == EXIT_OK, text
+        assert len(srv.batches.batches) == 4

@@ -92,8 +92,10 @@ async def run_batch_async(
     own = service is None
     try:
         state = BatchState.load(session.batch_dir / STATE_FILE)
-        if config.retry_failed:
+        if config.retry_failed and not state.retrying:  # a new log, unless a killed retry goes on
             session.restart_failures()
+            state.retrying = True
+            state.save()
         if service is None:
             service = _service(session)
         runner = _Runner(session, state, service, limits, say)
@@ -149,6 +151,9 @@ class _Runner:
             took = time.monotonic() - started
             if step.done:
                 self.session.finish()
+                if self.state.retrying:
+                    self.state.retrying = False
+                    self.state.save()
                 step.requests.unlink(missing_ok=True)
                 self.say(
                     f"pass {n + 1} ({took:.1f} s): every record made; {self.waves_sent} wave(s) sent by this "

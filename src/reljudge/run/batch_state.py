@@ -51,6 +51,9 @@ class BatchState:
     path: Path
     run: str = field(default_factory=lambda: secrets.token_hex(8))
     waves: list[Wave] = field(default_factory=list)
+    #: a ``--retry-failed`` run started a new failure log and has not finished yet: a run started
+    #: again after a kill goes on with that log (its lines that failed again are not sent again)
+    retrying: bool = False
 
     @classmethod
     def load(cls, path: Path) -> BatchState:
@@ -62,6 +65,7 @@ class BatchState:
             data = json.loads(path.read_text(encoding="utf-8"))
             waves = [Wave(**w) for w in data["waves"]]
             run = str(data["run"])
+            retrying = data.get("retrying") is True
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise InputError(
                 f"the batch state cannot be read ({err}); it says which batches were sent", path
@@ -69,10 +73,15 @@ class BatchState:
         for wave in waves:
             if wave.step not in STEPS:
                 raise InputError(f"wave {wave.n} has an unknown step {wave.step!r}", path)
-        return cls(path, run, waves)
+        return cls(path, run, waves, retrying)
 
     def save(self) -> None:
-        data: dict[str, Any] = {"version": 1, "run": self.run, "waves": [asdict(w) for w in self.waves]}
+        data: dict[str, Any] = {
+            "version": 1,
+            "run": self.run,
+            "retrying": self.retrying,
+            "waves": [asdict(w) for w in self.waves],
+        }
         with atomic_write(self.path) as handle:
             json.dump(data, handle, indent=1)
 

@@ -194,6 +194,11 @@ BLOCKS: list[Block] = [
         "needs torch and sentence-transformers (about 3 GB, not in the test environment); judge fd --variants "
         "runs on vectors files in tests/test_fd_variants.py",
     ),
+    Block(
+        "judge run --method umbrela --model gpt-4o-mini --dataset dl19-sample --batch",
+        reason="reduced: one topic, batches polled every 0.05 s",
+        reduce=((" --batch", " --topics-limit 1 --batch-poll 0.05 --batch"),),
+    ),
     Block("from reljudge.io.answers import read_answers, write_answers_tsv, write_rag24"),
     Block("judge generate --model gpt-4o --dataset dl19-sample --dry-run"),
     Block("judge answers check examples/answers/rag24-example.jsonl"),

@@ -35,15 +35,15 @@ def generate_cmd(
     import json
     import logging
 
+    from reljudge.cli.run import run_or_batch
     from reljudge.interrupts import Stopped, run_stoppable
-    from reljudge.run import run_job_async
     from reljudge.run.answers import write_run_answers
 
     config = run_config("generate", run_options, method="generate", command=["judge", *sys.argv[1:]])
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
     code: int | None = None
     try:
-        summary = run_stoppable(lambda: run_job_async(config))
+        summary = run_stoppable(lambda: run_or_batch(config))
     except Stopped as stop:  # the job saved what it had: write the answers so far, then stop
         typer.echo(f"stopped by {stop.name}", err=True)
         code = stop.exit_code

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -49,7 +50,7 @@ def mock_server_cmd(
         None,
         "--grades-from",
         help="Human qrels: answer the nugget assignment prompt by the human grade of the judged text "
-        "(3 support, 2 mostly support, 1 partial_support, 0 or unknown not_support), and the citation-support "
+        "(3 support, 2 mostly support, 1 mostly partial_support, 0 or unknown not_support), and the citation-support "
         "prompt by the cited passage's grade (3 full, 1-2 partial, 0 no_support); needs --corpus.",
     ),
     corpus: str = typer.Option(
@@ -58,8 +59,24 @@ def mock_server_cmd(
     topics: str = typer.Option(
         None, "--topics", help="With --grades-from: the topics (qid<TAB>query), to grade per query."
     ),
+    batch_delay: float = typer.Option(
+        0.0, "--batch-delay", help="Batch API: seconds before a batch completes (at the earliest)."
+    ),
+    batch_failure_share: float = typer.Option(
+        0.0,
+        "--batch-failure-share",
+        help="Batch API: share of requests that fail (a 500 line in the error file) the first time they "
+        "are submitted.",
+    ),
+    batch_hostile: bool = typer.Option(
+        False,
+        "--batch-hostile",
+        help="Batch API: absurd request counts, the caller's key echoed in an answer, and junk lines "
+        "(not JSON, nested, 9 MiB long, unknown or repeated custom_id) in every output file.",
+    ),
 ) -> None:
-    """Serve a mock LLM (OpenAI /v1 and Ollama /api) for tests and dry runs, until interrupted.
+    """Serve a mock LLM (OpenAI /v1, its Files and Batches APIs, and Ollama /api) for tests and dry
+    runs, until interrupted.
 
     The first line printed is ``openai_base_url=URL``, the second ``ollama_base_url=URL``.
     """
@@ -89,6 +106,10 @@ def mock_server_cmd(
         raise InputError("the --rate-* options must sum to at most 1")
     if latency < 0:
         raise InputError(f"--latency must be >= 0, not {latency}")
+    if batch_delay < 0:
+        raise InputError(f"--batch-delay must be >= 0, not {batch_delay}")
+    if not 0.0 <= batch_failure_share <= 1.0:
+        raise InputError(f"--batch-failure-share must be between 0 and 1, not {batch_failure_share}")
     for name, limit in (("--rpm", rpm), ("--tpm", tpm), ("--max-connections", max_connections)):
         if limit is not None and not limit > 0:
             raise InputError(f"{name} must be > 0, not {limit}")
@@ -112,6 +133,9 @@ def mock_server_cmd(
             rpm=rpm,
             tpm=tpm,
             max_connections=max_connections,
+            batch_delay_s=batch_delay,
+            batch_failure_share=batch_failure_share,
+            batch_hostile=batch_hostile,
         )
     except ValueError as err:
         raise InputError(f"--host: {err}") from None
@@ -123,6 +147,11 @@ def mock_server_cmd(
     typer.echo(f"ollama_base_url={server.ollama_url}")
     typer.echo("serving; press Ctrl+C to stop", err=True)
     sys.stdout.flush()
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops it like Ctrl+C: the counts are printed
+
+    signal.signal(signal.SIGTERM, stop)
     try:
         while True:
             time.sleep(3600)
@@ -130,7 +159,12 @@ def mock_server_cmd(
         pass
     finally:
         server.stop()
-        typer.echo(f"stopped after {server.calls} chat requests", err=True)
+        batch = server.batches
+        typer.echo(
+            f"stopped after {server.calls} chat requests and {sum(batch.submissions.values())} batch requests "
+            f"({batch.resubmitted} submitted more than once)",
+            err=True,
+        )
 
 
 def _by_grade(inner: object, qrels: str, corpus: str | None, topics: str | None) -> object:

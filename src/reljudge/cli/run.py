@@ -28,8 +28,9 @@ def run_cmd(
     Writes RUN/judgments.jsonl (one record per item, appended as they come), RUN/qrels.txt and
     RUN/manifest.json. Exit codes: 0 ok, 1 failure share above --max-failure-rate or the provider
     cannot serve the job (aborted: the records so far are kept), or no to the confirmation
-    (see --confirm-above), 2 bad input, 3 stopped at the
-    --max-cost cap (everything saved; a higher cap resumes), 130 interrupted
+    (see --confirm-above), 2 bad input, 3 stopped at the --max-cost cap (everything saved; a
+    higher cap resumes), 75 --batch-max-wait passed with batches still running (the same command
+    re-attaches to them), 130 interrupted
     (Ctrl+C), and likewise 128 + the signal number for the other stop signals: 143 SIGTERM (Slurm,
     docker stop, timeout), 129 SIGHUP. A stopped job keeps its records, writes qrels.txt and its
     manifest (state "interrupted"), and the same command resumes it.
@@ -39,14 +40,13 @@ def run_cmd(
 
     from reljudge.cli.confirm import run_confirmation
     from reljudge.interrupts import Stopped, run_stoppable
-    from reljudge.run import run_job_async
     from reljudge.run.estimate import NotConfirmed
 
     config = run_config("run", run_options, command=["judge", *sys.argv[1:]])
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
     confirm = run_confirmation(yes, confirm_above)
     try:
-        summary = run_stoppable(lambda: run_job_async(config, confirm=confirm))
+        summary = run_stoppable(lambda: run_or_batch(config, confirm))
     except NotConfirmed as declined:
         typer.echo(str(declined), err=True)
         raise typer.Exit(1) from None
@@ -75,3 +75,39 @@ def run_cmd(
         message, hint = summary.abort.get("message"), summary.abort.get("hint")
         typer.echo(f"error: {message}" + (f" ({hint})" if hint else ""), err=True)
     raise typer.Exit(summary.exit_code)
+
+
+async def run_or_batch(config: Any, confirm: Any = None) -> Any:
+    """The job: one request at a time, or through the Batch API (``--batch``; exit code 75 when
+    ``--batch-max-wait`` passed, 3 at the ``--max-cost`` cap). ``confirm``: the terminal's
+    confirmation (`reljudge.cli.confirm.run_confirmation`), asked with the estimate at the
+    synchronous or the batch price before a new job starts."""
+    from reljudge.run import run_job_async
+
+    if not config.batch or config.dry_run:
+        return await run_job_async(config, confirm=confirm)
+    from reljudge.llm.types import ProviderError
+    from reljudge.run.batch import BatchLimits, BatchPending, run_batch_async
+    from reljudge.run.batch_cost import BatchCapped
+    from reljudge.run.options import BATCH_LIMITS
+
+    limits = BatchLimits(poll_s=config.batch_poll, max_wait_s=config.batch_max_wait)
+    for name, value in config.batch_limits.items():  # --batch-limit requests=N, mb=M, tokens=T
+        setattr(limits, BATCH_LIMITS[name], value * 1_000_000 if name == "mb" else value)
+    if confirm is not None:
+        from reljudge.run.batch_cost import confirm_batch_job
+
+        confirm_batch_job(config, confirm)
+    try:
+        return await run_batch_async(config, limits)
+    except BatchPending as pending:
+        typer.echo(str(pending), err=True)
+        raise typer.Exit(75) from None
+    except ProviderError as err:  # the Batch API refused or failed (secrets masked)
+        typer.echo(f"error: the batch API: {err}; everything is saved and the same command resumes", err=True)
+        raise typer.Exit(1) from None
+    except BatchCapped as capped:
+        if capped.summary is not None:
+            typer.echo(capped.summary.render())
+        typer.echo(str(capped), err=True)
+        raise typer.Exit(3) from None

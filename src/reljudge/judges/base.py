@@ -270,10 +270,26 @@ def _prompt_attributes(judge: Any, seen: set[int] | None = None) -> dict[str, Pr
 
 async def run_all(coroutines: Sequence[Any]) -> list[Any]:
     """Run coroutines together (the client bounds how many call the LLM at once) and return
-    their results in order; on the first error the others are cancelled and it propagates."""
+    their results in order; on the first error the others are cancelled and it propagates.
+
+    A coroutine whose chat the batch mode collected (`reljudge.llm.types.Deferred`) does not
+    stop the others, so that every request of the group is collected in the same pass; once all
+    are done, one `Deferred` propagates."""
+    from reljudge.llm.types import Deferred
+
+    async def deferrable(coroutine: Any) -> Any:
+        try:
+            return await coroutine
+        except Deferred as deferred:
+            return deferred
+
     async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(c) for c in coroutines]
-    return [t.result() for t in tasks]
+        tasks = [group.create_task(deferrable(c)) for c in coroutines]
+    results = [t.result() for t in tasks]
+    for result in results:
+        if isinstance(result, Deferred):
+            raise result
+    return results
 
 
 async def run_bounded(items: Iterable[T], worker: Callable[[T], Awaitable[Any]], *, limit: int) -> None:
@@ -283,7 +299,12 @@ async def run_bounded(items: Iterable[T], worker: Callable[[T], Awaitable[Any]],
     slot is free, so at most ``limit`` items are in progress and the rest are never built
     ahead of time. The order in which items finish is not defined. On the first error the
     other workers are cancelled and the error propagates (as with a `asyncio.TaskGroup`).
+
+    An item whose chat the batch mode collected (`reljudge.llm.types.Deferred`) is left for
+    the next pass: it gets no record now, and the others go on.
     """
+    from reljudge.llm.types import Deferred
+
     if limit < 1:
         raise ValueError(f"limit must be a positive integer, got {limit!r}")
     iterator = iter(items)
@@ -292,7 +313,10 @@ async def run_bounded(items: Iterable[T], worker: Callable[[T], Awaitable[Any]],
         # each worker pulls the next item from the shared iterator; next() never awaits, so
         # two workers cannot be inside the iterator at the same time
         for item in iterator:
-            await worker(item)
+            try:
+                await worker(item)
+            except Deferred:
+                continue
 
     async with asyncio.TaskGroup() as group:
         for _ in range(limit):

@@ -140,6 +140,22 @@ class ResponseCache:
                 (key, backend, model, time.time(), data),
             )
 
+    def put_many(self, rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
+        """`put` of many ``(key, backend, model, value)`` rows in one transaction."""
+        now = time.time()
+        data = [(k, b, m, now, json.dumps(v, ensure_ascii=False, sort_keys=True)) for k, b, m, v in rows]
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO responses(key, backend, model, created, value) VALUES (?, ?, ?, ?, ?)",
+                    data,
+                )
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
     def delete(self, key: str) -> bool:
         """Remove one entry; True when it existed."""
         with self._lock:

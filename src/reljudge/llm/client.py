@@ -22,6 +22,9 @@ in the answer, its logprobs and errors before anything is cached or returned
 The cache is optional equipment (`reljudge.llm.optional_cache`): a cache file that cannot be
 opened, read or written is reported once and the job goes on without it (or without storing).
 
+Collect mode (``LLMClient(config, batch=collector)``, `reljudge.llm.batch.collect`): a chat the
+cache cannot answer is written as an OpenAI batch line and raises `Deferred` instead of being sent.
+
 Accounting: ``client.usage`` sums what this run spent at the provider (cache hits add nothing);
 ``client.stats`` counts chats, provider requests, cache hits, retries and final failures by kind.
 ``on_event(kind, info)`` is called with ``kind`` in {"retry", "failure", "truncated"} so a progress
@@ -33,9 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from tenacity import RetryCallState
@@ -54,6 +55,7 @@ from reljudge.llm.pricing import PriceTable, price_cost
 from reljudge.llm.results import ResultBuilder, shared
 from reljudge.llm.retry import make_retrying
 from reljudge.llm.routing import resolve_model
+from reljudge.llm.stats import ClientStats
 from reljudge.llm.types import (
     ChatResult,
     ClientConfig,
@@ -71,39 +73,20 @@ EventCallback = Callable[[str, dict[str, Any]], Any]
 UNBOUNDED_ANSWER_TOKENS = 4096
 
 
-@dataclass
-class ClientStats:
-    chats: int = 0  # chat() calls
-    calls: int = 0  # requests sent to the provider (every attempt)
-    cache_hits: int = 0  # answered from the persistent cache or by an identical call in flight
-    retries: int = 0
-    failures: Counter = field(default_factory=Counter)  # final failures by error kind
-    statuses: Counter = field(default_factory=Counter)  # results by status
-    unpriced_models: set = field(default_factory=set)
-    limiter_wait_s: float = 0.0
-    concurrency: Any = None  # the `AdaptiveConcurrency` (its level in the manifest), or the fixed int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "chats": self.chats,
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "retries": self.retries,
-            "failures": dict(self.failures),
-            "statuses": dict(self.statuses),
-            "unpriced_models": sorted(self.unpriced_models),
-            "limiter_wait_s": round(self.limiter_wait_s, 3),
-            "concurrency": getattr(self.concurrency, "as_dict", lambda: self.concurrency)(),
-        }
-
-
 class LLMClient:
     """Async chat client. Use ``async with LLMClient(cfg) as client: await client.chat(msgs)``."""
 
     def __init__(
-        self, config: ClientConfig, on_event: EventCallback | None = None, *, budget: CostBudget | None = None
+        self,
+        config: ClientConfig,
+        on_event: EventCallback | None = None,
+        *,
+        budget: CostBudget | None = None,
+        batch: Any = None,
     ) -> None:
         self.config = config
+        #: the collect mode's `reljudge.llm.batch.BatchCollector` (requests are collected, not sent)
+        self.batch = batch
         self.backend_name, self.model = resolve_model(config.model)
         self.on_event = on_event
         self.usage = Usage()
@@ -205,13 +188,21 @@ class LLMClient:
         messages_json = canonical_json(msg_dicts)
         digest = sha256_text(messages_json)  # = records.messages_sha256(msgs)
         key = self._keys.key(messages_json, effective)
+        if self.batch is not None:  # collect mode (`reljudge.llm.batch.collect`): a re-ask has its own key
+            key, refresh = self.batch.slot(key, refresh), False
         cache_key = key if self._cache.db is not None else None
 
         if self._cache.db is not None and not refresh:
             # a point read in WAL mode takes tens of microseconds: cheaper inline than a thread hop
             hit = self._cache.get(key)
             if hit is not None:
-                return self._finish(self._results.cached(hit, digest, effective, start), msg_dicts, cache_key)
+                result = self._results.cached(hit, digest, effective, start)
+                result = result if self.batch is None else self.batch.hit(key, result, self._results)
+                return self._finish(result, msg_dicts, cache_key)
+        if self.batch is not None:  # answered by its batch failure, or collected: raises `Deferred`
+            body = lambda: backend.batch_body(msg_dicts, wire)  # noqa: E731
+            result = self.batch.miss(key, body, self._results, digest, effective, start)
+            return self._finish(result, msg_dicts, cache_key)
 
         pending = None if refresh else self._inflight.get(key)
         if pending is not None:  # an identical call is running: share its answer if it succeeds
@@ -302,6 +293,8 @@ class LLMClient:
     def forget(self, result: ChatResult) -> bool:
         """Drop ``result``'s answer from the response cache (an answer the judge could not use,
         so that a later run asks again instead of replaying it). True when an entry was removed."""
+        if self.batch is not None:  # collect mode: done once no pass defers anything
+            return self.batch.forget(result.cache_key)
         return result.cache_key is not None and self._cache.forget(result.cache_key)
 
     # -- internals ------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ __all__ = [
     "PriceTable",
     "Quote",
     "batch_cost",
+    "batch_price",
     "cost_usd",
     "is_free",
     "load_prices",
@@ -283,21 +284,25 @@ def price_cost(
     return paid / 1_000_000, True
 
 
-def batch_cost(
-    price: Price | None, backend: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0
-) -> tuple[float, bool]:
-    """(cost in USD, price known) of tokens sent through the provider's Batch API: prompt tokens
-    at ``batch_input``, completion tokens at ``batch_output``, each falling back to the
-    synchronous price when the map lists no batch price (an upper bound). Cached prompt tokens
-    cost the lower of ``cached_input`` and ``batch_input``."""
+def batch_price(price: Price | None) -> Price | None:
+    """The price of a request sent through the provider's Batch API, as a plain `Price`:
+    ``batch_input`` / ``batch_output`` where the table lists them, else the synchronous price (an
+    upper bound: a cap never underestimates); cached prompt tokens at the lower of
+    ``cached_input`` and the batch input price. None stays None (not in the table)."""
     if price is None:
-        return 0.0, is_free(backend)
+        return None
     batch_in = price.input if price.batch_input is None else price.batch_input
     batch_out = price.output if price.batch_output is None else price.batch_output
     cached_in = batch_in if price.cached_input is None else min(price.cached_input, batch_in)
-    return price_cost(
-        Price(batch_in, batch_out, cached_in), backend, prompt_tokens, completion_tokens, cached_tokens
-    )
+    return Price(batch_in, batch_out, cached_in)
+
+
+def batch_cost(
+    price: Price | None, backend: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0
+) -> tuple[float, bool]:
+    """(cost in USD, price known) of tokens sent through the provider's Batch API, at
+    `batch_price`."""
+    return price_cost(batch_price(price), backend, prompt_tokens, completion_tokens, cached_tokens)
 
 
 def has_batch_price(price: Price | None) -> bool:

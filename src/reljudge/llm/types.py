@@ -292,6 +292,17 @@ class ProviderAbort(Exception):
         return " ".join(text.split())
 
 
+class Deferred(Exception):
+    """A chat that the batch mode of `LLMClient` collected instead of sending
+    (`reljudge.llm.batch`): the item that asked it gets no record in this pass; its answer comes
+    back through a batch and the next pass reads it from the response cache. ``key`` is the
+    request's response-cache key (its batch ``custom_id``)."""
+
+    def __init__(self, key: str = "") -> None:
+        super().__init__(key)
+        self.key = key
+
+
 @dataclass
 class Completion:
     """What a backend returns for one successful request (before status/caching logic)."""

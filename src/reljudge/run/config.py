@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from reljudge.run.options import (
+    BATCH_FLAGS,
     Flag,
     FloatPolicy,
     judge_option_list,
@@ -241,6 +242,11 @@ class RunConfig(BaseModel):
             commands=RUN,
         ),
     ] = False
+    #: ``--batch`` and its options: through the provider's Batch API (`reljudge.run.batch`)
+    batch: Annotated[bool, BATCH_FLAGS["batch"]] = False
+    batch_poll: Annotated[float, BATCH_FLAGS["poll"]] = Field(30.0, ge=0.01, le=600)
+    batch_max_wait: Annotated[float | None, BATCH_FLAGS["wait"]] = Field(None, gt=0, allow_inf_nan=False)
+    batch_limits: Annotated[dict[str, int], BATCH_FLAGS["limit"]] = Field(default_factory=dict)
     skip_missing: Annotated[
         bool,
         Flag(

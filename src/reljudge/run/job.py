@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 def dry_run(job: PreparedJob) -> RunSummary:
     """The summary of ``--dry-run``: the estimate, nothing called, nothing written."""
-    est = estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices)
+    est = estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices, batch=job.config.batch)
     est["passages"] = job.passages.as_dict()
     if job.existing:
         est.update(existing_records=len(job.existing), output_dir=str(job.rundir.path))
@@ -130,6 +130,8 @@ async def _run_locked(
     from reljudge.version import __version__
 
     config = job.config
+    if getattr(client, "batch", None) is None:  # a run one request at a time would pay twice
+        _refuse_live_batches(job.rundir.path)
     # read the directory again under the lock: another process may have finished meanwhile
     job.manifest = check_identity(job.rundir, job_identity(config, job.judge))
     # a last record without its newline is kept (and gets it), a torn one is cut: before the
@@ -250,6 +252,20 @@ def _expected_records(judge: Judge, inputs: JudgeInputs, existing: Mapping[Any, 
     labels = label_methods(judge)
     done = sum(1 for key in existing if key[0] in labels)
     return max(calls - done, 0) or None
+
+
+def _refuse_live_batches(path: Any) -> None:
+    """A run without ``--batch`` on a directory whose batches are still in flight would send
+    their requests again: refused (`reljudge.run.batch`)."""
+    from reljudge.run.batch_state import live_waves
+
+    live = live_waves(path)
+    if live:
+        raise InputError(
+            f"{live} batch(es) of this run directory are in flight: run the same command with --batch to "
+            "re-attach to them (without it their requests would be sent and paid again)",
+            path,
+        )
 
 
 def _spent(stats: tuple[RecordStats, RecordStats] | None) -> float:

@@ -185,3 +185,50 @@ def parse_concurrency_flag(value: Any) -> int | str:
         return parse_concurrency(value)
     except ValueError as err:
         raise InputError(str(err)) from None
+
+
+#: the limits ``--batch-limit`` sets (`reljudge.run.batch.BatchLimits`): requests and megabytes per
+#: batch file, and the provider's enqueued-token limit
+BATCH_LIMITS = {"requests": "max_requests", "mb": "max_bytes", "tokens": "max_enqueued_tokens"}
+
+
+def batch_limit_list(items: Iterable[str] | None) -> dict[str, int]:
+    """The values of ``--batch-limit`` (repeatable ``requests=N``, ``mb=M``, ``tokens=T``)."""
+    out: dict[str, int] = {}
+    for name, value in parse_options(items or (), flag="--batch-limit").items():
+        if name not in BATCH_LIMITS:
+            raise InputError(f"--batch-limit {name}: expected one of {', '.join(BATCH_LIMITS)}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"--batch-limit {name}={value!r}: expected a positive whole number")
+        out[name] = value
+    return out
+
+
+#: ``judge run --batch`` and its options (`reljudge.run.batch`), the Flags of their `RunConfig` fields
+BATCH_FLAGS = {
+    "batch": Flag(
+        "--batch",
+        "Send the requests through the provider's Batch API (OpenAI /v1/batches: half price, answers within "
+        "24 h); resumable (the same command re-attaches to its batches), multi-stage methods run in rounds. "
+        "Needs the response cache.",
+        commands=("run",),
+    ),
+    "poll": Flag(
+        "--batch-poll", "Seconds between two looks at the running batches (--batch).", commands=("run",)
+    ),
+    "wait": Flag(
+        "--batch-max-wait",
+        "Stop waiting for running batches after this many seconds (--batch): everything is saved, the exit "
+        "code is 75, and the same command re-attaches to them.",
+        commands=("run",),
+    ),
+    "limit": Flag(
+        "--batch-limit",
+        "A limit of the provider's Batch API, key=value (repeatable): requests=N and mb=M per batch file "
+        "(default 50000 and 200), tokens=T enqueued at once (default: no limit; estimated at 4 bytes a token).",
+        type=list[str] | None,
+        default=None,
+        parse=batch_limit_list,
+        commands=("run",),
+    ),
+}

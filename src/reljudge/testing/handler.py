@@ -25,6 +25,8 @@ from reljudge.testing.protocols import (
 ROUTES = {"/v1/chat/completions": "openai", "/api/chat": "ollama", "/v1/messages": "anthropic"}
 
 
+#: the OpenAI Files and Batches routes (`reljudge.testing.batches`)
+BATCH_ROUTES = ("/v1/files", "/v1/batches")
 #: the OpenAI embeddings route (also under ``MOVED_PREFIX``) and the vectors' default size
 EMBEDDINGS_ROUTE = "/v1/embeddings"
 EMBEDDING_DIM = 8
@@ -48,6 +50,7 @@ class MockBackend(Protocol):
 
     models: tuple[str, ...]
     latency_s: float
+    batches: Any  # `reljudge.testing.batches.MockBatchService`
     hang_s: float | None
 
     def _register(
@@ -133,7 +136,22 @@ class MockHandler(BaseHTTPRequestHandler):
         return out
 
     # -- routes ---------------------------------------------------------------------------------
+    def _batch_route(self, method: str) -> bool:
+        """Files and batches (`reljudge.testing.batches`); True when the path is theirs."""
+        path, _, query = self.path.partition("?")
+        if not path.startswith(BATCH_ROUTES):
+            return False
+        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
+        self.mock.batches.handle(self, method, path.rstrip("/"), params)
+        return True
+
+    def do_DELETE(self) -> None:
+        if not self._batch_route("DELETE"):
+            self._send_json(404, {"error": f"no route DELETE {self.path}"})
+
     def do_GET(self) -> None:
+        if self._batch_route("GET"):
+            return
         path = self.path.split("?", 1)[0].rstrip("/")
         if path == "/v1/models":
             data = [
@@ -160,6 +178,8 @@ class MockHandler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": f"no route GET {path}"})
 
     def do_POST(self) -> None:
+        if self._batch_route("POST"):
+            return
         path = self.path.split("?", 1)[0].rstrip("/")
         route = path[len(MOVED_PREFIX) :] if path.startswith(MOVED_PREFIX + "/") else path
         api = ROUTES.get(route)

@@ -2,6 +2,7 @@
 Ollama's native API, answering from a scriptable *responder*.
 
 Endpoints: ``POST /v1/chat/completions`` (usage; logprobs when requested), ``GET /v1/models``,
+``/v1/files`` and ``/v1/batches`` (OpenAI's Batch API, `reljudge.testing.batches`),
 ``POST /api/chat`` (``stream`` false, or true -> NDJSON chunks), ``GET /api/tags``, and
 ``POST /v1/messages`` (Anthropic's Messages API, enough for LiteLLM's ``anthropic/`` route). The
 same routes under ``/moved/...`` are where the ``redirect`` responder sends a client.
@@ -26,6 +27,7 @@ from collections import Counter
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from reljudge.testing.batches import MockBatchService
 from reljudge.testing.exchange import MockReply, MockRequest, Responder
 from reljudge.testing.handler import MockHandler
 from reljudge.testing.protocols import anthropic_messages
@@ -52,7 +54,9 @@ class MockLLMServer:
     ``rpm``, ``tpm`` and ``max_connections`` set the server's own rate limit
     (`reljudge.testing.ratelimit.ServerRateLimit`, ``rate_burst_s`` seconds' worth of burst):
     a chat request over it is answered 429 with ``Retry-After`` and ``x-ratelimit-*`` headers;
-    ``rate_limit.refused`` counts those by limit.
+    ``rate_limit.refused`` counts those by limit. ``batch_delay_s``, ``batch_failure_share`` and
+    ``batch_hostile`` set the Batch API's completion delay, share of failed requests and hostile
+    output (`batches`).
     """
 
     def __init__(
@@ -68,6 +72,9 @@ class MockLLMServer:
         tpm: float | None = None,
         max_connections: int | None = None,
         rate_burst_s: float = 1.0,
+        batch_delay_s: float = 0.0,
+        batch_failure_share: float = 0.0,
+        batch_hostile: bool = False,
     ) -> None:
         if not _is_loopback(host):
             raise ValueError(f"the mock server only listens on loopback addresses, not {host!r}")
@@ -82,6 +89,10 @@ class MockLLMServer:
         self.hang_s = hang_s
         self.models = tuple(models)
         self.rate_limit = ServerRateLimit(rpm, tpm, max_connections, burst_s=rate_burst_s)
+        #: the Files and Batches APIs (`reljudge.testing.batches.MockBatchService`)
+        self.batches = MockBatchService(
+            self, completion_delay_s=batch_delay_s, failure_share=batch_failure_share, hostile=batch_hostile
+        )
         self.requests: list[MockRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -112,6 +123,7 @@ class MockLLMServer:
 
     def stop(self) -> None:
         self._stop.set()  # releases hanging handlers
+        self.batches.close()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

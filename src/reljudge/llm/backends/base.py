@@ -81,6 +81,13 @@ class Backend(ABC):
     async def complete(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> Completion:
         """One request. Raises `ProviderError` on any failure."""
 
+    def batch_body(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> dict[str, Any]:
+        """The body of this request in an OpenAI batch line (`reljudge.llm.batch`): what the
+        synchronous path sends. Only OpenAI-compatible backends have one."""
+        raise ValueError(
+            f"the {self.name} backend cannot send requests through a batch (use an openai/ model)"
+        )
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         pass
 

@@ -155,8 +155,12 @@ class OpenAIBackend(Backend):
             raise ProviderError("other", str(err)) from err
         return embeddings_from_json(resp.content, len(texts))
 
+    def batch_body(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> dict[str, Any]:
+        return self._body(messages, wire)
+
     def _body(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> dict[str, Any]:
-        """The JSON body ``chat.completions.create(model=..., messages=..., **wire)`` sends."""
+        """The JSON body ``chat.completions.create(model=..., messages=..., **wire)`` sends (also
+        the ``body`` of a batch request line, `reljudge.llm.batch`)."""
         body: dict[str, Any] = {"messages": messages, "model": self.model}
         for name, value in wire.items():
             if name == "extra_body":
@@ -195,6 +199,11 @@ def completion_from_json(body: bytes) -> Completion:
         data = json.loads(body)
     except (ValueError, RecursionError) as err:  # RecursionError: a deeply nested body
         raise ProviderError("invalid_response", f"the response is not JSON: {type(err).__name__}") from None
+    return completion_from_data(data)
+
+
+def completion_from_data(data: Any) -> Completion:
+    """`completion_from_json` of a body already decoded (a batch output line's ``response.body``)."""
     if not isinstance(data, dict):
         raise ProviderError("invalid_response", "the response is not a JSON object")
     choices = data.get("choices")

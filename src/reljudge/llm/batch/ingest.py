@@ -1,0 +1,185 @@
+"""Ingesting batch output lines: each line goes through what a synchronous answer goes through.
+
+The body of a 200 line is read by the openai backend's own reader (`completion_from_data`: a
+content that is not text is an ``invalid_response``, token counts clamped), classified and
+bounded by the client's `ResultBuilder` (ok / truncated / refused, answers cut at
+`MAX_ANSWER_CHARS`, the client's secrets masked), and only a whole, good answer is stored in the
+response cache, under its custom_id (validate before caching: `cacheable`). Any other line --
+an error, a non-200 response, a body that is no completion, a cut-off or refused answer -- goes to
+the run's `FailureLog`, from which the collect mode makes its record.
+
+A line that is not one (not JSON, too long, no reljudge custom_id, a custom_id the batch did not
+ask for, a second answer to one request) is rejected and counted, never stored: a hostile output
+file cannot fill the cache with answers nobody asked for, nor crash the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reljudge.llm.backends.base import classify_status
+from reljudge.llm.backends.openai import completion_from_data
+from reljudge.llm.batch.failures import FailureLog
+from reljudge.llm.batch.lines import BadLine, OutputLine, parse_output_line
+from reljudge.llm.cache import ResponseCache
+from reljudge.llm.optional_cache import cache_entry, cacheable
+from reljudge.llm.pricing import batch_price, price_cost
+from reljudge.llm.results import ResultBuilder
+from reljudge.llm.types import ChatResult, ProviderError
+
+#: answers committed to the cache per transaction
+STORE_CHUNK = 1000
+#: how many rejected lines are described in the report (the rest only counted)
+MAX_PROBLEMS = 10
+
+
+@dataclass
+class IngestReport:
+    """What ingesting some output lines did."""
+
+    lines: int = 0
+    answers: int = 0  # stored in the response cache
+    failed: int = 0  # written to the failure log
+    rejected: int = 0  # not an output line of this batch (see the module docstring)
+    cost_usd: float = 0.0  # what the answers cost at the batch price (`reljudge.llm.pricing.batch_price`)
+    problems: list[str] = field(default_factory=list)  # the first few rejections, described
+
+    def reject(self, why: str) -> None:
+        self.rejected += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"line {self.lines}: {why}")
+
+    def add(self, other: IngestReport) -> None:
+        self.lines += other.lines
+        self.answers += other.answers
+        self.failed += other.failed
+        self.rejected += other.rejected
+        self.cost_usd += other.cost_usd
+        self.problems.extend(other.problems[: max(0, MAX_PROBLEMS - len(self.problems))])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "lines": self.lines,
+            "answers": self.answers,
+            "failed": self.failed,
+            "rejected": self.rejected,
+            "cost_usd": self.cost_usd,
+            "problems": list(self.problems),
+        }
+
+
+class Ingestor:
+    """Ingests output lines into one client's cache and failure log (see the module docstring).
+
+    ``expected``: the custom_ids the batch asked for (None: any reljudge custom_id). ``done``:
+    custom_ids answered already (by an earlier line or file of the same batch), updated.
+    ``answered``: gets the custom_ids whose answers were stored."""
+
+    def __init__(
+        self,
+        results: ResultBuilder,
+        cache: ResponseCache,
+        failures: FailureLog,
+        expected: Container[str] | None = None,
+        done: set[str] | None = None,
+        answered: set[str] | None = None,
+    ) -> None:
+        self.results = results
+        self.cache = cache
+        self.failures = failures
+        self.expected = expected
+        self.done = set() if done is None else done
+        self.answered = answered
+        self.report = IngestReport()
+        self._price = batch_price(results.price)
+        self._rows: list[tuple[str, str, str, dict[str, Any]]] = []
+
+    def ingest(self, lines: Iterable[bytes | str | None]) -> IngestReport:
+        """Ingest every line (None: a line too long to read, `bounded_lines`); the answers are
+        committed before this returns."""
+        try:
+            for raw in lines:
+                self.line(raw)
+        finally:
+            self.flush()
+        return self.report
+
+    def line(self, raw: bytes | str | None) -> None:
+        report = self.report
+        report.lines += 1
+        if raw is None:
+            report.reject("longer than the longest line read")
+            return
+        try:
+            line = parse_output_line(raw)
+        except BadLine as err:
+            report.reject(str(err))
+            return
+        if self.expected is not None and line.custom_id not in self.expected:
+            report.reject(f"custom_id {line.custom_id[:16]}… was not asked in this batch")
+            return
+        if line.custom_id in self.done:
+            report.reject(f"a second answer to {line.custom_id[:16]}…")
+            return
+        self.done.add(line.custom_id)
+        self._one(line)
+
+    def _one(self, line: OutputLine) -> None:
+        if not line.answered:
+            status = line.status_code
+            error = classify_status(status, line.error or "") if status else ProviderError("other", "")
+            self._fail(
+                line.custom_id, {"kind": error.kind, "error": self.results.redact(line.error or "")}, status
+            )
+            return
+        try:
+            completion = completion_from_data(line.body)
+        except ProviderError as err:
+            self._fail(line.custom_id, {"kind": err.kind, "error": self.results.redact(err.message)}, 200)
+            return
+        result = self.results.answer(completion, "", {}, 1, 0.0)
+        self.report.cost_usd += price_cost(
+            self._price,
+            self.results.backend,
+            completion.prompt_tokens,
+            completion.completion_tokens,
+            completion.cached_tokens or 0,
+        )[0]
+        if cacheable(result):
+            self._rows.append((line.custom_id, self.results.backend, self.results.model, cache_entry(result)))
+            self.report.answers += 1
+            if self.answered is not None:
+                self.answered.add(line.custom_id)
+            if len(self._rows) >= STORE_CHUNK:
+                self.flush()
+            return
+        self._fail(line.custom_id, failure_entry(result), 200)
+
+    def _fail(self, custom_id: str, entry: dict[str, Any], status: int | None) -> None:
+        if status is not None:
+            entry["status_code"] = status
+        self.failures.add(custom_id, entry)
+        self.report.failed += 1
+
+    def flush(self) -> None:
+        if self._rows:
+            rows, self._rows = self._rows, []
+            self.cache.put_many(rows)
+
+
+def failure_entry(result: ChatResult) -> dict[str, Any]:
+    """The failure-log entry of an answer that is not a good one (truncated, refused)."""
+    return {
+        "status": result.status,
+        "kind": result.error_kind,
+        "error": result.error,
+        "completion": {
+            "text": result.text,
+            "finish_reason": result.finish_reason,
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
+            "refusal": result.error if result.status == "refused" else None,
+        },
+    }

@@ -1,0 +1,34 @@
+"""`ClientStats`: what one `reljudge.llm.LLMClient` did (chats, calls, cache hits, retries,
+failures), for the summary and the manifest."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ClientStats:
+    chats: int = 0  # chat() calls
+    calls: int = 0  # requests sent to the provider (every attempt)
+    cache_hits: int = 0  # answered from the persistent cache or by an identical call in flight
+    retries: int = 0
+    failures: Counter = field(default_factory=Counter)  # final failures by error kind
+    statuses: Counter = field(default_factory=Counter)  # results by status
+    unpriced_models: set = field(default_factory=set)
+    limiter_wait_s: float = 0.0
+    concurrency: Any = None  # the `AdaptiveConcurrency` (its level in the manifest), or the fixed int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "chats": self.chats,
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "retries": self.retries,
+            "failures": dict(self.failures),
+            "statuses": dict(self.statuses),
+            "unpriced_models": sorted(self.unpriced_models),
+            "limiter_wait_s": round(self.limiter_wait_s, 3),
+            "concurrency": getattr(self.concurrency, "as_dict", lambda: self.concurrency)(),
+        }

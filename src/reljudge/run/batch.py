@@ -1,0 +1,372 @@
+"""``judge run --batch``: a job through a provider's Batch API, resumably.
+
+The job runs in passes (`reljudge.run.batch_collect.BatchSession`): a pass makes the records it
+can and collects the requests it cannot answer yet; these are split into waves under the
+provider's limits (`MAX_REQUESTS_PER_BATCH` requests, `MAX_BATCH_FILE_BYTES` bytes per file),
+each wave uploaded and created as one batch (the official SDK, `reljudge.llm.batch.service`),
+polled until it ends, and its output and error files ingested into the response cache; then the
+next pass. A multi-stage method runs as successive rounds; the job ends with a pass that defers
+nothing.
+
+Never twice: the waves and how far each got live in ``batch/state.json``
+(`reljudge.run.batch_state`), written before every remote action. A run started again re-attaches
+to the waves not yet ingested -- finding a file or batch sent just before a kill by its name or
+metadata -- before collecting anything, so no request is sent in two batches.
+
+``--max-cost``: a wave is sent only when its bound (prompt tokens and the answer's token limit of
+every request, at the batch price, `reljudge.llm.pricing.batch_price`) fits under the cap beside what the
+run directory's records and the waves in flight cost; otherwise the wave is cut to the requests
+that fit, and when none fits the job stops with exit code 3.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reljudge.errors import InputError
+from reljudge.llm.batch.lines import (
+    MAX_BATCH_FILE_BYTES,
+    MAX_REQUESTS_PER_BATCH,
+    is_custom_id,
+    request_custom_id,
+)
+from reljudge.run.batch_collect import BatchSession
+from reljudge.run.batch_cost import fit_waves
+from reljudge.run.batch_state import STATE_FILE, BatchState, Wave
+
+if TYPE_CHECKING:
+    from reljudge.llm.batch.service import BatchInfo, BatchService
+    from reljudge.run.config import RunConfig
+    from reljudge.run.summary import RunSummary
+
+#: bounds of the poll interval (seconds)
+MIN_POLL_S, MAX_POLL_S = 0.01, 600.0
+#: bytes of a request line counted as one token against the enqueued-token limit
+BYTES_PER_TOKEN = 4
+#: the most passes of one job (a pairwise sampler needs one per round; far more is a bug)
+MAX_PASSES = 1000
+
+
+@dataclass
+class BatchLimits:
+    """How waves are cut and watched."""
+
+    max_requests: int = MAX_REQUESTS_PER_BATCH
+    max_bytes: int = MAX_BATCH_FILE_BYTES
+    poll_s: float = 30.0
+    max_wait_s: float | None = None  # the longest wait for the waves of one pass (None: no limit)
+    #: the provider's enqueued-token limit (tokens of the batches in flight at once; None: none);
+    #: a wave's tokens are estimated at 4 bytes of its request lines a token (an overestimate)
+    max_enqueued_tokens: int | None = None
+
+
+class BatchPending(Exception):
+    """The waves did not end within ``--batch-max-wait``: everything is saved, the same command
+    re-attaches to them."""
+
+
+async def run_batch_async(
+    config: RunConfig,
+    limits: BatchLimits | None = None,
+    *,
+    service: BatchService | None = None,
+    say: Callable[[str], None] | None = None,
+) -> RunSummary:
+    """Run ``config``'s job through the Batch API (see the module docstring)."""
+    from reljudge.io.rundir import RunDir
+
+    limits = limits or BatchLimits()
+    say = say or _stderr
+    session = BatchSession(config)
+    if config.max_cost is not None and session.client._results.price is None:
+        await session.aclose()
+        raise InputError(
+            f"--max-cost needs the price of {config.model}: it is not in the price table (give it with --prices FILE)"
+        )
+    lock = RunDir(session.batch_dir).lock()  # one batch runner per run directory
+    own = service is None
+    try:
+        state = BatchState.load(session.batch_dir / STATE_FILE)
+        if config.retry_failed and not state.retrying:  # a new log, unless a killed retry goes on
+            session.restart_failures()
+            state.retrying = True
+            state.save()
+        if service is None:
+            service = _service(session)
+        runner = _Runner(session, state, service, limits, say)
+        return await runner.run()
+    finally:
+        if own and service is not None:
+            await service.aclose()
+        await session.aclose()
+        lock.release()
+
+
+def _service(session: BatchSession) -> BatchService:
+    from reljudge.llm.batch.service import BatchService
+
+    cfg = session.client.config
+    try:
+        return BatchService(
+            base_url=cfg.base_url,
+            api_key=cfg.api_key,
+            timeout_s=max(cfg.timeout_s, 60.0),
+            redact=session.client._redact,
+        )
+    except ValueError as err:
+        raise InputError(str(err)) from None
+
+
+class _Runner:
+    def __init__(
+        self,
+        session: BatchSession,
+        state: BatchState,
+        service: BatchService,
+        limits: BatchLimits,
+        say: Callable[[str], None],
+    ) -> None:
+        self.session = session
+        self.state = state
+        self.service = service
+        self.limits = limits
+        self.say = say
+        self.cap = session.config.max_cost
+        self._last = ""
+        #: seconds spent waiting for the provider (polling and sleeping between polls)
+        self.waited_s = 0.0
+        self.waves_sent = 0
+
+    async def run(self) -> RunSummary:
+        for n in range(MAX_PASSES):
+            await self.settle()
+            fresh = self.ids(w for w in self.state.waves if not w.live)
+            started = time.monotonic()
+            step = await self.session.collect(self.session.batch_dir / "pending.jsonl", fresh=fresh)
+            took = time.monotonic() - started
+            if step.done:
+                self.session.finish()
+                if self.state.retrying:
+                    self.state.retrying = False
+                    self.state.save()
+                step.requests.unlink(missing_ok=True)
+                self.say(
+                    f"pass {n + 1} ({took:.1f} s): every record made; {self.waves_sent} wave(s) sent by this "
+                    f"run; {self.waited_s:.1f} s waiting for the provider"
+                )
+                return step.summary
+            if step.collected == 0:
+                raise RuntimeError("a pass deferred requests but collected none (a bug)")
+            waves = self.split(step.requests)
+            self.say(
+                f"pass {n + 1} ({took:.1f} s): {step.summary.new_records} record(s); {step.collected} request(s) "
+                f"in {len(waves)} wave(s)"
+            )
+            if self.cap is not None:
+                fit_waves(self.session, self.state, self.cap, waves, step.summary)
+            del waves
+        raise RuntimeError(f"the job needed more than {MAX_PASSES} batch rounds")
+
+    # -- waves ------------------------------------------------------------------------------
+    def split(self, requests: Path) -> list[Wave]:
+        """Cut a pass's request file into waves (files in the batch folder, saved in the state)."""
+        folder = self.session.batch_dir
+        waves: list[Wave] = []
+        tokens = self.limits.max_enqueued_tokens
+        handle = None
+        try:
+            with requests.open("rb") as src:
+                for line in src:
+                    wave = waves[-1] if waves else None
+                    size = wave.bytes + len(line) if wave is not None else 0
+                    if (
+                        wave is None
+                        or wave.lines >= self.limits.max_requests
+                        or (wave.lines and size > self.limits.max_bytes)
+                        or (wave.lines and tokens and size // BYTES_PER_TOKEN > tokens)
+                    ):
+                        if handle is not None:
+                            handle.close()
+                        n = len(self.state.waves) + len(waves)
+                        wave = Wave(n=n, file=f"wave-{n:05d}.jsonl", lines=0, bytes=0)
+                        waves.append(wave)
+                        handle = (folder / wave.file).open("wb")
+                    assert handle is not None
+                    handle.write(line)
+                    wave.lines += 1
+                    wave.bytes += len(line)
+                    wave.tokens = wave.bytes // BYTES_PER_TOKEN + 1
+        finally:
+            if handle is not None:
+                handle.close()
+        self.state.waves.extend(waves)
+        self.state.save()
+        requests.unlink(missing_ok=True)
+        return waves
+
+    def ids(self, waves: Any) -> set[str]:
+        """The custom_ids of the waves' request files."""
+        out: set[str] = set()
+        for wave in waves:
+            path = self.session.batch_dir / wave.file
+            if not path.is_file():
+                raise InputError(
+                    f"the request file of wave {wave.n} is missing: the batch state needs it to know what "
+                    "was sent (restore it, or start over in a new run directory)",
+                    path,
+                )
+            with path.open("rb") as handle:
+                for line in handle:
+                    head = (
+                        line[14:78].decode("ascii", "replace") if line.startswith(b'{"custom_id":"') else ""
+                    )
+                    out.add(head if is_custom_id(head) else request_custom_id(line))
+        return out
+
+    # -- the remote side --------------------------------------------------------------------
+    async def settle(self) -> None:
+        """Send the waves not yet sent (in order, as many as the enqueued-token limit lets be in
+        flight at once), wait for them, ingest each as it ends; until every wave is ingested."""
+        live = self.state.live
+        if not live:
+            return
+        started = time.monotonic()
+        poll = min(max(self.limits.poll_s, MIN_POLL_S), MAX_POLL_S)
+        while True:
+            await self.send_what_fits(live)
+            waiting = [w for w in live if w.step == "sent"]
+            if not waiting:
+                break
+            for wave in waiting:
+                assert wave.batch_id is not None
+                asked = time.monotonic()
+                info = await self.service.retrieve(wave.batch_id)
+                self.waited_s += time.monotonic() - asked
+                wave.status, wave.total, wave.completed, wave.failed = (
+                    info.status,
+                    info.total,
+                    info.completed,
+                    info.failed,
+                )
+                if info.final:
+                    await self.ingest(wave, info)
+            self.progress(live)
+            if not any(w.live for w in live):
+                break
+            if not any(w.step == "sent" for w in live):
+                continue  # room was made: send the next waves at once
+            if self.limits.max_wait_s is not None and time.monotonic() - started > self.limits.max_wait_s:
+                self.state.save()
+                running = sum(1 for w in live if w.step == "sent")
+                raise BatchPending(
+                    f"{running} batch(es) still running after --batch-max-wait {self.limits.max_wait_s:g} s; "
+                    "everything is saved: run the same command again to re-attach to them"
+                )
+            import asyncio
+
+            asleep = time.monotonic()
+            await asyncio.sleep(poll)
+            self.waited_s += time.monotonic() - asleep
+
+    async def send_what_fits(self, live: list[Wave]) -> None:
+        """Send the unsent waves in order while their estimated tokens fit beside those in flight
+        (`BatchLimits.max_enqueued_tokens`; a wave alone is always sent). A wave a killed run may
+        have sent already (uploading, creating) is always resumed."""
+        limit = self.limits.max_enqueued_tokens
+        in_flight = sum(w.tokens for w in live if w.step == "sent")
+        for wave in live:
+            if wave.step in ("sent", "ingested"):
+                continue
+            fresh = wave.step in ("prepared", "uploaded")
+            if fresh and limit and in_flight and in_flight + wave.tokens > limit:
+                break  # in order: the next waves wait for room
+            await self.send(wave)
+            in_flight += wave.tokens
+
+    async def send(self, wave: Wave) -> None:
+        """Upload the wave's file and create its batch, finding what a killed run sent first."""
+        state, service = self.state, self.service
+        started = time.monotonic()
+        if wave.step == "uploading":
+            found = await service.find_file(state.filename(wave))
+            state.step(wave, "uploaded" if found else "prepared", file_id=found)
+        if wave.step == "prepared":
+            state.step(wave, "uploading")
+            file_id = await service.upload(self.session.batch_dir / wave.file, state.filename(wave))
+            state.step(wave, "uploaded", file_id=file_id)
+        if wave.step == "creating":
+            info = await service.find_batch(state.metadata(wave))
+            if info is not None:
+                state.step(wave, "sent", batch_id=info.id, status=info.status)
+            else:
+                state.step(wave, "uploaded")
+        if wave.step == "uploaded":
+            assert wave.file_id is not None
+            state.step(wave, "creating")
+            info = await service.create(wave.file_id, state.metadata(wave))
+            self.waves_sent += 1
+            self.say(
+                f"wave {wave.n}: {wave.lines} request(s), {wave.bytes / 1e6:.1f} MB, sent as {info.id} "
+                f"({time.monotonic() - started:.1f} s)"
+            )
+            state.step(wave, "sent", batch_id=info.id, status=info.status)
+
+    async def ingest(self, wave: Wave, info: BatchInfo) -> None:
+        """Ingest the output and error files of an ended wave; a request with no line in either
+        is a failure (the batch expired, failed or was cancelled first)."""
+        from reljudge.llm.batch.ingest import Ingestor, IngestReport
+
+        session = self.session
+        started = time.monotonic()
+        expected = self.ids([wave])
+        done: set[str] = set()
+        db = session.client._cache.db
+        assert db is not None
+        ingestor = Ingestor(session.client._results, db, session.failures, expected, done, session.fresh)
+        for file_id in (info.output_file_id, info.error_file_id):
+            if file_id is not None:
+                async for line in self.service.lines(file_id):
+                    ingestor.line(line)
+        ingestor.flush()
+        report: IngestReport = ingestor.report
+        missing = expected - done
+        for custom_id in missing:
+            session.failures.add(
+                custom_id,
+                {
+                    "kind": "other",
+                    "error": f"the batch ended ({info.status}) without an answer to this request"
+                    + (f": {self.session.client._redact(info.errors)}" if info.errors else ""),
+                },
+            )
+        if info.errors:
+            self.say(f"wave {wave.n} {info.status}: {self.session.client._redact(info.errors)}")
+        if report.rejected:
+            self.say(
+                f"wave {wave.n}: {report.rejected} output line(s) rejected: " + "; ".join(report.problems[:3])
+            )
+        self.say(
+            f"wave {wave.n} {info.status}: {report.answers} answer(s), {report.failed + len(missing)} failed; "
+            f"ingested in {time.monotonic() - started:.1f} s"
+        )
+        self.state.step(wave, "ingested", cost_usd=report.cost_usd)
+
+    def progress(self, waves: list[Wave]) -> None:
+        """One line of progress (counts from the batch objects), when something changed."""
+        total = sum(w.lines for w in waves)
+        done = sum(min(w.completed + w.failed, w.lines) for w in waves)
+        failed = sum(min(w.failed, w.lines) for w in waves)
+        states = ", ".join(f"{w.n}:{w.status}" for w in waves[:8]) + (" …" if len(waves) > 8 else "")
+        line = f"batches: {done}/{total} request(s) done, {failed} failed ({states})"
+        if line != self._last:
+            self._last = line
+            self.say(line)
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

@@ -201,6 +201,11 @@ BLOCKS: list[Block] = [
     ),
     Block("from reljudge.io.answers import read_answers, write_answers_tsv, write_rag24"),
     Block("judge generate --model gpt-4o --dataset dl19-sample --dry-run"),
+    Block('JOB="--method umbrela --model openai/Qwen2.5-7B-Instruct'),  # batch export/import, vLLM stand-in
+    skip(
+        'JOB="--method umbrela --model openai/Qwen/Qwen2.5-7B-Instruct',
+        "the multi-node recipe needs GPU nodes and vLLM; tests/test_batch_files.py runs its commands",
+    ),
     Block("judge answers check examples/answers/rag24-example.jsonl"),
     skip(
         "python bench/synthetic_answer_systems.py",

@@ -2,7 +2,7 @@
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
 `mock_server`, `evaluate` (evaluate, fd), `analyses` (histogram, pool-bias, sparsify), `sweep`,
-`shallow` (the shallow-pool pipeline) and `report` (the HTML report). Each command parses its options, hands over
+`shallow` (the shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report). Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -19,6 +19,7 @@ import typer
 from reljudge.cli import (
     analyses,
     answers,
+    batch,
     cache,
     calibrate,
     combine,
@@ -87,6 +88,7 @@ app.add_typer(prompts.app, name="prompts")
 app.add_typer(answers.app, name="answers")
 app.add_typer(shallow.app, name="shallow")
 app.add_typer(pairs.app, name="pairs")
+app.add_typer(batch.app, name="batch")
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """``judge generate``: answers to a dataset's topics through the LLM client, resumably.
 
 Its options are `RunConfig`'s for ``generate`` (those of ``judge run`` but the ones about judging
-passages, `reljudge.run.config.NOT_GENERATE`); ``--name``, ``--answers`` and ``--json`` are its own.
+passages, `reljudge.run.options.NOT_GENERATE`); ``--name``, ``--answers`` and ``--json`` are its own.
 """
 
 from __future__ import annotations

@@ -81,10 +81,18 @@ class JudgeContext:
         """Render ``prompt`` with ``variables`` and send it. ``budget`` is the judge's default
         answer length in tokens: sent as ``max_tokens`` unless the call or the run sets one
         (``--max-tokens``, ``--param max_tokens=...``), so no answer is unbounded."""
+        from reljudge.llm.batch.shards import REQUEST_TOPIC  # the client's package: loaded already
+
         messages = prompt.render(**variables)
         if budget is not None and "max_tokens" not in params and not _run_sets_max_tokens(self.client):
             params["max_tokens"] = budget
-        return await self.client.chat(messages, refresh=refresh, **params)
+        # the topic the chat is about: batch request files can be split by it (`llm.batch.shards`)
+        query = variables.get("query")
+        token = REQUEST_TOPIC.set(query if isinstance(query, str) else None)
+        try:
+            return await self.client.chat(messages, refresh=refresh, **params)
+        finally:
+            REQUEST_TOPIC.reset(token)
 
     async def ask(
         self,

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
 
@@ -124,15 +124,17 @@ class BatchSession:
         *,
         live: Container[str] = frozenset(),
         fresh: Container[str] | None = None,
+        sink: Any = None,
     ) -> BatchPass:
         """One pass of the job: records for what can be recorded, request lines (to the file
         ``requests``, replaced) for what cannot. ``live``: custom_ids sent and not yet ingested
         (deferred, not collected again); ``fresh``: those this run's batches answered (default:
-        those this session ingested)."""
+        those this session ingested); ``sink``: where the lines go instead of that file (anything
+        with ``write(bytes)`` and ``close()``, e.g. `reljudge.llm.batch.shards.ShardedRequestFiles`)."""
         from reljudge.llm.batch.collect import RequestFile
         from reljudge.run.job import run_job_async
 
-        sink = RequestFile(requests)
+        sink = RequestFile(requests) if sink is None else sink
         collector = self.collector
         collector.new_pass(sink)
         collector.live, collector.fresh = live, (self.fresh if fresh is None else fresh)

@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from reljudge.run.options import (
     BATCH_FLAGS,
+    GENERATE_HELP,
+    NOT_BATCH_FILES,
+    NOT_GENERATE,
     Flag,
     FloatPolicy,
     judge_option_list,
@@ -54,36 +57,6 @@ RESOURCE_FIELDS: tuple[str, ...] = ("question_bank", "answers")
 DEFAULT_WARN_PASSAGE_CHARS = 20_000
 
 RUN = ("run",)  # options of `judge run` only
-#: the options of `judge run` that `judge generate` does not take: the method is ``generate``,
-#: and these are about judging passages (pairs, question banks, label samples and scores,
-#: passage lengths, qrels floats)
-NOT_GENERATE = frozenset(
-    {
-        "method",
-        "pairs",
-        "question_bank",
-        "answers",
-        "samples",
-        "scores",
-        "constrain",
-        "logprobs",
-        "skip_missing",
-        "max_passage_chars",
-        "warn_passage_chars",
-        "float_policy",
-    }
-)
-#: the help of the options whose meaning differs in `judge generate`
-GENERATE_HELP = {
-    "prompt": "Answer prompt: generate/neutral (the default), generate/adversarial (answers prompted to be "
-    "wrong, a negative control) or a template file with output type 'answer' and a {query} placeholder.",
-    "pool": "The topics to answer: those of 'qrels' (default), 'run:FILE:K' or 'unjudged:FILE:K'.",
-    "output": "Run directory (default runs/<dataset>-generate-<model>/); answers.tsv is written in it. "
-    "Re-running the same command resumes it.",
-    "options": "Generation option key=value (repeatable): max_tokens=N.",
-    "limit": "Answer only the first N topics (deterministic).",
-    "topics_limit": "Answer only the first N topics of the pool.",
-}
 
 
 def _no_cache(no_cache: bool) -> bool:
@@ -466,7 +439,8 @@ class RunConfig(BaseModel):
     @classmethod
     def flags(cls, command: str = "run") -> dict[str, Flag]:
         """Field name -> the `Flag` that sets it in ``command`` (fields in declaration order).
-        ``generate`` takes the options of ``run`` but `NOT_GENERATE`."""
+        ``generate`` takes the options of ``run`` but `NOT_GENERATE`; ``batch-files`` (``judge
+        batch export|import``) those of ``run`` but `NOT_BATCH_FILES`."""
         if command == "generate":
             from dataclasses import replace
 
@@ -475,6 +449,8 @@ class RunConfig(BaseModel):
                 for name, flag in cls.flags("run").items()
                 if name not in NOT_GENERATE
             }
+        if command == "batch-files":
+            return {n: f for n, f in cls.flags("run").items() if n not in NOT_BATCH_FILES}
         found: dict[str, Flag] = {}
         for name, info in cls.model_fields.items():
             for meta in info.metadata:

@@ -21,8 +21,58 @@ from reljudge.io.export import FLOAT_POLICIES, FloatPolicy
 
 PoolKind = Literal["qrels", "run", "unjudged"]
 #: the commands whose options come from `RunConfig` fields (``generate`` takes those of ``run``
-#: but the ones about judging passages: `reljudge.run.config.NOT_GENERATE`)
+#: but the ones about judging passages: `NOT_GENERATE`; ``judge batch export|import``, the
+#: command ``batch-files``, those of ``run`` but `NOT_BATCH_FILES`)
 RUN_COMMANDS: tuple[str, ...] = ("run", "probe", "generate")
+
+#: the options of `judge run` that `judge generate` does not take: the method is ``generate``,
+#: and these are about judging passages (pairs, question banks, label samples and scores,
+#: passage lengths, qrels floats)
+NOT_GENERATE = frozenset(
+    {
+        "method",
+        "pairs",
+        "question_bank",
+        "answers",
+        "samples",
+        "scores",
+        "constrain",
+        "logprobs",
+        "skip_missing",
+        "max_passage_chars",
+        "warn_passage_chars",
+        "float_policy",
+    }
+)
+#: the options of `judge run` that `judge batch export|import` do not take: those files go to
+#: and come from an engine reljudge does not drive, so nothing about sending, pacing or paying
+#: for requests applies (`reljudge.run.batch_files`)
+NOT_BATCH_FILES = frozenset(
+    {
+        "concurrency",
+        "rpm",
+        "tpm",
+        "timeout_s",
+        "max_attempts",
+        "dry_run",
+        "max_cost",
+        "batch",
+        "batch_poll",
+        "batch_max_wait",
+        "batch_limits",
+    }
+)
+#: the help of the options whose meaning differs in `judge generate`
+GENERATE_HELP = {
+    "prompt": "Answer prompt: generate/neutral (the default), generate/adversarial (answers prompted to be "
+    "wrong, a negative control) or a template file with output type 'answer' and a {query} placeholder.",
+    "pool": "The topics to answer: those of 'qrels' (default), 'run:FILE:K' or 'unjudged:FILE:K'.",
+    "output": "Run directory (default runs/<dataset>-generate-<model>/); answers.tsv is written in it. "
+    "Re-running the same command resumes it.",
+    "options": "Generation option key=value (repeatable): max_tokens=N.",
+    "limit": "Answer only the first N topics (deterministic).",
+    "topics_limit": "Answer only the first N topics of the pool.",
+}
 
 
 class _FromField:

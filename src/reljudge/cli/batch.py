@@ -1,0 +1,99 @@
+"""``judge batch export|import``: a job's requests as OpenAI batch files for an engine reljudge does
+not drive (``vllm run-batch``, Ray Data), and that engine's output back into the run directory
+(`reljudge.run.batch_files`). Their options are those of ``judge run`` less the ones about sending
+requests (`reljudge.run.options.NOT_BATCH_FILES`), so the same job options name the same run
+directory and the same cache keys.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from reljudge.cli.deferred import DeferredCommand, JudgeGroup
+from reljudge.cli.options import run_config, with_run_options
+
+app = typer.Typer(
+    help="Run a job's requests on your own engine: export OpenAI batch files, import the output.",
+    cls=JudgeGroup,
+    no_args_is_help=True,
+)
+
+
+@app.command("export", cls=DeferredCommand)
+@with_run_options("batch-files", after={"requests": "output", "shards": "output"})
+def export_cmd(
+    requests: Path = typer.Option(
+        ...,
+        "--requests",
+        help="Where the request lines go: a .jsonl file, or with --shards N a directory of N files "
+        "split by topic (requests-000-of-00N.jsonl ...).",
+    ),
+    shards: int = typer.Option(
+        1, "--shards", min=1, help="Split the requests into N files by topic (one per GPU node)."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    **run_options: Any,
+) -> None:
+    """Write the requests a job still needs as OpenAI batch JSONL (for vllm run-batch, Ray Data).
+
+    One pass of the job: every item whose answers are in the cache gets its record in the run
+    directory; the requests of the others are written (custom_id = the response-cache key, body =
+    exactly what 'judge run' would send). Answer them elsewhere, then 'judge batch import' the
+    output with the same options. A multi-stage method (exam, nuggets, the pairwise sampler)
+    needs one export/import per stage; an export with nothing left says the job is complete.
+    """
+    import asyncio
+
+    from reljudge.cli.output import echo_json
+    from reljudge.run.batch_files import export_requests
+
+    config = run_config("batch-files", run_options, command=["judge", *sys.argv[1:]])
+    result = asyncio.run(export_requests(config, requests, shards=shards))
+    if json_output:
+        echo_json(result.as_dict())
+    else:
+        typer.echo(result.render())
+
+
+@app.command("import", cls=DeferredCommand)
+@with_run_options("batch-files", after={"outputs": "output", "requests": "output"})
+def import_cmd(
+    outputs: list[Path] = typer.Argument(
+        ..., help="Output files: vllm run-batch output, or OpenAI batch output/error files."
+    ),
+    requests: list[Path] = typer.Option(
+        None,
+        "--requests",
+        help="The request files the outputs answer (default: the files of the run directory's last "
+        "export). Only their custom_ids are read.",
+    ),
+    skip_bad_lines: bool = typer.Option(
+        False,
+        "--skip-bad-lines",
+        help="Leave out lines that are not answers to the exported requests (default: such a line is "
+        "an error and nothing is ingested).",
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    **run_options: Any,
+) -> None:
+    """Ingest an engine's batch output into the run directory, then write the records it completes.
+
+    Each answer is read, bounded, checked and cached as a synchronous answer would be; a failed
+    line becomes an api_error record (--retry-failed exports it again). Give the same job options
+    as the export.
+    """
+    import asyncio
+
+    from reljudge.cli.output import echo_json
+    from reljudge.run.batch_files import import_outputs
+
+    config = run_config("batch-files", run_options, command=["judge", *sys.argv[1:]])
+    result = asyncio.run(import_outputs(config, outputs, requests=requests or None, skip_bad=skip_bad_lines))
+    if json_output:
+        echo_json(result.as_dict())
+    else:
+        typer.echo(result.render())

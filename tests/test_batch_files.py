@@ -143,6 +143,8 @@ def test_failed_lines_become_api_errors_and_retry_failed_exports_them_again(tmp_
     done = judge("batch", "import", *args, str(tmp_path / "out.jsonl"), "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ingested"]["failed"] == failed
+    failures = (tmp_path / "run" / "batch" / "failures.jsonl").read_text()
+    assert "mock engine failure [500]" in failures  # vLLM's ErrorResponse, unwrapped
     statuses = [s for s, _ in labels(tmp_path / "run").values()]
     assert statuses.count("api_error") == failed and statuses.count("ok") == 30 - failed
 

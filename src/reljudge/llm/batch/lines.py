@@ -107,7 +107,10 @@ def _status(response: Any) -> int | None:
 
 
 def _message(error: Any, default: str) -> str:
-    """A provider's error (an object with code and message, or a string), as one bounded text."""
+    """A provider's error (an object with code and message, or a string), as one bounded text.
+    An object wrapped once in ``{"error": {...}}`` (vLLM's ``ErrorResponse``) is unwrapped."""
+    if isinstance(error, dict) and "message" not in error and isinstance(error.get("error"), dict):
+        error = error["error"]
     if isinstance(error, dict):
         message, code = error.get("message"), error.get("code")
         text = str(message) if isinstance(message, (str, int, float)) and message != "" else default

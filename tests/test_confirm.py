@@ -181,3 +181,18 @@ def test_on_a_terminal_a_costly_sweep_asks(server, tmp_path):
     assert QUESTION in shown and code == 1 and server.calls == 0  # an empty answer is no
     code, shown = judge_on_a_terminal(["sweep", str(cfg), "--confirm-above", "0", "--no-plots", "-y"], None)
     assert QUESTION not in shown and code == 0 and server.calls > 0, shown[-800:]
+
+
+@pytest.mark.slow
+def test_on_a_terminal_a_costly_batch_run_asks_at_the_batch_price_and_no_sends_nothing(server, tmp_path):
+    args = run_args(server, tmp_path / "r", "--confirm-above", "0", "--batch", "--batch-poll", "0.05")
+    args[args.index("--no-cache")] = "--cache"
+    args.insert(args.index("--cache") + 1, str(tmp_path / "cache.sqlite"))
+    code, shown = judge_on_a_terminal(args, b"n\n")
+    assert QUESTION in shown and b"through the Batch API" in shown, shown[-800:]
+    assert code == 1 and b"not confirmed" in shown
+    assert sum(server.batches.submissions.values()) == 0 and server.calls == 0
+    assert not (tmp_path / "r").exists()
+    code, shown = judge_on_a_terminal(args, b"y\n")
+    assert code == 0, shown[-800:]
+    assert sum(server.batches.submissions.values()) == 3 and server.batches.resubmitted == 0

@@ -59,10 +59,13 @@ class FailureLog:
     def add(self, custom_id: str, entry: dict[str, Any]) -> None:
         """Append the entry of ``custom_id`` (written to the file before returning: a kill
         after it keeps it)."""
-        text = entry.get("text")
-        if isinstance(text, str) and len(text) > MAX_FAILURE_TEXT:
-            entry = {**entry, "text": text[:MAX_FAILURE_TEXT]}
-        data = json.dumps({**entry, "custom_id": custom_id}, ensure_ascii=False).encode("utf-8") + b"\n"
+        limit = MAX_FAILURE_TEXT
+        while True:  # every text clipped, until the line is one `get` and the index read back
+            clipped = _clipped(entry, limit)
+            data = json.dumps({**clipped, "custom_id": custom_id}, ensure_ascii=False).encode("utf-8") + b"\n"
+            if len(data) <= MAX_ENTRY_BYTES or limit == 0:
+                break
+            limit //= 2
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("ab") as handle:
             offset = handle.tell()
@@ -71,6 +74,18 @@ class FailureLog:
 
     def ids(self) -> list[str]:
         return list(self._offsets)
+
+
+def _clipped(value: Any, limit: int, depth: int = 0) -> Any:
+    """``value`` with every string cut to ``limit`` characters (an entry is ours: two levels of
+    objects at most; anything deeper is dropped)."""
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, dict):
+        if depth >= 2:
+            return None
+        return {str(k)[:100]: _clipped(v, limit, depth + 1) for k, v in value.items()}
+    return value
 
 
 def _entry_id(line: bytes) -> str | None:

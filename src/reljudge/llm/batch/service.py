@@ -9,8 +9,9 @@ most `MAX_LIST_ITEMS` items. Errors are `ProviderError`s with the client's secre
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,11 @@ class BatchService:
         if not key:
             raise ValueError("no API key for the batch API: set OPENAI_API_KEY or --api-key-env")
         self._client = openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout_s, max_retries=3)
+        #: for what must not happen twice (an upload, a batch's creation): no retry by the SDK, which
+        #: sends no idempotency key -- a timeout after the provider acted would make a second file
+        #: or batch, paid twice. A failure ends the run; the same command looks the file or batch
+        #: up by name or metadata before it sends again (`reljudge.run.batch`).
+        self._once = self._client.with_options(max_retries=0)
         self.max_download_bytes = max_download_bytes
         self._redact = redact
 
@@ -101,9 +107,9 @@ class BatchService:
         with path.open("rb") as handle:
             item = await self._call(
                 "uploading " + filename,
-                self._client.files.create(file=(filename, handle, "application/jsonl"), purpose="batch"),
+                self._once.files.create(file=(filename, handle, "application/jsonl"), purpose="batch"),
             )
-        return _text_id(item.id)
+        return self._id(item.id)
 
     async def find_file(self, filename: str) -> str | None:
         """The id of an uploaded batch file named ``filename`` (the newest), or None."""
@@ -113,7 +119,7 @@ class BatchService:
         async for item in page:
             seen += 1
             if getattr(item, "filename", None) == filename:
-                found = _text_id(item.id)
+                found = self._id(item.id)
             if seen >= MAX_LIST_ITEMS:
                 break
         return found
@@ -145,14 +151,14 @@ class BatchService:
     async def create(self, file_id: str, metadata: Mapping[str, str]) -> BatchInfo:
         batch = await self._call(
             "creating a batch",
-            self._client.batches.create(
+            self._once.batches.create(
                 input_file_id=file_id,
                 endpoint=CHAT_URL,  # type: ignore[arg-type]
                 completion_window="24h",
                 metadata=dict(metadata),
             ),
         )
-        return batch_info(batch)
+        return self._checked(batch_info(batch))
 
     async def find_batch(self, metadata: Mapping[str, str]) -> BatchInfo | None:
         """A batch created with this metadata (every key and value), or None."""
@@ -162,16 +168,35 @@ class BatchService:
             seen += 1
             given = getattr(batch, "metadata", None) or {}
             if isinstance(given, dict) and all(given.get(k) == v for k, v in metadata.items()):
-                return batch_info(batch)
+                return self._checked(batch_info(batch))
             if seen >= MAX_LIST_ITEMS:
                 break
         return None
 
     async def retrieve(self, batch_id: str) -> BatchInfo:
-        return batch_info(await self._call("polling " + batch_id, self._client.batches.retrieve(batch_id)))
+        batch = await self._call("polling " + batch_id, self._client.batches.retrieve(batch_id))
+        return self._checked(batch_info(batch))
 
     async def cancel(self, batch_id: str) -> BatchInfo:
-        return batch_info(await self._call("cancelling " + batch_id, self._client.batches.cancel(batch_id)))
+        batch = await self._call("cancelling " + batch_id, self._client.batches.cancel(batch_id))
+        return self._checked(batch_info(batch))
+
+    # -- what the provider sends back ------------------------------------------------------------
+    def _id(self, value: Any) -> str:
+        """An id the provider sent, checked (`_text_id`) and holding no secret the client knows:
+        an id is printed and kept in the run directory's batch state, so an echoed key is refused."""
+        text = _text_id(value)
+        if self._redact(text) != text:
+            raise ProviderError("invalid_response", "the provider sent an id holding a secret")
+        return text
+
+    def _checked(self, info: BatchInfo) -> BatchInfo:
+        for value in (info.id, info.output_file_id, info.error_file_id):
+            if value is not None:
+                self._id(value)
+        if info.errors is not None and self._redact(info.errors) != info.errors:
+            return replace(info, errors=self._redact(info.errors))
+        return info
 
 
 def batch_info(batch: Any) -> BatchInfo:
@@ -205,8 +230,12 @@ def _errors(errors: Any) -> str | None:
     return "; ".join(texts) or None
 
 
+#: what an id the provider sends may hold (OpenAI's ``batch_…``/``file-…``, base64 of proxies)
+_ID = re.compile(r"[A-Za-z0-9_.:=+-]{1,200}")
+
+
 def _text_id(value: Any) -> str:
-    if not isinstance(value, str) or not value or len(value) > 200 or "/" in value:
+    if not isinstance(value, str) or _ID.fullmatch(value) is None:
         raise ProviderError("invalid_response", "the provider sent an id that is not one")
     return value
 

@@ -188,6 +188,7 @@ def test_import_without_an_export_names_what_to_give(tmp_path):
     (tmp_path / "out.jsonl").write_text("")
     done = judge("batch", "import", *args, str(tmp_path / "out.jsonl"), cwd=tmp_path)
     assert done.returncode == 2 and "--requests" in done.stderr
+    assert not (tmp_path / "fresh").exists() and not (tmp_path / "fresh.sqlite").exists()  # nothing made
 
 
 def test_the_vllm_stand_in_writes_vllm_error_shapes(tmp_path):

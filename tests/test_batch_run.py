@@ -280,6 +280,10 @@ def test_a_run_without_batch_on_a_directory_with_batches_in_flight_is_refused(se
     assert code == 75 and "re-attach" in text  # --batch-max-wait passed: everything saved
     code, text = judge([a for a in args if a not in ("--batch", "--batch-max-wait", "0.05")])
     assert code == 2 and "in flight" in text and server.calls == 0
+    job = [a for a in args if a not in ("--batch", "--batch-max-wait", "0.05", "--batch-poll", "0.02")]
+    exported = tmp_path / "requests.jsonl"
+    code, text = judge(["batch", "export", *job[1:], "--requests", str(exported)])  # nor to another engine
+    assert code == 2 and "in flight" in text and not exported.exists()
     server.batches.completion_delay_s = 0.0
     code, text = judge(args)
     assert code == EXIT_OK, text

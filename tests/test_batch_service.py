@@ -82,3 +82,32 @@ def test_a_long_cut_off_answer_is_logged_within_bounds_and_never_sent_again(tmp_
     log = (tmp_path / "b" / "batch" / "failures.jsonl").read_bytes().splitlines()
     assert len(log) == 2 and all(len(line) < MAX_ENTRY_BYTES for line in log)
     assert [r.status for r in read_judgments(tmp_path / "b" / "judgments.jsonl")] == ["truncated"] * 2
+
+
+def test_a_run_killed_between_splitting_and_reserving_its_waves_sends_nothing_over_the_cap(
+    tmp_path, monkeypatch
+):
+    import reljudge.run.batch as batch_module
+    from reljudge.run import RunConfig
+    from reljudge.run.batch import BatchLimits, run_batch_async
+    from reljudge.run.batch_cost import BatchCapped
+
+    class Killed(BaseException):
+        pass
+
+    def killed(*args, **kwargs):  # the process dies where the cap would reserve the new waves
+        raise Killed
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with MockLLMServer(models=("gpt-4o-mini",)) as srv:
+        cfg = RunConfig(
+            method="umbrela", model="openai/gpt-4o-mini", base_url=srv.openai_url, dataset="dl19-sample",
+            limit=40, output=tmp_path / "b", cache_path=tmp_path / "b.sqlite", progress=False, max_cost=0.000001,
+        )  # fmt: skip
+        with monkeypatch.context() as patch:
+            patch.setattr(batch_module, "fit_waves", killed)
+            with pytest.raises(Killed):
+                asyncio.run(run_batch_async(cfg, BatchLimits(poll_s=0.01), say=lambda _: None))
+        with pytest.raises(BatchCapped):  # the same command: the cap holds, nothing goes out
+            asyncio.run(run_batch_async(cfg, BatchLimits(poll_s=0.01), say=lambda _: None))
+        assert sum(srv.batches.submissions.values()) == 0 and srv.batches.calls["POST batches"] == 0

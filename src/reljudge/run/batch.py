@@ -52,6 +52,11 @@ BYTES_PER_TOKEN = 4
 MAX_PASSES = 1000
 
 
+#: how long a pass waits for its waves when ``--batch-max-wait`` is not given (exit code 75 then;
+#: the same command re-attaches)
+DEFAULT_MAX_WAIT_S = 25 * 3600.0
+
+
 @dataclass
 class BatchLimits:
     """How waves are cut and watched."""
@@ -59,7 +64,9 @@ class BatchLimits:
     max_requests: int = MAX_REQUESTS_PER_BATCH
     max_bytes: int = MAX_BATCH_FILE_BYTES
     poll_s: float = 30.0
-    max_wait_s: float | None = None  # the longest wait for the waves of one pass (None: no limit)
+    #: the longest wait for the waves of one pass (None: `DEFAULT_MAX_WAIT_S`, a day and an hour:
+    #: a provider's batch ends within its 24 h window, so a server that never ends one is left then)
+    max_wait_s: float | None = None
     #: the provider's enqueued-token limit (tokens of the batches in flight at once; None: none);
     #: a wave's tokens are estimated at 4 bytes of its request lines a token (an overestimate)
     max_enqueued_tokens: int | None = None
@@ -162,19 +169,23 @@ class _Runner:
                 return step.summary
             if step.collected == 0:
                 raise RuntimeError("a pass deferred requests but collected none (a bug)")
-            waves = self.split(step.requests)
+            # under a cap the waves are saved only once reserved (`fit_waves`): a kill in between
+            # must not leave waves that a restart would send without checking the cap
+            waves = self.split(step.requests, save=self.cap is None)
             self.say(
                 f"pass {n + 1} ({took:.1f} s): {step.summary.new_records} record(s); {step.collected} request(s) "
                 f"in {len(waves)} wave(s)"
             )
             if self.cap is not None:
-                fit_waves(self.session, self.state, self.cap, waves, step.summary)
+                fit_waves(self.session, self.state, self.cap, waves, step.summary)  # saves the state
+                step.requests.unlink(missing_ok=True)
             del waves
         raise RuntimeError(f"the job needed more than {MAX_PASSES} batch rounds")
 
     # -- waves ------------------------------------------------------------------------------
-    def split(self, requests: Path) -> list[Wave]:
-        """Cut a pass's request file into waves (files in the batch folder, saved in the state)."""
+    def split(self, requests: Path, *, save: bool = True) -> list[Wave]:
+        """Cut a pass's request file into waves (files in the batch folder, added to the state;
+        with ``save`` the state is saved and the request file removed)."""
         folder = self.session.batch_dir
         waves: list[Wave] = []
         tokens = self.limits.max_enqueued_tokens
@@ -205,8 +216,9 @@ class _Runner:
             if handle is not None:
                 handle.close()
         self.state.waves.extend(waves)
-        self.state.save()
-        requests.unlink(missing_ok=True)
+        if save:
+            self.state.save()
+            requests.unlink(missing_ok=True)
         return waves
 
     def ids(self, waves: Any) -> set[str]:
@@ -260,11 +272,12 @@ class _Runner:
                 break
             if not any(w.step == "sent" for w in live):
                 continue  # room was made: send the next waves at once
-            if self.limits.max_wait_s is not None and time.monotonic() - started > self.limits.max_wait_s:
+            limit = self.limits.max_wait_s if self.limits.max_wait_s is not None else DEFAULT_MAX_WAIT_S
+            if time.monotonic() - started > limit:
                 self.state.save()
                 running = sum(1 for w in live if w.step == "sent")
                 raise BatchPending(
-                    f"{running} batch(es) still running after --batch-max-wait {self.limits.max_wait_s:g} s; "
+                    f"{running} batch(es) still running after --batch-max-wait {limit:g} s; "
                     "everything is saved: run the same command again to re-attach to them"
                 )
             import asyncio

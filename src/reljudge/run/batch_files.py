@@ -146,14 +146,19 @@ async def export_requests(config: RunConfig, target: Path, *, shards: int = 1) -
     """One collect pass of ``config``'s job writing its request lines to ``target``: a file
     (``shards`` 1), or a directory of ``shards`` files split by topic. Files appear whole (written
     as ``*.part``, renamed at the end); a directory's earlier shard files are replaced."""
-    from reljudge.run.batch_collect import BatchSession
+    from reljudge.run.batch_collect import BatchSession, run_directory
 
     target = Path(target)
-    session = BatchSession(config)
+    _refuse_live_batches(run_directory(config))
+    sink = _RequestSink(target, shards)  # checks --requests and --shards before anything is opened
+    try:
+        session = BatchSession(config)
+    except BaseException:
+        sink.discard()
+        raise
     try:
         if config.retry_failed:
             session.restart_failures()
-        sink = _RequestSink(target, shards)
         try:
             step = await session.collect(target, sink=sink)
         except BaseException:
@@ -167,6 +172,19 @@ async def export_requests(config: RunConfig, target: Path, *, shards: int = 1) -
         return ExportResult(session.dir, files, step.collected, step.deferred, step.summary)
     finally:
         await session.aclose()
+
+
+def _refuse_live_batches(run_dir: Path) -> None:
+    """Files for another engine would ask again what batches of ``judge run --batch`` are
+    answering: refused while that run directory has batches in flight."""
+    from reljudge.run.batch_state import live_waves
+
+    live = live_waves(run_dir)
+    if live:
+        raise InputError(
+            f"{run_dir} has {live} batch(es) of 'judge run --batch' in flight: finish them with that "
+            "command first (their requests would be asked twice)"
+        )
 
 
 class _RequestSink:
@@ -303,22 +321,24 @@ async def import_outputs(
 ) -> ImportResult:
     """Ingest ``outputs`` (OpenAI batch output or error files, ``vllm run-batch`` output) into
     ``config``'s job, then make a pass that writes the records they complete (module docstring)."""
-    from reljudge.run.batch_collect import BatchSession
+    from reljudge.run.batch_collect import BATCH_DIR, BatchSession, run_directory
 
+    run_dir = run_directory(config)
+    _refuse_live_batches(run_dir)
+    # every file is checked before the run directory or the cache is touched
+    expected_from = list(requests) if requests else last_export(run_dir / BATCH_DIR)
+    if not expected_from:
+        raise InputError(
+            f"no export is recorded in {run_dir}: give the request files the outputs answer with --requests"
+        )
+    for path in expected_from:
+        if not path.is_file():
+            raise InputError(f"{path}: no such request file (give them with --requests)")
+    expected = requested_ids(expected_from)
+    skipped: list[str] = []
+    bad = _check_outputs(outputs, expected, skipped, skip_bad)
     session = BatchSession(config)
     try:
-        expected_from = list(requests) if requests else last_export(session.batch_dir)
-        if not expected_from:
-            raise InputError(
-                f"no export is recorded in {session.dir}: give the request files the "
-                "outputs answer with --requests"
-            )
-        for path in expected_from:
-            if not path.is_file():
-                raise InputError(f"{path}: no such request file (give them with --requests)")
-        expected = requested_ids(expected_from)
-        skipped: list[str] = []
-        bad = _check_outputs(outputs, expected, skipped, skip_bad)
         report = session.ingest(_good_lines(outputs, bad), expected=expected)
         pending = session.batch_dir / "import-pass.jsonl"
         step = await session.collect(pending)

@@ -268,8 +268,8 @@ BATCH_FLAGS = {
     ),
     "wait": Flag(
         "--batch-max-wait",
-        "Stop waiting for running batches after this many seconds (--batch): everything is saved, the exit "
-        "code is 75, and the same command re-attaches to them.",
+        "Stop waiting for running batches after this many seconds (--batch; default 90000, 25 h): everything "
+        "is saved, the exit code is 75, and the same command re-attaches to them.",
         commands=("run",),
     ),
     "limit": Flag(

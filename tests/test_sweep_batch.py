@@ -144,14 +144,14 @@ def test_a_batch_sweep_killed_while_polling_finishes_with_no_request_submitted_t
                 proc.kill()
             proc.stdout.close()  # type: ignore[union-attr]
         server.batches.release("poll")
-        assert len(server.batches.batches) == 1 and not records(tmp_path / "run")
+        assert 1 <= len(server.batches.batches) <= 2 and not records(tmp_path / "run")  # cells: 2 at once
         code, text = sweep(cfg, "--batch", "--batch-poll", "0.02")
         assert code == EXIT_OK, text
         got = records(tmp_path / "run")
         assert len(got) == len(labels(tmp_path / "run")) > 20  # no record twice in a cell
         assert all(r.status == "ok" for r in got)
         assert len(server.batches.submissions) == len(got) and server.batches.resubmitted == 0
-        assert len(server.batches.batches) == 4  # the first cell's batch was found again, not sent again
+        assert len(server.batches.batches) == 4  # the batches sent before the kill were found again
         assert server.calls == 0
         assert (tmp_path / "run" / "analysis").is_dir()
 

@@ -2,21 +2,23 @@
 
 Each cell is one ``judge run --batch`` job (`reljudge.run.batch.run_batch_async`) on the cell's
 run directory, with the cell's own request lines (``custom_id`` = the response-cache key, the
-body exactly what the synchronous sweep would send), waves and ``batch/state.json``. The cells
-go **one after the other**: a cell's waves are sent, polled and ingested, and its records made,
-before the next cell collects anything. That is the simplest path that is correct under every
-kill: each cell's state file says what was sent for it, a sweep started again re-attaches to the
-waves of the cell it was in (the cells before it make their records from the cache and send
-nothing), and the sweep's one cost cap is split exactly (below). Its price is time: a sweep waits
-for one batch window per cell and round rather than one for all cells. (Sharing waves between
-cells would need one state over several run directories; see the README.)
+body exactly what the synchronous sweep would send), waves and ``batch/state.json``. Up to
+``limits.cells`` cells run at the same time, as in a synchronous sweep, so their batches are in
+flight together and their waits overlap. Waves are not shared between cells: each cell's state
+file alone says what was sent for it, so a sweep started again after a kill re-attaches to the
+waves of every cell that was running (finished cells make their records from the cache and send
+nothing), exactly as ``judge run --batch`` does. The price of that choice: a sweep of many small
+cells makes many small batches (one or more per cell and round), and ``--batch-limit tokens=T``
+holds per cell, not across cells.
 
-``--max-cost``: one cap over the sweep, at the batch price. Before a cell runs, its cap is the
-sweep's cap less what every other cell has spent (its records' cost, or what its waves were
-reserved, whichever is larger: `cell_spent`), so that the cell's waves are reserved against what
-is left of the sweep's cap (`reljudge.run.batch_cost.fit_waves`). When not one request of a cell
-fits, the sweep stops (`SweepBatchCapped`, exit code 3); the cells after it are not started; the
-same command with a higher cap goes on, and no request is submitted twice.
+``--max-cost``: one cap over the sweep, at the batch price. When a cell reserves its next waves
+(`reljudge.run.batch_cost.fit_waves`), its cap is the sweep's cap less what every other cell
+has spent or reserved (`cell_spent`: its records' cost, or the sum of its waves' reservations,
+whichever is larger). That is read and used with no ``await`` in between, so two cells never
+reserve the same room. When not one request of a cell fits, that cell stops, no new cell starts,
+the running ones go on until they finish or stop at the cap too, and the sweep ends with
+`SweepBatchCapped` (exit code 3). The same command with a higher cap goes on, and no request is
+submitted twice.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ def cell_spent(plan: SweepPlan, cell: Cell) -> float:
     path = directory / "judgments.jsonl"
     records = stream_stats(path)[1].cost_usd if path.exists() else 0.0
     state = directory / BATCH_DIR / STATE_FILE
-    waves = BatchState.load(state).spent_usd if state.exists() else 0.0
+    # every wave reserved, prepared ones too: a cell's waves count the moment they are reserved
+    waves = sum(w.cost_usd for w in BatchState.load(state).waves) if state.exists() else 0.0
     return max(records, waves)
 
 
@@ -82,10 +85,13 @@ async def run_cells_batch(
     on_cell: Callable[[Cell, Any], None] | None = None,
     say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Run every cell of ``plan`` through the Batch API, one after the other (see the module
-    docstring); the cells' summaries by cell id. Raises `SweepBatchCapped` at the cap and lets
-    `reljudge.run.batch.BatchPending` (``--batch-max-wait``) through."""
-    from reljudge.run.batch import run_batch_async
+    """Run every cell of ``plan`` through the Batch API, up to ``limits.cells`` at the same time
+    (see the module docstring); the cells' summaries by cell id. Raises `SweepBatchCapped` at the
+    cap, and `reljudge.run.batch.BatchPending` (``--batch-max-wait``) once every cell started has
+    finished or stopped waiting."""
+    import asyncio
+
+    from reljudge.run.batch import BatchPending, run_batch_async
     from reljudge.run.batch_cost import BatchCapped
     from reljudge.sweep.execute import cell_run_config, write_index
 
@@ -97,36 +103,62 @@ async def run_cells_batch(
     write_index(plan)
     say = say or _stderr
     results: dict[str, Any] = {}
-    for cell in plan.cells:
-        config = cell_run_config(plan, cell).model_copy(update={"batch": True})
-        if max_cost is not None:
-            others = sum(cell_spent(plan, c) for c in plan.cells if c is not cell)
-            config = config.model_copy(update={"max_cost": max(0.0, max_cost - others)})
-        try:
-            summary = await run_batch_async(config, limits, say=lambda text, c=cell: say(f"{c.id}: {text}"))
-        except BatchCapped as stop:
-            raise SweepBatchCapped(_capped(plan, results, stop.summary, max_cost or 0.0), results) from None
-        results[cell.id] = summary
-        if on_cell is not None:
-            on_cell(cell, summary)
+    stopped: dict[str, Any] = {}  # cells the cap stopped: their last pass's summary
+    pending: list[BatchPending] = []
+    gate = asyncio.Semaphore(plan.config.limits.cells)
+
+    def cap_of(cell: Cell) -> Callable[[], float]:
+        """The cell's cap when it reserves its next waves: the sweep's, less what the others spent
+        or reserved. Read and used with no await in between, so cells never reserve the same room."""
+        others = [c for c in plan.cells if c is not cell]
+        return lambda: max(0.0, (max_cost or 0.0) - sum(cell_spent(plan, c) for c in others))
+
+    async def one(cell: Cell) -> None:
+        async with gate:
+            if stopped or pending:  # the cap was reached or a wait ran out: no new cell starts
+                return
+            config = cell_run_config(plan, cell).model_copy(update={"batch": True})
+            cap = None
+            if max_cost is not None:
+                cap = cap_of(cell)
+                config = config.model_copy(update={"max_cost": cap()})
+            try:
+                summary = await run_batch_async(
+                    config, limits, say=lambda text, c=cell: say(f"{c.id}: {text}"), cap=cap
+                )
+            except BatchCapped as stop:
+                stopped[cell.id] = stop.summary
+                return
+            except BatchPending as wait:
+                pending.append(wait)
+                return
+            results[cell.id] = summary
+            if on_cell is not None:
+                on_cell(cell, summary)
+
+    async with asyncio.TaskGroup() as group:
+        for cell in plan.cells:
+            group.create_task(one(cell))
+    if stopped:
+        raise SweepBatchCapped(_capped(plan, results, stopped, max_cost or 0.0), results)
+    if pending:
+        raise pending[0]
     return results
 
 
-def _capped(plan: SweepPlan, results: dict[str, Any], last: Any, cap: float) -> CappedSweep:
+def _capped(plan: SweepPlan, results: dict[str, Any], stopped: dict[str, Any], cap: float) -> CappedSweep:
     from reljudge.sweep.budget import CappedSweep
 
-    stopped = 1 if last is not None else 0
+    finished = sum(1 for s in results.values() if getattr(s, "state", None) == "finished")
     return CappedSweep(
         cap=cap,
         spent=sum(cell_spent(plan, c) for c in plan.cells),
         next_request=None,
         cells=len(plan.cells),
-        finished=sum(1 for s in results.values() if getattr(s, "state", None) == "finished"),
-        capped=len(results)
-        - sum(1 for s in results.values() if getattr(s, "state", None) == "finished")
-        + stopped,
-        not_started=len(plan.cells) - len(results) - stopped,
-        records=sum(getattr(s, "records", 0) for s in results.values()) + getattr(last, "records", 0),
+        finished=finished,
+        capped=len(results) - finished + len(stopped),
+        not_started=len(plan.cells) - len(results) - len(stopped),
+        records=sum(getattr(s, "records", 0) for s in (*results.values(), *stopped.values())),
     )
 
 

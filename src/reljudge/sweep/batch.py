@@ -16,9 +16,12 @@ holds per cell, not across cells.
 has spent or reserved (`cell_spent`: its records' cost, or the sum of its waves' reservations,
 whichever is larger). That is read and used with no ``await`` in between, so two cells never
 reserve the same room. When not one request of a cell fits, that cell stops, no new cell starts,
-the running ones go on until they finish or stop at the cap too, and the sweep ends with
-`SweepBatchCapped` (exit code 3). The same command with a higher cap goes on, and no request is
-submitted twice.
+and the running ones go on until they finish or stop at the cap too. A reservation is a bound
+(each request's prompt tokens and its answer's token limit), so once the running cells' waves are
+ingested at what they cost, room may have come free: the cells not finished then go again, round
+after round, until a round reserves no new wave. Then the sweep ends with `SweepBatchCapped`
+(exit code 3), within one request's bound of the cap. The same command with a higher cap goes on,
+and no request is submitted twice.
 """
 
 from __future__ import annotations
@@ -75,6 +78,15 @@ def cell_spent(plan: SweepPlan, cell: Cell) -> float:
     # every wave reserved, prepared ones too: a cell's waves count the moment they are reserved
     waves = sum(w.cost_usd for w in BatchState.load(state).waves) if state.exists() else 0.0
     return max(records, waves)
+
+
+def waves_reserved(plan: SweepPlan) -> int:
+    """How many waves the sweep's cells have reserved so far (sent or to be sent)."""
+    from reljudge.run.batch_collect import BATCH_DIR
+    from reljudge.run.batch_state import STATE_FILE, BatchState
+
+    paths = (cell.directory(plan.config.output_dir) / BATCH_DIR / STATE_FILE for cell in plan.cells)
+    return sum(len(BatchState.load(path).waves) for path in paths if path.exists())
 
 
 async def run_cells_batch(
@@ -136,9 +148,15 @@ async def run_cells_batch(
             if on_cell is not None:
                 on_cell(cell, summary)
 
-    async with asyncio.TaskGroup() as group:
-        for cell in plan.cells:
-            group.create_task(one(cell))
+    while True:  # rounds: a cell the cap stopped while others held reservations tries again
+        waves = waves_reserved(plan)
+        stopped.clear()
+        async with asyncio.TaskGroup() as group:
+            for cell in plan.cells:
+                if cell.id not in results:
+                    group.create_task(one(cell))
+        if not stopped or pending or waves_reserved(plan) == waves:
+            break  # done, waiting, or nothing more fitted in this round: the cap is reached
     if stopped:
         raise SweepBatchCapped(_capped(plan, results, stopped, max_cost or 0.0), results)
     if pending:
@@ -147,18 +165,26 @@ async def run_cells_batch(
 
 
 def _capped(plan: SweepPlan, results: dict[str, Any], stopped: dict[str, Any], cap: float) -> CappedSweep:
+    """How far the sweep got, from the cells' run directories (this session's and earlier ones)."""
+    from reljudge.io.rundir import stream_stats
     from reljudge.sweep.budget import CappedSweep
 
     finished = sum(1 for s in results.values() if getattr(s, "state", None) == "finished")
+    records, begun = 0, 0
+    for cell in plan.cells:
+        path = cell.directory(plan.config.output_dir) / "judgments.jsonl"
+        if path.exists():
+            records += stream_stats(path)[0].judgments
+            begun += cell.id not in results
     return CappedSweep(
         cap=cap,
         spent=sum(cell_spent(plan, c) for c in plan.cells),
         next_request=None,
         cells=len(plan.cells),
         finished=finished,
-        capped=len(results) - finished + len(stopped),
-        not_started=len(plan.cells) - len(results) - len(stopped),
-        records=sum(getattr(s, "records", 0) for s in (*results.values(), *stopped.values())),
+        capped=len(results) - finished + begun,
+        not_started=len(plan.cells) - len(results) - begun,
+        records=records,
     )
 
 

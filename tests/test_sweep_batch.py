@@ -204,3 +204,23 @@ def test_a_batch_sweep_needs_openai_models(tmp_path):
     )
     code, text = sweep(cfg, "--batch", "--dry-run")
     assert code == 2 and "OpenAI batch requests" in text
+
+
+def test_batch_max_wait_stops_a_sweep_with_exit_75_and_the_same_command_re_attaches(tmp_path):
+    with MockLLMServer(models=MODELS) as server:
+        server.batches.completion_delay_s = 1e9  # the batches never end while this holds
+        cfg = write_sweep(tmp_path, server.openai_url, "wait")
+        args = ("--batch", "--batch-poll", "0.02", "--batch-limit", "requests=10")
+        code, text = sweep(cfg, *args, "--batch-max-wait", "0.05")
+        assert code == 75, text
+        assert "run the same command again" in text
+        sent = sum(server.batches.submissions.values())
+        assert sent > 0 and not records(tmp_path / "wait")
+        assert not (tmp_path / "wait" / "analysis").exists()
+        server.batches.completion_delay_s = 0.0
+        code, text = sweep(cfg, *args)
+        assert code == EXIT_OK, text
+        got = records(tmp_path / "wait")
+        assert len(got) == len(server.batches.submissions) > sent and server.batches.resubmitted == 0
+        assert all(0 < b["counts"][0] <= 10 for b in server.batches.batches.values())  # --batch-limit
+        assert server.calls == 0

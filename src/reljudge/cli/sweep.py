@@ -106,8 +106,8 @@ def sweep_cmd(
     batch: bool = typer.Option(
         False,
         "--batch",
-        help="Send every cell through the provider's Batch API (OpenAI /v1/batches: half price), cell after "
-        "cell; resumable (the same command re-attaches to the batches). Also limits.batch in the sweep file. "
+        help="Send every cell through the provider's Batch API (OpenAI /v1/batches: half price), up to "
+        "limits.cells cells at once; resumable (the same command re-attaches to the batches). Also limits.batch in the sweep file. "
         "OpenAI models (or openai/<name> with base_url) only; needs the response cache.",
     ),
     batch_poll: float = typer.Option(
@@ -244,7 +244,7 @@ def sweep_cmd(
     pays = est["cost_usd_batch"] if limits is not None else est["cost_usd"]
     if limits is not None:
         echo(
-            f"--batch: every cell through the Batch API, cell after cell; cost ${pays:.4f} at the batch price"
+            f"--batch: every cell through the Batch API, {cfg.limits.cells} cell(s) at once; cost ${pays:.4f} at the batch price"
         )
     if max_cost is not None:
         fits = "fits under" if pays <= max_cost else "goes over"

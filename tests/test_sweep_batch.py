@@ -1,7 +1,7 @@
 """``judge sweep --batch`` (`reljudge.sweep.batch`) end to end against the mock server's /v1/files
 and /v1/batches (a real HTTP server on 127.0.0.1, the official openai SDK, nothing patched): the
-same labels and summary tables as a synchronous sweep, a SIGKILL while polling followed by the
-same command with no request submitted twice (counted on the server), and one ``--max-cost`` over
+same labels and summary tables as a synchronous sweep, a SIGKILL at each remote step (upload,
+create, poll, download) followed by the same command with no request submitted twice (counted on the server), and one ``--max-cost`` over
 the sweep that stops with exit code 3 and resumes with a higher cap."""
 
 from __future__ import annotations
@@ -123,11 +123,12 @@ def test_a_batch_sweep_gives_the_labels_and_tables_of_a_synchronous_sweep(tmp_pa
         assert len(server.batches.batches) == 4
 
 
-def test_a_batch_sweep_killed_while_polling_finishes_with_no_request_submitted_twice(tmp_path):
+@pytest.mark.parametrize("point", ["upload", "create", "poll", "content"])
+def test_a_batch_sweep_killed_at_each_remote_step_finishes_with_no_request_submitted_twice(tmp_path, point):
     with MockLLMServer(models=MODELS) as server:
         cfg = write_sweep(tmp_path, server.openai_url, "run")
         args = ["sweep", str(cfg), "--batch", "--batch-poll", "0.02"]
-        reached = server.batches.hold("poll")
+        reached = server.batches.hold(point)
         env = {**os.environ, **ENV, "PYTHONPATH": SRC}
         proc = subprocess.Popen(
             [sys.executable, "-m", "reljudge", *args],
@@ -136,15 +137,15 @@ def test_a_batch_sweep_killed_while_polling_finishes_with_no_request_submitted_t
             stderr=subprocess.STDOUT,
         )
         try:
-            assert reached.wait(REACH_S), "the judge never polled its first batch"
+            assert reached.wait(REACH_S), f"the judge never reached {point}"
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(REACH_S)
         finally:
             if proc.poll() is None:
                 proc.kill()
             proc.stdout.close()  # type: ignore[union-attr]
-        server.batches.release("poll")
-        assert 1 <= len(server.batches.batches) <= 2 and not records(tmp_path / "run")  # cells: 2 at once
+        server.batches.release(point)
+        assert len(server.batches.batches) <= 2 and not records(tmp_path / "run")  # cells: 2 at once
         code, text = sweep(cfg, "--batch", "--batch-poll", "0.02")
         assert code == EXIT_OK, text
         got = records(tmp_path / "run")

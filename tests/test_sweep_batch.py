@@ -225,3 +225,12 @@ def test_batch_max_wait_stops_a_sweep_with_exit_75_and_the_same_command_re_attac
         assert len(got) == len(server.batches.submissions) > sent and server.batches.resubmitted == 0
         assert all(0 < b["counts"][0] <= 10 for b in server.batches.batches.values())  # --batch-limit
         assert server.calls == 0
+
+
+def test_a_batch_api_that_cannot_be_reached_is_an_error_of_the_command_not_a_traceback(tmp_path):
+    with MockLLMServer(models=MODELS) as server:
+        url = server.openai_url
+    cfg = write_sweep(tmp_path, url, "gone")  # nobody listens there any more
+    code, text = sweep(cfg, "--batch", "--batch-poll", "0.02", "--yes")
+    assert code == 1, text
+    assert "error: the batch API" in text and "the same command resumes" in text

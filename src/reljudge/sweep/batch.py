@@ -151,10 +151,13 @@ async def run_cells_batch(
     while True:  # rounds: a cell the cap stopped while others held reservations tries again
         waves = waves_reserved(plan)
         stopped.clear()
-        async with asyncio.TaskGroup() as group:
-            for cell in plan.cells:
-                if cell.id not in results:
-                    group.create_task(one(cell))
+        try:
+            async with asyncio.TaskGroup() as group:
+                for cell in plan.cells:
+                    if cell.id not in results:
+                        group.create_task(one(cell))
+        except BaseExceptionGroup as failed:  # a cell's error (bad input, the Batch API) as itself
+            raise failed.exceptions[0] from None
         if not stopped or pending or waves_reserved(plan) == waves:
             break  # done, waiting, or nothing more fitted in this round: the cap is reached
     if stopped:

@@ -215,6 +215,8 @@ def test_batch_max_wait_stops_a_sweep_with_exit_75_and_the_same_command_re_attac
         code, text = sweep(cfg, *args, "--batch-max-wait", "0.05")
         assert code == 75, text
         assert "run the same command again" in text
+        code, text = sweep(cfg)  # without --batch: refused, or the requests in flight go again
+        assert code == 2 and "in flight" in text and "--batch" in text
         sent = sum(server.batches.submissions.values())
         assert sent > 0 and not records(tmp_path / "wait")
         assert not (tmp_path / "wait" / "analysis").exists()

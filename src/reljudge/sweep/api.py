@@ -224,6 +224,9 @@ def run_sweep(
             return SweepRun(None, None, sum(s.usage.calls for s in stop.results.values()), stop.capped)
         calls = sum(s.usage.calls for s in results.values())
     else:
+        from reljudge.sweep.batch import refuse_live_batches
+
+        refuse_live_batches(plan)
         budget = sweep_budget(plan, max_cost) if max_cost is not None else None
         results = execute.run(plan, on_cell=on_cell, budget=budget)
         calls = sum(s.usage.calls for s in results.values())

@@ -64,6 +64,21 @@ def check_batch_models(plan: SweepPlan) -> None:
             )
 
 
+def refuse_live_batches(plan: SweepPlan) -> None:
+    """A sweep without ``--batch`` whose cells have batches in flight would send their requests
+    again: `InputError` before anything is sent, naming the first such cell."""
+    from reljudge.run.batch_state import live_waves
+
+    for cell in plan.cells:
+        live = live_waves(cell.directory(plan.config.output_dir))
+        if live:
+            raise InputError(
+                f"cell {cell.id} has {live} batch(es) in flight: run the same command with --batch to re-attach "
+                "to them (without it their requests would be sent and paid again)",
+                plan.config.source,
+            )
+
+
 def cell_spent(plan: SweepPlan, cell: Cell) -> float:
     """What a cell has spent: its records' cost or what its batch waves were reserved under the cap,
     whichever is larger (`reljudge.run.batch_cost.spent_usd`)."""

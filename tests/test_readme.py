@@ -223,6 +223,11 @@ BLOCKS: list[Block] = [
         "$ judge run --method umbrela --model gpt-4o",
         "console output: dry-runs with litellm's prices, measured",
     ),
+    skip(
+        "judge sweep sweep.yaml --batch --dry-run",
+        "sweep.yaml stands for your own sweep file; tests/test_sweep_batch.py runs these commands on the mock",
+    ),
+    Block("stopped at the cost cap: $0.001582", run=False, reason="console output (tests/test_sweep_batch.py)"),
     Block(
         "stopped at the cost cap: $0.001138",
         run=False,

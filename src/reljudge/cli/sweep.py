@@ -103,6 +103,29 @@ def sweep_cmd(
         "included): stop before a request would go over it, save everything, exit 3; the same command "
         "with a higher cap resumes.",
     ),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="Send every cell through the provider's Batch API (OpenAI /v1/batches: half price), up to "
+        "limits.cells cells at once; resumable (the same command re-attaches to the batches). Also limits.batch in the sweep file. "
+        "OpenAI models (or openai/<name> with base_url) only; needs the response cache.",
+    ),
+    batch_poll: float = typer.Option(
+        30.0, "--batch-poll", min=0.01, max=600, help="Seconds between two looks at the running batches."
+    ),
+    batch_max_wait: float | None = typer.Option(
+        None,
+        "--batch-max-wait",
+        min=0.0,
+        help="Stop waiting for a cell's running batches after this many seconds: everything is saved, the "
+        "exit code is 75, and the same command re-attaches to them.",
+    ),
+    batch_limit: list[str] = typer.Option(
+        [],
+        "--batch-limit",
+        help="A limit of the provider's Batch API, key=value (repeatable): requests=N and mb=M per batch file "
+        "(default 50000 and 200), tokens=T enqueued at once (default: no limit).",
+    ),
 ) -> None:
     """Run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
     import time
@@ -191,7 +214,12 @@ def sweep_cmd(
     from reljudge.sweep.grid import parse_only
 
     cfg = load_sweep_config(config)
+    limits = batch_limits(batch_poll, batch_max_wait, batch_limit) if batch or cfg.limits.batch else None
     plan, est = api.plan_sweep(cfg, parse_only(only), dry_run=dry_run)
+    if limits is not None:
+        from reljudge.sweep.batch import check_batch_models
+
+        check_batch_models(plan)
     models = sorted({c.model for c in plan.cells})
     if json_output and dry_run:
         echo_json({"cells": len(plan.cells), "skipped": [vars(s) for s in plan.skipped], **est})
@@ -213,8 +241,13 @@ def sweep_cmd(
         echo(
             f"  {name}: {m['cells']} cells, {m['calls']} calls, ${m['cost_usd']:.4f}; {m['done_records']} records already done"
         )
+    pays = est["cost_usd_batch"] if limits is not None else est["cost_usd"]
+    if limits is not None:
+        echo(
+            f"--batch: every cell through the Batch API, {cfg.limits.cells} cell(s) at once; cost ${pays:.4f} at the batch price"
+        )
     if max_cost is not None:
-        fits = "fits under" if est["cost_usd"] <= max_cost else "goes over"
+        fits = "fits under" if pays <= max_cost else "goes over"
         echo(f"--max-cost ${max_cost:.4f}: the estimate from scratch {fits} the cap (exit code 3 at the cap)")
     if dry_run:
         typer.echo("dry run: nothing was called and nothing was written")
@@ -224,7 +257,7 @@ def sweep_cmd(
         from reljudge.cli.confirm import ask, on_terminal
         from reljudge.run.estimate import confirmation_reason
 
-        reason = confirmation_reason(est, confirm_above) if on_terminal() else None
+        reason = confirmation_reason({**est, "cost_usd": pays}, confirm_above) if on_terminal() else None
         if reason is not None and not ask(f"confirm: {reason} (--yes skips this question)"):
             typer.echo("not confirmed: nothing was called", err=True)
             raise typer.Exit(1)
@@ -239,7 +272,17 @@ def sweep_cmd(
             err=True,
         )
 
-    result = api.run_sweep(plan, out=out, plots=plots, on_cell=on_cell, max_cost=max_cost)
+    from reljudge.llm.types import ProviderError
+    from reljudge.run.batch import BatchPending
+
+    try:
+        result = api.run_sweep(plan, out=out, plots=plots, on_cell=on_cell, max_cost=max_cost, batch=limits)
+    except BatchPending as pending:  # --batch-max-wait: the same command re-attaches
+        typer.echo(str(pending), err=True)
+        raise typer.Exit(75) from None
+    except ProviderError as err:  # the Batch API refused or failed (secrets masked)
+        typer.echo(f"error: the batch API: {err}; everything is saved and the same command resumes", err=True)
+        raise typer.Exit(1) from None
     if result.capped is not None:  # every cell saved what it did; no analysis of a part
         from reljudge.errors import EXIT_BUDGET
 
@@ -259,3 +302,15 @@ def sweep_cmd(
         f"({time.monotonic() - started:.1f}s)",
         err=True,
     )
+
+
+def batch_limits(poll: float, max_wait: float | None, items: list[str]) -> object:
+    """The `reljudge.run.batch.BatchLimits` of ``--batch-poll``, ``--batch-max-wait`` and
+    ``--batch-limit`` (as in ``judge run``)."""
+    from reljudge.run.batch import BatchLimits
+    from reljudge.run.options import BATCH_LIMITS, batch_limit_list
+
+    limits = BatchLimits(poll_s=poll, max_wait_s=max_wait)
+    for name, value in batch_limit_list(items).items():  # requests=N, mb=M, tokens=T
+        setattr(limits, BATCH_LIMITS[name], value * 1_000_000 if name == "mb" else value)
+    return limits

@@ -83,8 +83,11 @@ async def run_batch_async(
     *,
     service: BatchService | None = None,
     say: Callable[[str], None] | None = None,
+    cap: Callable[[], float] | None = None,
 ) -> RunSummary:
-    """Run ``config``'s job through the Batch API (see the module docstring)."""
+    """Run ``config``'s job through the Batch API (see the module docstring). ``cap``: the cost
+    cap as it stands when the next waves are reserved (default ``config.max_cost``); a sweep's
+    cells share one cap this way (`reljudge.sweep.batch`)."""
     from reljudge.io.rundir import RunDir
 
     limits = limits or BatchLimits()
@@ -106,6 +109,7 @@ async def run_batch_async(
         if service is None:
             service = _service(session)
         runner = _Runner(session, state, service, limits, say)
+        runner.cap_now = cap
         return await runner.run()
     finally:
         if own and service is not None:
@@ -144,6 +148,8 @@ class _Runner:
         self.limits = limits
         self.say = say
         self.cap = session.config.max_cost
+        #: the cap as it stands now (a sweep's share), when not ``self.cap``
+        self.cap_now: Callable[[], float] | None = None
         self._last = ""
         #: seconds spent waiting for the provider (polling and sleeping between polls)
         self.waited_s = 0.0
@@ -177,7 +183,8 @@ class _Runner:
                 f"in {len(waves)} wave(s)"
             )
             if self.cap is not None:
-                fit_waves(self.session, self.state, self.cap, waves, step.summary)  # saves the state
+                cap = self.cap_now() if self.cap_now is not None else self.cap
+                fit_waves(self.session, self.state, cap, waves, step.summary)  # saves the state
                 step.requests.unlink(missing_ok=True)
             del waves
         raise RuntimeError(f"the job needed more than {MAX_PASSES} batch rounds")

@@ -199,23 +199,40 @@ def run_sweep(
     plots: bool = True,
     on_cell: Any = None,
     max_cost: float | None = None,
+    batch: Any = None,
 ) -> SweepRun:
     """Run every cell of ``plan`` (resuming finished work; ``on_cell(cell, summary)`` after each),
     analyse the sweep directory and write the report to ``out`` (default OUTPUT/analysis; plots
     when ``plots`` and the sweep file's analysis want them). ``max_cost``: one cost cap in USD
     over the whole sweep, earlier sessions included (`reljudge.sweep.budget`); when it stops the
-    sweep, the cells keep what they did and no analysis is written (``SweepRun.capped``)."""
+    sweep, the cells keep what they did and no analysis is written (``SweepRun.capped``).
+    ``batch``: a `reljudge.run.batch.BatchLimits` to send every cell through the provider's Batch
+    API (`reljudge.sweep.batch`; `reljudge.run.batch.BatchPending` after ``max_wait_s``)."""
     from reljudge.sweep import execute
     from reljudge.sweep.budget import capped_sweep, sweep_budget
     from reljudge.sweep.report import write_report
 
     config = plan.config
-    budget = sweep_budget(plan, max_cost) if max_cost is not None else None
-    results = execute.run(plan, on_cell=on_cell, budget=budget)
-    calls = sum(s.usage.calls for s in results.values())
-    capped = capped_sweep(plan, results, budget) if budget is not None else None
-    if capped is not None:
-        return SweepRun(None, None, calls, capped)
+    if batch is not None:
+        import asyncio
+
+        from reljudge.sweep.batch import SweepBatchCapped, run_cells_batch
+
+        try:
+            results = asyncio.run(run_cells_batch(plan, batch, max_cost=max_cost, on_cell=on_cell))
+        except SweepBatchCapped as stop:
+            return SweepRun(None, None, sum(s.usage.calls for s in stop.results.values()), stop.capped)
+        calls = sum(s.usage.calls for s in results.values())
+    else:
+        from reljudge.sweep.batch import refuse_live_batches
+
+        refuse_live_batches(plan)
+        budget = sweep_budget(plan, max_cost) if max_cost is not None else None
+        results = execute.run(plan, on_cell=on_cell, budget=budget)
+        calls = sum(s.usage.calls for s in results.values())
+        capped = capped_sweep(plan, results, budget) if budget is not None else None
+        if capped is not None:
+            return SweepRun(None, None, calls, capped)
     analysis = analyze_sweep_dir(config.output_dir)
     target = out or config.output_dir / "analysis"
     write_report(analysis, target, plots=plots and config.analysis.plots, title=f"Sweep {config.name}")

@@ -63,7 +63,7 @@ class CappedSweep:
 
     cap: float
     spent: float
-    next_request: float
+    next_request: float | None  # None: batch mode (the next cell's wave did not fit)
     cells: int
     finished: int
     capped: int
@@ -71,12 +71,16 @@ class CappedSweep:
     records: int
 
     def message(self) -> str:
+        nxt = (
+            "Not one more request fits at the batch price"
+            if self.next_request is None
+            else f"The next request would cost about {usd(self.next_request)}"
+        )
         return (
             f"stopped at the cost cap: {usd(self.spent)} spent of --max-cost {usd(self.cap)} (all cells of "
             f"this sweep); {self.finished} of {self.cells} cell(s) finished, {self.capped} stopped part-way, "
-            f"{self.not_started} not started; {self.records} record(s) judged. The next request would cost "
-            f"about {usd(self.next_request)}. Everything is saved: re-run the same command with a higher "
-            "--max-cost to continue"
+            f"{self.not_started} not started; {self.records} record(s) judged. {nxt}. Everything is saved: "
+            "re-run the same command with a higher --max-cost to continue"
         )
 
     def as_dict(self) -> dict[str, Any]:

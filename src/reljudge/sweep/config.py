@@ -242,6 +242,9 @@ class Limits(_Strict):
     timeout_s: float = 60.0
     max_attempts: int = 6
     cells: int = 4  # cells judged at the same time
+    #: every cell through the provider's Batch API, ``cells`` at once (`reljudge.sweep.batch`); the
+    #: same as ``judge sweep --batch``
+    batch: bool = False
 
     @field_validator("concurrency", "cells", "max_attempts")
     @classmethod

@@ -23,8 +23,6 @@ from reljudge.cli import app
 from reljudge.errors import EXIT_OK, InputError
 from reljudge.io.judgments import read_judgments
 from reljudge.llm.types import ProviderError
-from reljudge.run import RunConfig
-from reljudge.run.batch import BatchLimits, run_batch_async
 from reljudge.testing import MockLLMServer
 
 MODEL = "litellm/openai/gpt-4o-mini"
@@ -162,39 +160,26 @@ def test_killed_while_creating_or_polling_the_same_command_finishes_without_a_se
     assert server.calls == 0
 
 
-def _config(server: MockLLMServer, tmp_path: Path) -> RunConfig:
-    return RunConfig(
-        method="umbrela",
-        model=MODEL,
-        base_url=server.openai_url,
-        dataset="dl19-sample",
-        limit=12,
-        output=tmp_path / "run",
-        cache_path=tmp_path / "run.sqlite",
-        progress=False,
-    )
-
-
-def test_without_a_listing_a_wave_that_may_have_been_created_is_not_sent_again(server, tmp_path, monkeypatch):
+@pytest.mark.parametrize("point", ["upload", "create"])
+def test_without_a_listing_a_wave_that_may_have_been_sent_is_not_sent_again(
+    server, tmp_path, monkeypatch, point
+):
     from reljudge.llm.batch.litellm_service import LitellmBatchService
 
-    for key, value in ENV.items():
-        monkeypatch.setenv(key, value)
-    _kill_at(server, "create", argv(server, tmp_path, "run", "--limit", "12", "--batch"))
-    assert server.batches.calls["POST batches"] == 1  # created on the server, unknown to the run
-
-    async def resume(can_list: bool):
-        service = LitellmBatchService(MODEL.split("/", 1)[1], base_url=server.openai_url, api_key=None)
-        service.can_list = can_list
-        return await run_batch_async(_config(server, tmp_path), BatchLimits(poll_s=0.02), service=service)
-
-    with pytest.raises(ProviderError, match="not sent again") as raised:
-        asyncio.run(resume(False))
-    assert "wave 0" in str(raised.value)
-    assert server.batches.calls["POST batches"] == 1 and len(server.batches.batches) == 1  # nothing sent
-    summary = asyncio.run(resume(True))  # where listing works, the batch is found and finished
-    assert summary.exit_code == 0 and summary.records == 12
-    assert len(server.batches.batches) == 1 and server.batches.resubmitted == 0
+    args = argv(server, tmp_path, "run", "--limit", "12", "--batch")
+    _kill_at(server, point, args)  # sent on the server, unknown to the run
+    sent = (server.batches.calls["POST files"], server.batches.calls["POST batches"])
+    assert sent == ((1, 1) if point == "create" else (1, 0))
+    monkeypatch.setattr(LitellmBatchService, "can_list", False)
+    code, text = judge(args)
+    assert code == 1 and "not sent again" in text and "resumes" not in text, text
+    assert ("wave 0" if point == "create" else "wave00000.jsonl") in text
+    assert (server.batches.calls["POST files"], server.batches.calls["POST batches"]) == sent  # nothing sent
+    monkeypatch.setattr(LitellmBatchService, "can_list", True)
+    code, text = judge(args)  # where listing works, what was sent is found and the run finishes
+    assert code == EXIT_OK, text
+    assert len(records(tmp_path / "run")) == 12 and server.batches.resubmitted == 0
+    assert server.batches.calls["POST files"] == 1 and server.batches.calls["POST batches"] == 1
 
 
 def test_a_litellm_batch_run_connects_to_nothing_but_the_endpoint(server, tmp_path):

@@ -20,7 +20,7 @@ with the client's secrets masked and LiteLLM's tracebacks cut off.
 
 Never twice without a listing: when listing fails (``can_list`` False, or the provider refuses the
 listing), a wave whose upload or create may have happened before a kill is not sent again: the run
-stops with a `ProviderError` that says which wave and how to go on.
+stops with a `WaveNotFound` that says which wave and how to go on.
 """
 
 from __future__ import annotations
@@ -38,9 +38,23 @@ from reljudge.llm.types import ProviderError
 PAGE = 100
 
 
+class WaveNotFound(ProviderError):
+    """A wave that may have been sent before a kill cannot be looked for: it is not sent again,
+    and the same command would stop here again (``resumes`` False)."""
+
+    resumes = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__("other", message)
+
+
 class LitellmBatchService:
     """Upload, create, find, poll and read batches through LiteLLM (see the module docstring);
     the interface of `reljudge.llm.batch.service.BatchService`."""
+
+    #: whether files and batches can be listed (to find what a killed run sent): LiteLLM lists
+    #: them for every provider in `BATCH_PROVIDERS`
+    can_list = True
 
     def __init__(
         self,
@@ -65,8 +79,6 @@ class LitellmBatchService:
         }
         self.max_download_bytes = max_download_bytes
         self._redact = redact
-        #: whether files and batches can be listed (to find what a killed run sent)
-        self.can_list = True
 
     async def aclose(self) -> None:
         return None
@@ -199,11 +211,11 @@ class LitellmBatchService:
         """The items of one listing page (``call()``); a `ProviderError` saying the wave is not
         sent again when there is no listing."""
         if not self.can_list:
-            raise ProviderError("other", f"{refuse}; {_GO_ON}")
+            raise WaveNotFound(f"{refuse}; {_GO_ON}")
         try:
             page = await self._call(what, call())
         except ProviderError as err:
-            raise ProviderError("other", f"{refuse} ({err}); {_GO_ON}") from None
+            raise WaveNotFound(f"{refuse} ({err}); {_GO_ON}") from None
         data = getattr(page, "data", None)
         if data is None and isinstance(page, dict):
             data = page.get("data")

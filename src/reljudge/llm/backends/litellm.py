@@ -108,6 +108,7 @@ class LiteLLMBackend(Backend):
         self._api_key = api_key
         self._litellm = _import_litellm()
         self.unsupported = self._unsupported_generic_params()
+        self._batch_model: str | None = None  # the provider's model name in a batch line
 
     def _unsupported_generic_params(self) -> frozenset[str]:
         """The generic params this provider does not take (empty when LiteLLM does not know)."""
@@ -131,7 +132,10 @@ class LiteLLMBackend(Backend):
         """The body of this request in an OpenAI batch line, for the providers whose batches go
         through `reljudge.llm.batch.litellm_service` (ValueError for the others): the provider's
         model name (without LiteLLM's ``<provider>/``), the messages and the params sent."""
-        _, name = batch_provider(self.model)
+        name = self._batch_model
+        if name is None:  # once: LiteLLM's provider lookup costs more than the rest of the line
+            _, name = batch_provider(self.model)
+            self._batch_model = name
         body: dict[str, Any] = {"messages": messages, "model": name}
         for key, value in wire.items():
             if key == "extra_body":

@@ -10,7 +10,8 @@ client-side overhead, wall time minus that wait (target < 60 s); its CPU time; a
 (``ru_maxrss`` from ``wait4``, target < 300 MB), and the mock server's peak RSS. The server's count of requests submitted twice
 must be 0 and the records must number N. Synthetic topics and passages (`_common.make_dataset`).
 
-Usage: python bench/bench_batch.py [N] [--delay S]
+Usage: python bench/bench_batch.py [N] [--delay S] [--model M]
+(``--model litellm/openai/gpt-4o-mini``: the waves go through LiteLLM's batch API)
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ def main() -> None:
     parser.add_argument("n", nargs="?", type=int, default=100_000)
     parser.add_argument("--delay", type=float, default=5.0, help="the mock's completion delay (s)")
     parser.add_argument("--poll", type=float, default=1.0)
+    parser.add_argument(
+        "--model", default="openai/gpt-4o-mini", help="litellm/openai/<m>: LiteLLM's batch API"
+    )
     args = parser.parse_args()
     n = args.n
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
@@ -64,7 +68,7 @@ def main() -> None:
                 "--method",
                 "umbrela",
                 "--model",
-                "openai/gpt-4o-mini",
+                args.model,
                 "--base-url",
                 url,
                 *inputs,

@@ -199,6 +199,14 @@ BLOCKS: list[Block] = [
         reason="reduced: one topic, batches polled every 0.05 s",
         reduce=((" --batch", " --topics-limit 1 --batch-poll 0.05 --batch"),),
     ),
+    Block(
+        "judge run --method umbrela --model litellm/openai/gpt-4o-mini --dataset dl19-sample --batch",
+        reason="reduced: one topic, batches polled every 0.05 s, the mock as the server at --base-url",
+        reduce=(
+            (" --batch", " --topics-limit 1 --batch-poll 0.05 --batch"),
+            ("http://host:8000/v1", '"$OPENAI_BASE_URL"'),
+        ),
+    ),
     Block("from reljudge.io.answers import read_answers, write_answers_tsv, write_rag24"),
     Block("judge generate --model gpt-4o --dataset dl19-sample --dry-run"),
     Block('JOB="--method umbrela --model openai/Qwen2.5-7B-Instruct'),  # batch export/import, vLLM stand-in
@@ -227,7 +235,9 @@ BLOCKS: list[Block] = [
         "judge sweep sweep.yaml --batch --dry-run",
         "sweep.yaml stands for your own sweep file; tests/test_sweep_batch.py runs these commands on the mock",
     ),
-    Block("stopped at the cost cap: $0.001582", run=False, reason="console output (tests/test_sweep_batch.py)"),
+    Block(
+        "stopped at the cost cap: $0.001582", run=False, reason="console output (tests/test_sweep_batch.py)"
+    ),
     Block(
         "stopped at the cost cap: $0.001138",
         run=False,

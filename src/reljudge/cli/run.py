@@ -104,7 +104,9 @@ async def run_or_batch(config: Any, confirm: Any = None) -> Any:
         typer.echo(str(pending), err=True)
         raise typer.Exit(75) from None
     except ProviderError as err:  # the Batch API refused or failed (secrets masked)
-        typer.echo(f"error: the batch API: {err}; everything is saved and the same command resumes", err=True)
+        resumes = getattr(err, "resumes", True)  # False: the same command would stop there again
+        tail = "; everything is saved and the same command resumes" if resumes else ""
+        typer.echo(f"error: the batch API: {err}{tail}", err=True)
         raise typer.Exit(1) from None
     except BatchCapped as capped:
         if capped.summary is not None:

@@ -123,6 +123,17 @@ def _service(session: BatchSession) -> BatchService:
 
     cfg = session.client.config
     try:
+        if session.backend == "litellm":
+            from reljudge.llm.batch.litellm_service import LitellmBatchService
+            from reljudge.llm.routing import resolve_model
+
+            return LitellmBatchService(  # type: ignore[return-value]  # BatchService's interface
+                resolve_model(session.config.model).model,
+                base_url=cfg.base_url,
+                api_key=cfg.api_key,
+                timeout_s=max(cfg.timeout_s, 60.0),
+                redact=session.client._redact,
+            )
         return BatchService(
             base_url=cfg.base_url,
             api_key=cfg.api_key,

@@ -85,12 +85,21 @@ class BatchSession:
             raise InputError(
                 "batch mode needs the response cache (answers come back through it): drop --no-cache"
             )
-        backend, _ = resolve_model(config.model)
-        if backend != "openai":
+        backend, name = resolve_model(config.model)
+        if backend == "litellm":
+            from reljudge.llm.backends.litellm import batch_provider
+
+            try:
+                batch_provider(name)
+            except ValueError as err:
+                raise InputError(str(err)) from None
+        elif backend != "openai":
             raise InputError(
-                f"batch mode sends OpenAI batch requests: use an OpenAI model or openai/<name> with "
-                f"--base-url (not the {backend} backend)"
+                f"batch mode sends OpenAI batch requests: use an OpenAI model, openai/<name> with "
+                f"--base-url, or litellm/<provider>/<name> (not the {backend} backend)"
             )
+        #: the backend the batches go through ("openai": the SDK; "litellm": LiteLLM's batch API)
+        self.backend = backend
         self.dir = run_directory(config)
         self.config = config.model_copy(update={"output": self.dir})
         self.batch_dir = self.dir / BATCH_DIR

@@ -63,6 +63,35 @@ def _import_litellm() -> Any:
     return litellm
 
 
+#: the LiteLLM providers whose batches go through `reljudge.llm.batch.litellm_service` (its
+#: docstring says why these and not the others)
+BATCH_PROVIDERS = ("openai", "litellm_proxy")
+_REFUSED = {
+    "azure": "LiteLLM reads an Azure output file whole into memory (no bounded download)",
+    "vertex_ai": "LiteLLM rewrites Vertex AI request files (their lines are not the synchronous requests)",
+    "bedrock": "LiteLLM rewrites Bedrock request files (their lines are not the synchronous requests)",
+    "hosted_vllm": "LiteLLM runs hosted_vllm batches itself, in this process",
+}
+
+
+def batch_provider(model: str) -> tuple[str, str]:
+    """(LiteLLM provider, the provider's model name) of a LiteLLM model string
+    (``openai/gpt-4o-mini`` -> ``("openai", "gpt-4o-mini")``); ValueError for a provider whose
+    batches this adapter does not send, with the reason."""
+    litellm = _import_litellm()
+    try:
+        name, provider, _, _ = litellm.get_llm_provider(model)
+    except Exception as err:
+        raise ValueError(f"LiteLLM does not know the provider of {model!r}: {str(err)[:200]}") from None
+    if provider not in BATCH_PROVIDERS:
+        why = _REFUSED.get(provider, "LiteLLM has no OpenAI-format batch API for it")
+        raise ValueError(
+            f"batch mode through LiteLLM takes the providers {', '.join(BATCH_PROVIDERS)}, not {provider!r} "
+            f"({why}); run it without --batch"
+        )
+    return provider, name
+
+
 class LiteLLMBackend(Backend):
     name = "litellm"
 
@@ -79,6 +108,7 @@ class LiteLLMBackend(Backend):
         self._api_key = api_key
         self._litellm = _import_litellm()
         self.unsupported = self._unsupported_generic_params()
+        self._batch_model: str | None = None  # the provider's model name in a batch line
 
     def _unsupported_generic_params(self) -> frozenset[str]:
         """The generic params this provider does not take (empty when LiteLLM does not know)."""
@@ -97,6 +127,22 @@ class LiteLLMBackend(Backend):
             wire.pop(name, None)
             effective.pop(name, None)
         return wire, effective
+
+    def batch_body(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> dict[str, Any]:
+        """The body of this request in an OpenAI batch line, for the providers whose batches go
+        through `reljudge.llm.batch.litellm_service` (ValueError for the others): the provider's
+        model name (without LiteLLM's ``<provider>/``), the messages and the params sent."""
+        name = self._batch_model
+        if name is None:  # once: LiteLLM's provider lookup costs more than the rest of the line
+            _, name = batch_provider(self.model)
+            self._batch_model = name
+        body: dict[str, Any] = {"messages": messages, "model": name}
+        for key, value in wire.items():
+            if key == "extra_body":
+                body.update(value)
+            else:
+                body[key] = value
+        return body
 
     async def complete(self, messages: list[dict[str, str]], wire: dict[str, Any]) -> Completion:
         litellm = self._litellm

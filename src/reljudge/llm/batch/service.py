@@ -183,20 +183,30 @@ class BatchService:
 
     # -- what the provider sends back ------------------------------------------------------------
     def _id(self, value: Any) -> str:
-        """An id the provider sent, checked (`_text_id`) and holding no secret the client knows:
-        an id is printed and kept in the run directory's batch state, so an echoed key is refused."""
-        text = _text_id(value)
-        if self._redact(text) != text:
-            raise ProviderError("invalid_response", "the provider sent an id holding a secret")
-        return text
+        return checked_id(value, self._redact)
 
     def _checked(self, info: BatchInfo) -> BatchInfo:
-        for value in (info.id, info.output_file_id, info.error_file_id):
-            if value is not None:
-                self._id(value)
-        if info.errors is not None and self._redact(info.errors) != info.errors:
-            return replace(info, errors=self._redact(info.errors))
-        return info
+        return checked_info(info, self._redact)
+
+
+def checked_id(value: Any, redact: Callable[[str], str]) -> str:
+    """An id the provider sent, checked (`_text_id`) and holding no secret the client knows
+    (``redact`` would change it): an id is printed and kept in the run directory's batch state,
+    so an echoed key is refused."""
+    text = _text_id(value)
+    if redact(text) != text:
+        raise ProviderError("invalid_response", "the provider sent an id holding a secret")
+    return text
+
+
+def checked_info(info: BatchInfo, redact: Callable[[str], str]) -> BatchInfo:
+    """``info`` with its ids checked (`checked_id`) and its error messages masked."""
+    for value in (info.id, info.output_file_id, info.error_file_id):
+        if value is not None:
+            checked_id(value, redact)
+    if info.errors is not None and redact(info.errors) != info.errors:
+        return replace(info, errors=redact(info.errors))
+    return info
 
 
 def batch_info(batch: Any) -> BatchInfo:

@@ -363,3 +363,31 @@ def test_the_prompt_contract_and_the_grade_following_mock_server():
     data = Path(__file__).resolve().parent.parent / "examples" / "answers" / "rag24-collection"
     auto = _by_grade(AutoResponder(), str(data / "qrels.txt"), str(data / "passages.tsv"), None)
     assert {"citation-support-by-grade", "nugget-assign-by-grade"} <= {r.name for r in auto.rules}
+
+
+def test_a_replaced_reference_with_the_same_text_drops_the_old_citation(srv, tmp_path):
+    """Regression: the answer's fingerprint was its text only, so the records of a passage the
+    answer no longer cites (same text, another reference) still counted in its scores."""
+    files, book = _collection(tmp_path)
+    _grading(srv, book)
+    out = tmp_path / "run"
+    assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
+    before = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
+    assert before["precision"] == 1.0 and before["judged"] == 2
+    lines = EXAMPLE.read_text().splitlines()
+    changed = json.loads(lines[1])
+    changed["references"] = ["d-landlord-0"]  # same sentences, same citation indices, another passage
+    path = tmp_path / "changed.jsonl"
+    path.write_text(lines[0] + "\n" + json.dumps(changed) + "\n")
+    code, text = run(srv, out, *files, "--answers", str(path), "--dry-run", "--json")
+    assert code == 0 and json.loads(text)["estimate"]["calls"] == 2
+    srv.reset()
+    assert run(srv, out, *files, "--answers", str(path))[0] == 0
+    assert srv.calls == 2
+    after = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
+    assert after["citations"] == after["judged"] == 2  # the two pairs of the new passage only
+    assert after["precision"] == 0.0 and after["recall"] == 0.0
+    # the same text citing back the first passage is judged again (the cache answers): its scores again
+    assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
+    again = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
+    assert again["precision"] == 1.0 and again["judged"] == 2

@@ -10,6 +10,7 @@ SHA-256 of its text, its provenance in the records made from it.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,15 @@ class SourcedAnswer:
     def sha256(self) -> str:
         """The SHA-256 of the answer text (as judged: sentences joined by single spaces)."""
         return answer_sha256(self.answer.text)
+
+    @property
+    def citations_sha256(self) -> str:
+        """The SHA-256 of what a citation judgment depends on: each sentence with the references
+        it cites, and the references (another reference or citation is another answer)."""
+        answer = self.answer
+        cited = [[s.text, list(s.citations)] for s in answer.sentences]
+        payload = json.dumps([cited, list(answer.references)], ensure_ascii=False, separators=(",", ":"))
+        return answer_sha256(payload)
 
 
 def answer_sha256(text: str) -> str:

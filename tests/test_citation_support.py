@@ -391,3 +391,27 @@ def test_a_replaced_reference_with_the_same_text_drops_the_old_citation(srv, tmp
     assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
     again = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
     assert again["precision"] == 1.0 and again["judged"] == 2
+
+
+def test_a_capped_run_writes_no_answer_scores(srv, tmp_path):
+    """Regression: the score files were written for any state but a dry run (capped, aborted,
+    interrupted too), so a partly judged run looked scored."""
+    files, book = _collection(tmp_path)
+    _grading(srv, book)
+    out = tmp_path / "run"
+    argv = ["run", "--method", METHOD, "--model", "openai/gpt-4o-mini", "--base-url", srv.openai_url]
+    argv += ["--output", str(out), "--cache", str(tmp_path / "cache.sqlite"), "--no-progress", *files]
+    argv += ["--answers", str(EXAMPLE), "--max-cost", "0.0000001", "--concurrency", "1"]
+    result = CliRunner().invoke(app, [*argv, "--json"], env={"OPENAI_API_KEY": "sk-test-citations"})
+    assert result.exit_code == 3, result.output
+    payload = json.loads(result.output)
+    assert payload["state"] == "capped" and payload["answers"]["systems"] is None
+    assert "not written" in payload["answers"]["not_scored"]
+    assert not (out / "answer-citations.json").exists() and not (out / "answer-citations-topics.csv").exists()
+    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test-citations"})
+    assert result.exit_code == 3 and "answer scores not written: the run is capped" in result.output
+    assert not (out / "answer-citations.json").exists()
+    # the same command without the cap finishes and scores
+    result = CliRunner().invoke(app, argv[:-4], env={"OPENAI_API_KEY": "sk-test-citations"})
+    assert result.exit_code == 0, result.output
+    assert len(read_citation_scores(out)["topics"]) == 2

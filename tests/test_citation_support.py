@@ -415,3 +415,59 @@ def test_a_capped_run_writes_no_answer_scores(srv, tmp_path):
     result = CliRunner().invoke(app, argv[:-4], env={"OPENAI_API_KEY": "sk-test-citations"})
     assert result.exit_code == 0, result.output
     assert len(read_citation_scores(out)["topics"]) == 2
+
+
+def test_a_one_field_json_object_and_a_label_with_an_explanation_are_read():
+    """Regression: the choice parser left {"support": "full_support"} (open-rag-eval's structured
+    output) and "full_support. The statement ..." unparsed; only the model's own answer gives a label."""
+    from reljudge.judges.reading import read_text
+
+    judge = CitationSupportJudge()
+    rendered = get_prompt("citations/trec-rag24-support").render(statement="S.", citation="C.")
+
+    def read(answer: str):
+        return read_text(answer, judge.parser(), prompt=rendered, template=judge.prompt).parsed
+
+    for answer, score, how in (
+        ('{"support": "full_support"}', 1.0, "json-field"),
+        ('```json\n{"support": "no_support"}\n```', 0.0, "json-field"),
+        ("full_support. The statement is supported by the citation.", 1.0, "label-first"),
+        ("Partial Support: the citation gives the first half only.", 0.5, "label-first"),
+        ("**no_support**\n\nThe citation is about rent.", 0.0, "label-first"),
+        ("full_support, as the citation says full_support", 1.0, "label-first"),
+    ):
+        parsed = read(answer)
+        assert (parsed.status, parsed.label, parsed.how) == ("ok", score, how), answer
+    for answer in (
+        rendered[-1]["content"],  # the echoed prompt holds all three labels
+        "full_support. Not partial_support, though.",  # two labels named
+        "partial_support or no_support",
+        '{"support": "full_support", "other": "no_support"}',
+        '{"support": "full_support", "why": "it says so"}',  # not a single field
+        '{"support": "maybe"}',
+        "The answer is full_support.",  # the label does not start the answer
+        "No supporting evidence is given.",
+    ):
+        assert read(answer).status == "unparsed", answer
+
+
+def test_a_structured_output_answer_labels_the_records(srv, tmp_path):
+    files, _ = _collection(tmp_path)
+
+    def reply(req):
+        if "Citation:" not in req.last_user:
+            return MockReply(text="no_support")
+        if "landlord" in req.last_user.lower():
+            return MockReply(text='{"support": "full_support"}')
+        return MockReply(text="partial_support. The citation names supervision only.")
+
+    srv.responder = reply
+    out = tmp_path / "run"
+    code, text = run(srv, out, *files, "--answers", str(EXAMPLE))
+    assert code == 0, text
+    pairs = [r for r in RunDir(out).judgments(latest=True) if r.extra.get("sentence") is not None]
+    assert len(pairs) == 5 and all(r.status == "ok" for r in pairs)
+    assert {r.qid: r.extra["support"] for r in pairs} == {
+        "23287": "full_support",
+        "2024-145979": "partial_support",
+    }

@@ -252,7 +252,8 @@ def test_bad_answer_files_are_file_line_errors_and_write_nothing(srv, tmp_path, 
     assert not out.exists() and srv.calls == 0
     twice = _answers(tmp_path, sample, systems=(("a", 3),), name="again.tsv")
     code, text = run(srv, out, "--answers", str(twice), "--answers", str(twice))
-    assert code == EXIT_BAD_INPUT and "already" in text and not out.exists()
+    assert code == EXIT_BAD_INPUT and not out.exists()
+    assert f"error: {twice}:1: system 'a' answers topic" in text and f"already in {twice}:1" in text
     code, text = run(srv, out, "--answers", str(twice), "--method", "umbrela")
     assert code == EXIT_BAD_INPUT and "--answers is for --method citation-support or nuggets" in text
 

@@ -195,21 +195,28 @@ def test_each_cited_passage_is_judged_and_scores_follow_from_the_records(srv, tm
     assert code == 0 and json.loads(text)["estimate"]["calls"] == 0 and srv.calls == 0
 
 
+def _rerun_changed(srv: MockLLMServer, out: Path, files: list[str], tmp_path: Path, **fields) -> int:
+    """Run again with the example's second answer changed (``fields``); the dry run's count of
+    calls must be the run's; returns it."""
+    lines = EXAMPLE.read_text().splitlines()
+    path = tmp_path / "changed.jsonl"
+    path.write_text(lines[0] + "\n" + json.dumps({**json.loads(lines[1]), **fields}) + "\n")
+    code, text = run(srv, out, *files, "--answers", str(path), "--dry-run", "--json")
+    assert code == 0, text
+    estimate = json.loads(text)["estimate"]["calls"]
+    srv.reset()
+    assert run(srv, out, *files, "--answers", str(path))[0] == 0
+    assert srv.calls == estimate
+    return estimate
+
+
 def test_a_changed_answer_is_judged_again_and_its_new_records_count(srv, tmp_path):
     files, book = _collection(tmp_path)
     _grading(srv, book)
     out = tmp_path / "run"
     assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
-    lines = EXAMPLE.read_text().splitlines()
-    changed = json.loads(lines[1])
-    changed["answer"] = [{"text": "Vicarious trauma cannot be coped with at all.", "citations": [0]}]
-    path = tmp_path / "changed.jsonl"
-    path.write_text(lines[0] + "\n" + json.dumps(changed) + "\n")
-    code, text = run(srv, out, *files, "--answers", str(path), "--dry-run", "--json")
-    assert code == 0 and json.loads(text)["estimate"]["calls"] == 1
-    srv.reset()
-    assert run(srv, out, *files, "--answers", str(path))[0] == 0
-    assert srv.calls == 1  # only the changed answer's one pair
+    answer = [{"text": "Vicarious trauma cannot be coped with at all.", "citations": [0]}]
+    assert _rerun_changed(srv, out, files, tmp_path, answer=answer) == 1  # only the changed answer's one pair
     row = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
     assert row["sentences"] == 1 and row["citations"] == 1 and row["recall"] == 1.0
 
@@ -374,16 +381,8 @@ def test_a_replaced_reference_with_the_same_text_drops_the_old_citation(srv, tmp
     assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
     before = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
     assert before["precision"] == 1.0 and before["judged"] == 2
-    lines = EXAMPLE.read_text().splitlines()
-    changed = json.loads(lines[1])
-    changed["references"] = ["d-landlord-0"]  # same sentences, same citation indices, another passage
-    path = tmp_path / "changed.jsonl"
-    path.write_text(lines[0] + "\n" + json.dumps(changed) + "\n")
-    code, text = run(srv, out, *files, "--answers", str(path), "--dry-run", "--json")
-    assert code == 0 and json.loads(text)["estimate"]["calls"] == 2
-    srv.reset()
-    assert run(srv, out, *files, "--answers", str(path))[0] == 0
-    assert srv.calls == 2
+    # same sentences, same citation indices, another passage: its two pairs are judged
+    assert _rerun_changed(srv, out, files, tmp_path, references=["d-landlord-0"]) == 2
     after = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
     assert after["citations"] == after["judged"] == 2  # the two pairs of the new passage only
     assert after["precision"] == 0.0 and after["recall"] == 0.0

@@ -22,14 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reljudge.io.answer_sets import SourcedAnswer, read_answer_files
-from reljudge.judges.answer_tables import (
-    Versions,
-    current_records,
-    fmt,
-    incomplete_line,
-    qid_order,
-    render_rows,
-)
+from reljudge.judges import answer_tables
+from reljudge.judges.answer_tables import Versions, current_records
 from reljudge.judges.base import JudgeInputs, Resource
 from reljudge.judges.common import passage_problem
 from reljudge.judges.nuggets.scores import NUGGET_SCORES, EmptyClass
@@ -159,7 +153,7 @@ def answer_table(
     topic_rows = [
         {"system": s, "qid": q, **per[(s, q)]}
         for s in order
-        for q in sorted((q for t, q in per if t == s), key=qid_order)
+        for q in sorted((q for t, q in per if t == s), key=answer_tables.qid_order)
     ]
     system_rows = []
     for s in order:
@@ -183,13 +177,18 @@ def render_table(table: AnswerTable) -> str:
     if not table.systems:
         return "answers: no answer scored yet"
     names = ["system", "topics", *NUGGET_SCORES]
-    rows = [[str(r["system"]), str(r["topics"]), *(fmt(r[s]) for s in NUGGET_SCORES)] for r in table.systems]
-    lines = render_rows(names, rows)
+    rows = [
+        [str(r["system"]), str(r["topics"]), *(answer_tables.fmt(r[s]) for s in NUGGET_SCORES)]
+        for r in table.systems
+    ]
+    lines = answer_tables.render_rows(names, rows)
     no_vital = sum(r["topics_without_vital"] for r in table.systems)
     if no_vital:
         lines.append(f"vital: {no_vital} (system, topic) answer(s) on topics without a vital nugget left out")
     if table.incomplete:
-        lines.append(incomplete_line([(s, q) for q, s in table.incomplete], "assessed on every nugget"))
+        lines.append(
+            answer_tables.incomplete_line([(s, q) for q, s in table.incomplete], "assessed on every nugget")
+        )
     return "\n".join(lines)
 
 

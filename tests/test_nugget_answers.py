@@ -482,21 +482,3 @@ def test_a_partly_reassigned_answer_is_incomplete_not_a_mix_of_two_texts(srv, tm
     ] == [2]
     table = answer_table(RunDir(out).judgments(latest=True))
     assert table.incomplete == [] and any(row["qid"] == qid for row in table.topics)
-
-
-def test_answers_are_grouped_once_per_inputs_without_module_state():
-    import reljudge.judges.nuggets.answers as nugget_answers
-    from reljudge.io.answer_sets import SourcedAnswer
-    from reljudge.io.answers import Answer, Sentence
-    from reljudge.judges.base import JudgeInputs
-
-    def inputs(*systems: str) -> JudgeInputs:
-        answers = [SourcedAnswer(Answer(s, "q1", (Sentence(f"{s} says"),)), "f.tsv") for s in systems]
-        return JudgeInputs(topics={"q1": "t"}, corpus={}, pool={}, resources={"answers": answers})
-
-    one, two = inputs("a"), inputs("b", "c")
-    grouped = nugget_answers.answers_of(one)
-    assert nugget_answers.answers_of(one) is grouped  # once per inputs
-    assert [a.system for a in nugget_answers.answers_of(two)["q1"]] == ["b", "c"]
-    assert [a.system for a in nugget_answers.answers_of(one)["q1"]] == ["a"]
-    assert not hasattr(nugget_answers, "_GROUPED")  # nothing kept by the module between jobs

@@ -136,3 +136,16 @@ def test_similarity_command_needs_one_vector_source_and_good_files(tmp_path):
                    "--embeddings", str(p["npy"]), "--out", str(tmp_path / "o"))  # fmt: skip
     assert result.returncode == 2 and "bad.tsv:2" in result.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_an_answer_given_in_two_files_is_a_file_line_error(tmp_path):
+    """Regression: `judge answers similarity` read several answer files last-wins, where
+    `judge run` refuses a (system, topic) answered twice; now one reader: FILE:LINE, exit 2."""
+    p = _write(tmp_path)
+    again = tmp_path / "again.tsv"
+    again.write_text("other\t0\tfine\nnear\t1\tthe same system and topic as a.tsv's line 5\n")
+    result = judge("answers", "similarity", str(p["answers"]), str(again), "--qrels", str(p["qrels"]),
+                   "--embeddings", str(p["npy"]), "--ids", str(tmp_path / "v.ids"), "--out", str(tmp_path / "o"))  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert f"error: {again}:2: system 'near' answers topic '1' already in {p['answers']}:4" in result.stderr
+    assert not (tmp_path / "o").exists()

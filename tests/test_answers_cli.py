@@ -72,3 +72,15 @@ def test_convert_refuses_two_systems_into_one_rag24_run(tmp_path):
     )
     assert result.exit_code != 0 and "one run per file" in str(result.exception)
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_check_and_convert_refuse_an_answer_given_in_two_files_at_its_line(tmp_path):
+    """Regression: the answer-file checks differed by command; `judge answers` reads as `judge run`."""
+    one, two = tmp_path / "one.tsv", tmp_path / "two.tsv"
+    one.write_text("s\tq1\tfirst\ns\tq2\tsecond\n", encoding="utf-8")
+    two.write_text("t\tq1\tother\ns\tq2\tagain\n", encoding="utf-8")
+    for args in (("check",), ("convert", "--out", str(tmp_path / "out.tsv"))):
+        done = judge("answers", *args, str(one), str(two), cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"error: {two}:2: system 's' answers topic 'q2' already in {one}:2")
+    assert not (tmp_path / "out.tsv").exists()

@@ -195,21 +195,28 @@ def test_each_cited_passage_is_judged_and_scores_follow_from_the_records(srv, tm
     assert code == 0 and json.loads(text)["estimate"]["calls"] == 0 and srv.calls == 0
 
 
+def _rerun_changed(srv: MockLLMServer, out: Path, files: list[str], tmp_path: Path, **fields) -> int:
+    """Run again with the example's second answer changed (``fields``); the dry run's count of
+    calls must be the run's; returns it."""
+    lines = EXAMPLE.read_text().splitlines()
+    path = tmp_path / "changed.jsonl"
+    path.write_text(lines[0] + "\n" + json.dumps({**json.loads(lines[1]), **fields}) + "\n")
+    code, text = run(srv, out, *files, "--answers", str(path), "--dry-run", "--json")
+    assert code == 0, text
+    estimate = json.loads(text)["estimate"]["calls"]
+    srv.reset()
+    assert run(srv, out, *files, "--answers", str(path))[0] == 0
+    assert srv.calls == estimate
+    return estimate
+
+
 def test_a_changed_answer_is_judged_again_and_its_new_records_count(srv, tmp_path):
     files, book = _collection(tmp_path)
     _grading(srv, book)
     out = tmp_path / "run"
     assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
-    lines = EXAMPLE.read_text().splitlines()
-    changed = json.loads(lines[1])
-    changed["answer"] = [{"text": "Vicarious trauma cannot be coped with at all.", "citations": [0]}]
-    path = tmp_path / "changed.jsonl"
-    path.write_text(lines[0] + "\n" + json.dumps(changed) + "\n")
-    code, text = run(srv, out, *files, "--answers", str(path), "--dry-run", "--json")
-    assert code == 0 and json.loads(text)["estimate"]["calls"] == 1
-    srv.reset()
-    assert run(srv, out, *files, "--answers", str(path))[0] == 0
-    assert srv.calls == 1  # only the changed answer's one pair
+    answer = [{"text": "Vicarious trauma cannot be coped with at all.", "citations": [0]}]
+    assert _rerun_changed(srv, out, files, tmp_path, answer=answer) == 1  # only the changed answer's one pair
     row = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
     assert row["sentences"] == 1 and row["citations"] == 1 and row["recall"] == 1.0
 
@@ -363,3 +370,103 @@ def test_the_prompt_contract_and_the_grade_following_mock_server():
     data = Path(__file__).resolve().parent.parent / "examples" / "answers" / "rag24-collection"
     auto = _by_grade(AutoResponder(), str(data / "qrels.txt"), str(data / "passages.tsv"), None)
     assert {"citation-support-by-grade", "nugget-assign-by-grade"} <= {r.name for r in auto.rules}
+
+
+def test_a_replaced_reference_with_the_same_text_drops_the_old_citation(srv, tmp_path):
+    """Regression: the answer's fingerprint was its text only, so the records of a passage the
+    answer no longer cites (same text, another reference) still counted in its scores."""
+    files, book = _collection(tmp_path)
+    _grading(srv, book)
+    out = tmp_path / "run"
+    assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
+    before = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
+    assert before["precision"] == 1.0 and before["judged"] == 2
+    # same sentences, same citation indices, another passage: its two pairs are judged
+    assert _rerun_changed(srv, out, files, tmp_path, references=["d-landlord-0"]) == 2
+    after = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
+    assert after["citations"] == after["judged"] == 2  # the two pairs of the new passage only
+    assert after["precision"] == 0.0 and after["recall"] == 0.0
+    # the same text citing back the first passage is judged again (the cache answers): its scores again
+    assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
+    again = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
+    assert again["precision"] == 1.0 and again["judged"] == 2
+
+
+def test_a_capped_run_writes_no_answer_scores(srv, tmp_path):
+    """Regression: the score files were written for any state but a dry run (capped, aborted,
+    interrupted too), so a partly judged run looked scored."""
+    files, book = _collection(tmp_path)
+    _grading(srv, book)
+    out = tmp_path / "run"
+    argv = ["run", "--method", METHOD, "--model", "openai/gpt-4o-mini", "--base-url", srv.openai_url]
+    argv += ["--output", str(out), "--cache", str(tmp_path / "cache.sqlite"), "--no-progress", *files]
+    argv += ["--answers", str(EXAMPLE), "--max-cost", "0.0000001", "--concurrency", "1"]
+    result = CliRunner().invoke(app, [*argv, "--json"], env={"OPENAI_API_KEY": "sk-test-citations"})
+    assert result.exit_code == 3, result.output
+    payload = json.loads(result.output)
+    assert payload["state"] == "capped" and payload["answers"]["systems"] is None
+    assert "not written" in payload["answers"]["not_scored"]
+    assert not (out / "answer-citations.json").exists() and not (out / "answer-citations-topics.csv").exists()
+    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test-citations"})
+    assert result.exit_code == 3 and "answer scores not written: the run is capped" in result.output
+    assert not (out / "answer-citations.json").exists()
+    # the same command without the cap finishes and scores
+    result = CliRunner().invoke(app, argv[:-4], env={"OPENAI_API_KEY": "sk-test-citations"})
+    assert result.exit_code == 0, result.output
+    assert len(read_citation_scores(out)["topics"]) == 2
+
+
+def test_a_one_field_json_object_and_a_label_with_an_explanation_are_read():
+    """Regression: the choice parser left {"support": "full_support"} (open-rag-eval's structured
+    output) and "full_support. The statement ..." unparsed; only the model's own answer gives a label."""
+    from reljudge.judges.reading import read_text
+
+    judge = CitationSupportJudge()
+    rendered = get_prompt("citations/trec-rag24-support").render(statement="S.", citation="C.")
+
+    def read(answer: str):
+        return read_text(answer, judge.parser(), prompt=rendered, template=judge.prompt).parsed
+
+    for answer, score, how in (
+        ('{"support": "full_support"}', 1.0, "json-field"),
+        ('```json\n{"support": "no_support"}\n```', 0.0, "json-field"),
+        ("full_support. The statement is supported by the citation.", 1.0, "label-first"),
+        ("Partial Support: the citation gives the first half only.", 0.5, "label-first"),
+        ("**no_support**\n\nThe citation is about rent.", 0.0, "label-first"),
+        ("full_support, as the citation says full_support", 1.0, "label-first"),
+    ):
+        parsed = read(answer)
+        assert (parsed.status, parsed.label, parsed.how) == ("ok", score, how), answer
+    for answer in (
+        rendered[-1]["content"],  # the echoed prompt holds all three labels
+        "full_support. Not partial_support, though.",  # two labels named
+        "partial_support or no_support",
+        '{"support": "full_support", "other": "no_support"}',
+        '{"support": "full_support", "why": "it says so"}',  # not a single field
+        '{"support": "maybe"}',
+        "The answer is full_support.",  # the label does not start the answer
+        "No supporting evidence is given.",
+    ):
+        assert read(answer).status == "unparsed", answer
+
+
+def test_a_structured_output_answer_labels_the_records(srv, tmp_path):
+    files, _ = _collection(tmp_path)
+
+    def reply(req):
+        if "Citation:" not in req.last_user:
+            return MockReply(text="no_support")
+        if "landlord" in req.last_user.lower():
+            return MockReply(text='{"support": "full_support"}')
+        return MockReply(text="partial_support. The citation names supervision only.")
+
+    srv.responder = reply
+    out = tmp_path / "run"
+    code, text = run(srv, out, *files, "--answers", str(EXAMPLE))
+    assert code == 0, text
+    pairs = [r for r in RunDir(out).judgments(latest=True) if r.extra.get("sentence") is not None]
+    assert len(pairs) == 5 and all(r.status == "ok" for r in pairs)
+    assert {r.qid: r.extra["support"] for r in pairs} == {
+        "23287": "full_support",
+        "2024-145979": "partial_support",
+    }

@@ -175,3 +175,17 @@ def test_evaluate_answers_need_vectors(tmp_path):
     assert not (tmp_path / "ev").exists()
     result = judge(*base, "--embeddings", str(p["npy"]))
     assert result.returncode == 2 and "go with --answers" in result.stderr
+
+
+def test_evaluate_refuses_an_answer_given_in_two_files(tmp_path):
+    """Regression: `judge evaluate --answers A B` kept the last of a (system, topic) answered in
+    both files; now it is `error: FILE:LINE: ...`, exit 2, as in `judge run`."""
+    p = _write(tmp_path)
+    again = tmp_path / "again.tsv"
+    again.write_text("far\t0\tanother answer of far to topic 0\n")
+    base = ["evaluate", "--qrels", str(p["qrels"]), "--judgments", str(p["qrels"]), "--runs", str(p["runs"]),
+            "--bootstrap", "0", "--out", str(tmp_path / "ev"), "--answers", str(p["answers"]),
+            "--answers", str(again), "--embeddings", str(p["npy"])]  # fmt: skip
+    result = judge(*base)
+    assert result.returncode == 2, result.stderr
+    assert f"error: {again}:1: system 'far' answers topic '0' already in {p['answers']}:" in result.stderr

@@ -252,7 +252,8 @@ def test_bad_answer_files_are_file_line_errors_and_write_nothing(srv, tmp_path, 
     assert not out.exists() and srv.calls == 0
     twice = _answers(tmp_path, sample, systems=(("a", 3),), name="again.tsv")
     code, text = run(srv, out, "--answers", str(twice), "--answers", str(twice))
-    assert code == EXIT_BAD_INPUT and "already" in text and not out.exists()
+    assert code == EXIT_BAD_INPUT and not out.exists()
+    assert f"error: {twice}:1: system 'a' answers topic" in text and f"already in {twice}:1" in text
     code, text = run(srv, out, "--answers", str(twice), "--method", "umbrela")
     assert code == EXIT_BAD_INPUT and "--answers is for --method citation-support or nuggets" in text
 
@@ -437,3 +438,47 @@ def test_a_run_over_answers_is_not_mixed_with_one_over_passages(srv, tmp_path, s
     spaced.write_text(f"my run\t{next(iter(sample[1]))}\tan answer\n")
     code, text = run(srv, tmp_path / "other", "--answers", str(spaced))
     assert code == EXIT_BAD_INPUT and "whitespace" in text
+
+
+def test_a_partly_reassigned_answer_is_incomplete_not_a_mix_of_two_texts(srv, tmp_path, sample):
+    """Regression: the nugget scores of answers had no newest-SHA filter, so an answer whose new
+    text was only partly assigned (an interrupted run) was scored from the old and new records."""
+    from reljudge.judges.nuggets.answers import answer_table, render_table
+
+    first = _answers(tmp_path, sample, systems=(("a", 3),), name="a.tsv")
+    out = tmp_path / "run"
+    assert run(srv, out, "--answers", str(first))[0] == 0
+    data, picks = sample
+    qid = next(iter(picks))
+    changed = tmp_path / "a2.tsv"
+    changed.write_text(f"a\t{qid}\tA revised answer: {' '.join(data.corpus[picks[qid][0]].split())}\n")
+    assert run(srv, out, "--answers", str(changed))[0] == 0
+    # the new text's last assignment record is lost (as if the run had stopped before it)
+    path = out / "judgments.jsonl"
+    lines = path.read_text().splitlines()
+    new_sha = {
+        r.extra["answer_sha256"]
+        for r in RunDir(out).judgments(latest=True)
+        if r.method == ASSIGN and r.docid == "a" and r.qid == qid
+    }
+    assert len(new_sha) == 1
+    last = max(i for i, line in enumerate(lines) if next(iter(new_sha)) in line)
+    path.write_text("\n".join(lines[:last] + lines[last + 1 :]) + "\n")
+    records = RunDir(out).judgments(latest=True)
+    shas = {
+        r.extra["answer_sha256"] for r in records if r.method == ASSIGN and r.docid == "a" and r.qid == qid
+    }
+    assert len(shas) == 2  # one old record still stands for the lost key
+    table = answer_table(records)
+    assert (qid, "a") in table.incomplete
+    assert all(row["qid"] != qid for row in table.topics)
+    assert f"a/{qid}" in render_table(table)
+    # the run resumes: the lost assignment is made again and the answer is scored from one text
+    code, text = run(srv, out, "--answers", str(changed), "--json")
+    assert code == 0, text
+    payload = json.loads(text)
+    assert payload["answers"]["incomplete"] == [] and [
+        r["topics"] for r in payload["answers"]["systems"]
+    ] == [2]
+    table = answer_table(RunDir(out).judgments(latest=True))
+    assert table.incomplete == [] and any(row["qid"] == qid for row in table.topics)

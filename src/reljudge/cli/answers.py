@@ -20,15 +20,16 @@ def answers_check_cmd(
         ..., metavar="FILE...", help="Answer files (.jsonl: TREC RAG 2024; else TSV)."
     ),
 ) -> None:
-    """Read answer files strictly; print systems, topics and answers per file. A malformed file
-    is 'error: FILE:LINE: what is wrong' and exit 2."""
-    from reljudge.io.answers import answers_by_system, read_answers
+    """Read answer files strictly, as every command reads them; print systems, topics and answers
+    per file. A malformed file, or a system answering a topic in two files, is 'error: FILE:LINE:
+    what is wrong' and exit 2."""
+    from reljudge.io.answer_sets import read_answer_files
 
-    for path in files:
-        answers = read_answers(path)
-        for system, by_qid in answers_by_system(answers).items():
-            words = sum(a.length for a in by_qid.values())
-            typer.echo(f"{path}: system {system}: {len(by_qid)} topic(s), {words:,} words")
+    per_file: dict[tuple[str, str], list[int]] = {}
+    for sourced in read_answer_files(files):
+        per_file.setdefault((sourced.file, sourced.system), []).append(sourced.answer.length)
+    for (path, system), lengths in per_file.items():
+        typer.echo(f"{path}: system {system}: {len(lengths)} topic(s), {sum(lengths):,} words")
 
 
 @app.command("convert")
@@ -40,16 +41,12 @@ def answers_convert_cmd(
     """Convert answer files: several TREC RAG 2024 runs into one TSV, or a TSV of one system into
     TREC RAG 2024 (sentences and citations are not in a TSV: each answer is one sentence)."""
     from reljudge.errors import InputError
-    from reljudge.io.answers import read_answers, write_answers_tsv, write_rag24
+    from reljudge.io.answer_sets import read_answer_files
+    from reljudge.io.answers import write_answers_tsv, write_rag24
 
     if to not in FORMATS:
         raise InputError(f"--to {to!r}: expected tsv or rag24")
-    answers = [a for path in files for a in read_answers(path)]
-    seen: set[tuple[str, str]] = set()
-    for a in answers:
-        if (a.system, a.qid) in seen:
-            raise InputError(f"system {a.system!r} answers topic {a.qid!r} in more than one file")
-        seen.add((a.system, a.qid))
+    answers = [sourced.answer for sourced in read_answer_files(files)]
     if to == "rag24":
         systems = sorted({a.system for a in answers})
         if len(systems) != 1:

@@ -56,21 +56,39 @@ def run_cmd(
     except KeyboardInterrupt:  # Ctrl-C where no signal handler could be installed
         typer.echo("interrupted", err=True)
         raise typer.Exit(130) from None
-    scored = None
+    scored = unscored = None
     if config.answers and summary.state != "dry-run" and summary.output_dir is not None:
-        from reljudge.run.answer_citations import score_run
+        if summary.state == "finished":  # only a finished run scores its answers (all judged)
+            from reljudge.run.answer_citations import score_run
 
-        scored = score_run(config.method, summary.output_dir)  # per topic and per system, written
+            scored = score_run(
+                config.method, summary.output_dir, config.answers
+            )  # per topic and system, written
+        else:
+            unscored = (
+                f"answer scores not written: the run is {summary.state}, not every answer is judged "
+                "(the same command resumes, then writes them)"
+            )
     if json_output:
         payload = summary.model_dump(mode="json")
         if scored is not None:
-            payload["answers"] = {"systems": scored["table"].systems, "files": scored["files"]}
+            table = scored["table"]
+            incomplete = [list(pair) for pair in table.incomplete]
+            payload["answers"] = {
+                "systems": table.systems,
+                "incomplete": incomplete,
+                "files": scored["files"],
+            }
+        elif unscored is not None:
+            payload["answers"] = {"systems": None, "not_scored": unscored}
         typer.echo(json.dumps(payload, indent=2))
     else:
         typer.echo(summary.render())
         if scored is not None:
             typer.echo(scored["text"])
             typer.echo(f"answer scores: {scored['files']['topics']}, {scored['files']['systems']}")
+        elif unscored is not None:
+            typer.echo(unscored)
     if summary.abort is not None:  # the provider cannot serve the job: its message, once
         message, hint = summary.abort.get("message"), summary.abort.get("hint")
         typer.echo(f"error: {message}" + (f" ({hint})" if hint else ""), err=True)

@@ -45,7 +45,7 @@ def answer_similarity_paths(
     """Every measure of the module docstring, as the content of ``similarity.json``."""
     from reljudge.evaluation.common_scale import anchors_section, common_scale, load_anchor_runs, needed_ids
     from reljudge.evaluation.embeddings import vector_source
-    from reljudge.io.answers import answers_by_system, read_answers
+    from reljudge.io.answer_sets import read_answers_by_system
     from reljudge.io.trec import read_qrels
     from reljudge.metrics.fd import fd_answers, fd_docids, fd_runs
     from reljudge.metrics.similarity import answer_grades, answer_id, cross_grade, pick_targets
@@ -58,7 +58,7 @@ def answer_similarity_paths(
     if not answer_files and runs is None:
         raise InputError("nothing to score: give answer files, --runs DIR, or both")
     human = read_qrels(qrels)
-    by_system = answers_by_system(a for path in answer_files for a in read_answers(path))
+    by_system = read_answers_by_system(answer_files) if answer_files else {}
     if answer_files and not by_system:
         raise InputError("no answers in " + ", ".join(map(str, answer_files)))
     answers = {s: {q: answer_id(s, q) for q in by_qid} for s, by_qid in by_system.items()}

@@ -154,12 +154,12 @@ def answer_ranking(
     nDCG@10, "pairs", ...}, best first]}``. Encodes only the targets, the runs' first two
     passages and the answers."""
     from reljudge.evaluation.embeddings import vector_source
-    from reljudge.io.answers import answers_by_system, read_answers
+    from reljudge.io.answer_sets import read_answers_by_system
     from reljudge.metrics.similarity import answer_id, top_grade_targets
 
     if (encoder is None) == (embeddings is None):
         raise InputError("--answers needs exactly one of --encoder NAME or --embeddings FILE")
-    by_system = answers_by_system(a for path in answer_files for a in read_answers(path))
+    by_system = read_answers_by_system(answer_files) if answer_files else {}
     answers = {s: {q: answer_id(s, q) for q in by_qid} for s, by_qid in by_system.items()}
     runs = runs or {}
     targets = [d for docs in top_grade_targets(human).values() for d in docs]

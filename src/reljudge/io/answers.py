@@ -36,7 +36,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,8 @@ class Answer:
     references: tuple[str, ...] = ()
     #: ``response_length`` as the file declared it (None when the answer came from a TSV)
     declared_length: int | None = field(default=None, compare=False)
+    #: the line of its file it was read from (None when not read from a file)
+    line: int | None = field(default=None, compare=False)
 
     @property
     def text(self) -> str:
@@ -90,7 +92,8 @@ class Answer:
 
 
 def answers_by_system(answers: Iterable[Answer]) -> dict[str, dict[str, Answer]]:
-    """``{system: {qid: answer}}`` in the order given."""
+    """``{system: {qid: answer}}`` in the order given (a (system, qid) given twice: the last; read
+    several files with `reljudge.io.answer_sets.read_answer_files`, which refuses that)."""
     out: dict[str, dict[str, Answer]] = {}
     for answer in answers:
         out.setdefault(answer.system, {})[answer.qid] = answer
@@ -109,7 +112,7 @@ def read_rag24(path: str | Path) -> list[Answer]:
     for number, line in read_lines(path, max_line_bytes=MAX_LINE_BYTES):
         if not line.strip():
             continue
-        answer = _rag24_line(line, path, number)
+        answer = replace(_rag24_line(line, path, number), line=number)
         if run_id is None:
             run_id = answer.system
         elif answer.system != run_id:
@@ -284,7 +287,7 @@ def read_answers_tsv(path: str | Path) -> list[Answer]:
         if (system, qid) in seen:
             raise InputError(f"system {shown(system)} answers topic {shown(qid)} twice", path, number)
         seen.add((system, qid))
-        answers.append(Answer(system, qid, (Sentence(text),)))
+        answers.append(Answer(system, qid, (Sentence(text),), line=number))
     if not answers:
         raise InputError("no answers in file", path)
     return answers

@@ -68,6 +68,14 @@ class JudgeInputs:
     qrels: Mapping[str, Mapping[str, Grade]] | None = None  # human labels, when a method needs them
     pairs: Mapping[str, Sequence[tuple[str, str]]] | None = None  # explicit pairs (pairwise)
     resources: Mapping[str, Any] = field(default_factory=dict)  # e.g. an existing question bank
+    #: what a judge derives from these inputs once (`derived`); never compared, not an argument
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def derived(self, name: str, make: Callable[[], T]) -> T:
+        """``make()``, computed once for these inputs and kept with them (e.g. answers grouped by topic)."""
+        if name not in self._derived:
+            self._derived[name] = make()
+        return self._derived[name]
 
 
 @dataclass(frozen=True)

@@ -175,12 +175,9 @@ class OutputSpec:
         if self.type == "labels":
             assert self.vocabulary is not None
             return parsing.parse_label_list(text, self.vocabulary, expected_len)
-        if self.type == "choice":  # one label: a list of exactly one (bare, quoted or bracketed)
+        if self.type == "choice":  # one label (`reljudge.prompts.parsing.choice`)
             assert self.vocabulary is not None
-            found = parsing.parse_label_list(text, self.vocabulary, 1)
-            if found.status == "ok" and found.how == "fallback:comma-separated":
-                return parsing.Parsed(None, "ok", "label", found.items)  # the bare label asked for
-            return found
+            return parsing.parse_choice(text, self.vocabulary)
         if self.type == "answer":
             return parsing.parse_answer_text(text)
         return parsing.parse_string_list(text)

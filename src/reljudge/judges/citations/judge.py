@@ -12,11 +12,13 @@ A record per (answer, sentence, cited passage): method ``citation-support``, ``q
 label the score, ``extra`` with ``support`` (the label word), ``system``, ``sentence``,
 ``citation`` (the index into ``references``), ``sentences``/``cited_sentences``/``citations``
 (the answer's counts, so that its scores can be computed from the records alone) and the
-answer's provenance (``answer_file``, ``answer_sha256``). A cited passage without text in the
-corpus, or an empty sentence, is a ``skipped`` record with the reason; an answer that cites
-nothing gets one ``skipped`` record (``item_id`` ``SYSTEM/uncited``) so that it is scored (recall
-0). A resumed run skips what is recorded; an answer whose text changed (another SHA-256) is judged
-again and its new records supersede the old ones.
+answer's provenance (``answer_file``, ``answer_sha256`` of its text, ``citations_sha256`` of its
+sentences with their citations and its references). A cited passage without text in the corpus,
+or an empty sentence, is a ``skipped`` record with the reason; an answer that cites nothing gets
+one ``skipped`` record (``item_id`` ``SYSTEM/uncited``) so that it is scored (recall 0). A resumed
+run skips what is recorded for the same ``citations_sha256``; an answer whose text, citations or
+references changed is judged again and only its new records count (the old ones, also those of
+passages it no longer cites, are left out of its scores).
 
 Only TREC RAG 2024 answer files carry citations: a ``system<TAB>qid<TAB>answer`` TSV is refused.
 """
@@ -32,6 +34,7 @@ from reljudge.errors import InputError
 from reljudge.io.answer_sets import SourcedAnswer, read_answer_files
 from reljudge.io.lines import is_jsonl_name
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, Resource, run_bounded
+from reljudge.judges.citations.scores import CITATION_METHOD
 from reljudge.judges.common import (
     check_output,
     key,
@@ -49,7 +52,6 @@ if TYPE_CHECKING:
     from reljudge.prompts import PromptTemplate
     from reljudge.prompts.parsing import Parsed
 
-CITATION_METHOD = "citation-support"
 #: open-rag-eval's ``CitationMetric.score_map``
 SUPPORT_SCORES: dict[str, float] = {"full_support": 1.0, "partial_support": 0.5, "no_support": 0.0}
 #: the item id of the one record of an answer that cites nothing
@@ -108,6 +110,7 @@ def answer_extra(answer: SourcedAnswer) -> dict[str, Any]:
         "citations": sum(len(dict.fromkeys(s.citations)) for s in sentences),
         "answer_file": answer.file,
         "answer_sha256": answer.sha256,
+        "citations_sha256": answer.citations_sha256,
     }
 
 
@@ -129,8 +132,9 @@ def cited_pool(answers: Sequence[SourcedAnswer]) -> dict[str, list[str]]:
     return pool
 
 
-def _done(record: Any, sha256: str) -> bool:
-    return record is not None and record.extra.get("answer_sha256") == sha256
+def _done(record: Any, answer: SourcedAnswer) -> bool:
+    """Whether ``record`` was made from this answer's current sentences, citations and references."""
+    return record is not None and record.extra.get("citations_sha256") == answer.citations_sha256
 
 
 @register
@@ -185,7 +189,7 @@ class CitationSupportJudge(Judge):
             items = citations_of(answer)
             if not items:
                 if ctx is None or not _done(
-                    ctx.done(key(self.name, answer.qid, "", "", f"{answer.system}/{UNCITED}")), answer.sha256
+                    ctx.done(key(self.name, answer.qid, "", "", f"{answer.system}/{UNCITED}")), answer
                 ):
                     yield (
                         "skip",
@@ -200,7 +204,7 @@ class CitationSupportJudge(Judge):
                 continue
             for item in items:
                 if ctx is not None and _done(
-                    ctx.done(key(self.name, answer.qid, item.docid, "", item.item_id)), answer.sha256
+                    ctx.done(key(self.name, answer.qid, item.docid, "", item.item_id)), answer
                 ):
                     continue
                 problem = passage_problem(inputs.corpus, item.docid)

@@ -19,7 +19,9 @@ within [0, 1]. For answers whose sentences cite at most one passage both give th
 
 Citations without a judged label (a ``skipped`` record: no passage text; or a failed or unparsed
 answer) are left out of precision and counted in ``unjudged``. Only the records of an answer's
-latest text count (its newest ``answer_sha256``); an answer whose records do not yet cover all its
+latest version count (its newest ``citations_sha256``: text, citations and references; records
+from before that field: ``answer_sha256``), so that a passage the answer no longer cites is not
+scored; an answer whose records do not yet cover all its
 citations (an interrupted run) is left out and listed in ``incomplete``. Per system: the number of
 topics and the means over its answers (precision over the answers where it is defined).
 """
@@ -30,6 +32,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reljudge.judges.answer_tables import (
+    Versions,
+    current_records,
+    fmt,
+    incomplete_line,
+    qid_order,
+    render_rows,
+)
+
+#: the method of the records scored (one definition, also the judge's name)
 CITATION_METHOD = "citation-support"
 SCORES: tuple[str, ...] = ("precision", "recall", "f1", "cited_share")
 COUNTS: tuple[str, ...] = ("sentences", "cited_sentences", "citations", "judged", "unjudged")
@@ -73,21 +85,26 @@ def answer_scores(
     }
 
 
-def citation_table(records: Iterable[Any], systems: Sequence[str] | None = None) -> CitationTable:
-    """Per answer and per system scores from a run's records (the latest per key)."""
+def citation_table(
+    records: Iterable[Any], systems: Sequence[str] | None = None, current: Versions | None = None
+) -> CitationTable:
+    """Per answer and per system scores from a run's records (the latest per key). ``current``:
+    the ``citations_sha256`` of the answers the run was given (their records count; without it,
+    those of each answer's newest version)."""
     groups: dict[tuple[str, str], list[Any]] = {}
     for r in records:
         if r.method == CITATION_METHOD and isinstance(r.extra.get("system"), str):
             groups.setdefault((r.extra["system"], r.qid), []).append(r)
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     incomplete: list[tuple[str, str]] = []
-    for (system, qid), found in groups.items():
-        newest = max(found, key=lambda r: r.provenance.timestamp).extra.get("answer_sha256")
-        current = [r for r in found if r.extra.get("answer_sha256") == newest]
-        pairs = [r for r in current if r.extra.get("sentence") is not None]
-        info = current[0].extra
+    for (system, qid), mine in current_records(groups, _fingerprint, current).items():
+        if not mine:
+            incomplete.append((system, qid))
+            continue
+        pairs = [r for r in mine if r.extra.get("sentence") is not None]
+        info = mine[0].extra
         expected = int(info.get("citations", 0))
-        if len(pairs) < expected or (expected == 0 and not current):
+        if len(pairs) < expected:
             incomplete.append((system, qid))
             continue
         scored = [(int(r.extra["sentence"]), float(r.label) if r.status == "ok" else None) for r in pairs]
@@ -98,7 +115,9 @@ def citation_table(records: Iterable[Any], systems: Sequence[str] | None = None)
         }
     order = list(systems) if systems is not None else []
     order += sorted({s for s, _ in rows} - set(order))
-    topic_rows = [rows[k] for s in order for k in sorted((k for k in rows if k[0] == s), key=_order)]
+    topic_rows = [
+        rows[k] for s in order for k in sorted((k for k in rows if k[0] == s), key=lambda k: qid_order(k[1]))
+    ]
     system_rows = []
     for s in order:
         mine = [r for r in topic_rows if r["system"] == s]
@@ -118,9 +137,9 @@ def citation_table(records: Iterable[Any], systems: Sequence[str] | None = None)
     return CitationTable(topic_rows, system_rows, sorted(incomplete))
 
 
-def _order(item: tuple[str, str]) -> tuple[int, int | str]:
-    qid = item[1]
-    return (0, int(qid)) if qid.isdigit() else (1, qid)
+def _fingerprint(record: Any) -> Any:
+    """The answer version a record was made from (its sentences, citations and references)."""
+    return record.extra.get("citations_sha256") or record.extra.get("answer_sha256")
 
 
 def render_citation_table(table: CitationTable) -> str:
@@ -130,17 +149,15 @@ def render_citation_table(table: CitationTable) -> str:
     names = ["system", "topics", "citations", "judged", *SCORES]
     rows = [
         [str(r["system"]), str(r["topics"]), str(r["citations"]), str(r["judged"])]
-        + ["-" if r[s] is None else f"{r[s]:.4f}" for s in SCORES]
+        + [fmt(r[s]) for s in SCORES]
         for r in table.systems
     ]
-    widths = [max(len(n), *(len(row[i]) for row in rows)) for i, n in enumerate(names)]
-    lines = ["  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    lines = render_rows(names, rows)
     unjudged = sum(r["unjudged"] for r in table.systems)
     if unjudged:
         lines.append(
             f"{unjudged} citation(s) without a label (no passage text, or no answer read) left out of precision"
         )
     if table.incomplete:
-        lines.append(f"{len(table.incomplete)} answer(s) not yet judged on every citation left out")
+        lines.append(incomplete_line(table.incomplete, "judged on every citation"))
     return "\n".join(lines)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reljudge.io.answer_sets import SourcedAnswer, read_answer_files
+from reljudge.judges import answer_tables
+from reljudge.judges.answer_tables import Versions, current_records
 from reljudge.judges.base import JudgeInputs, Resource
 from reljudge.judges.common import passage_problem
 from reljudge.judges.nuggets.scores import NUGGET_SCORES, EmptyClass
@@ -53,21 +55,19 @@ class Target:
         return self.sha256 is None or record.extra.get("answer_sha256") == self.sha256
 
 
-#: the last answers grouped by topic (asked once per topic and stage: grouped once)
-_GROUPED: list[tuple[Any, dict[str, list[SourcedAnswer]]]] = []
-
-
 def answers_of(inputs: JudgeInputs) -> dict[str, list[SourcedAnswer]] | None:
-    """``{qid: answers}`` when the run gives answers (``--answers``), else None."""
+    """``{qid: answers}`` when the run gives answers (``--answers``), else None (grouped once
+    per inputs, kept with them)."""
     answers = inputs.resources.get("answers")
     if answers is None:
         return None
-    if _GROUPED and _GROUPED[0][0] is answers:
-        return _GROUPED[0][1]
+    return inputs.derived("answers_by_topic", lambda: _by_topic(answers))
+
+
+def _by_topic(answers: Iterable[SourcedAnswer]) -> dict[str, list[SourcedAnswer]]:
     by_topic: dict[str, list[SourcedAnswer]] = {}
     for answer in answers:
         by_topic.setdefault(answer.qid, []).append(answer)
-    _GROUPED[:] = [(answers, by_topic)]
     return by_topic
 
 
@@ -119,16 +119,28 @@ def answer_table(
     empty_class: EmptyClass = "undefined",
     on_failure: str = "exclude",
     systems: Sequence[str] | None = None,
+    current: Versions | None = None,
 ) -> AnswerTable:
     """Per (system, topic) and per system scores from a run's records (latest per key).
 
-    A system's mean of a score is over the topics where that score is defined (Vital: topics
-    with a vital nugget, counted in ``topics_without_vital`` otherwise)."""
-    records = [r for r in records if r.method != ASSIGN_METHOD or r.extra.get("system") is not None]
+    Only the assignments of one version of each answer count: the ``answer_sha256`` of
+    ``current`` (the answers the run was given), else the newest recorded; an answer with an
+    assignment missing for that version (a partly re-assigned answer) is left out and listed in
+    ``incomplete``. A system's mean of a score is over the topics where that score is defined
+    (Vital: topics with a vital nugget, counted in ``topics_without_vital`` otherwise)."""
+    records = list(records)
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for r in records:
+        if r.method == ASSIGN_METHOD and r.extra.get("system") is not None:
+            groups.setdefault((r.extra["system"], r.qid), []).append(r)
+    kept = {id(r) for found in current_records(groups, _answer_sha, current).values() for r in found}
+    records = [r for r in records if r.method != ASSIGN_METHOD or id(r) in kept]
     sets = nugget_sets(records, empty_class=empty_class, on_failure=on_failure)  # type: ignore[arg-type]
     if not sets:
         return AnswerTable([], [], empty_class=empty_class)
-    incomplete = sorted(set(sets["nuggets-all"].incomplete))
+    # an answer whose current version has no assignment at all is not yet assessed either
+    unassigned = {(q, s) for (s, q), found in groups.items() if not any(id(r) in kept for r in found)}
+    incomplete = sorted(set(sets["nuggets-all"].incomplete) | unassigned)
     left_out = set(incomplete)
     per: dict[tuple[str, str], dict[str, float | None]] = {}
     for score in NUGGET_SCORES:
@@ -141,7 +153,7 @@ def answer_table(
     topic_rows = [
         {"system": s, "qid": q, **per[(s, q)]}
         for s in order
-        for q in sorted((q for t, q in per if t == s), key=_qid_order)
+        for q in sorted((q for t, q in per if t == s), key=answer_tables.qid_order)
     ]
     system_rows = []
     for s in order:
@@ -160,26 +172,25 @@ def answer_table(
     return AnswerTable(topic_rows, system_rows, incomplete, empty_class)
 
 
-def _qid_order(qid: str) -> tuple[int, int | str]:
-    return (0, int(qid)) if qid.isdigit() else (1, qid)
-
-
 def render_table(table: AnswerTable) -> str:
     """The per-system means as text (one line per system)."""
     if not table.systems:
         return "answers: no answer scored yet"
     names = ["system", "topics", *NUGGET_SCORES]
-    rows = [[str(r["system"]), str(r["topics"]), *(_fmt(r[s]) for s in NUGGET_SCORES)] for r in table.systems]
-    widths = [max(len(n), *(len(row[i]) for row in rows)) for i, n in enumerate(names)]
-    lines = ["  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    rows = [
+        [str(r["system"]), str(r["topics"]), *(answer_tables.fmt(r[s]) for s in NUGGET_SCORES)]
+        for r in table.systems
+    ]
+    lines = answer_tables.render_rows(names, rows)
     no_vital = sum(r["topics_without_vital"] for r in table.systems)
     if no_vital:
         lines.append(f"vital: {no_vital} (system, topic) answer(s) on topics without a vital nugget left out")
     if table.incomplete:
-        lines.append(f"{len(table.incomplete)} answer(s) not yet assessed on every nugget left out")
+        lines.append(
+            answer_tables.incomplete_line([(s, q) for q, s in table.incomplete], "assessed on every nugget")
+        )
     return "\n".join(lines)
 
 
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
+def _answer_sha(record: Any) -> Any:
+    return record.extra.get("answer_sha256")

@@ -22,6 +22,7 @@ value outside the declared range is ``unparsed``, never clamped.
 """
 
 from reljudge.prompts.parsing.binary import parse_binary, parse_exam_answerability
+from reljudge.prompts.parsing.choice import parse_choice
 from reljudge.prompts.parsing.graded import parse_graded, parse_self_rating
 from reljudge.prompts.parsing.lists import parse_label_list, parse_string_list
 from reljudge.prompts.parsing.pairwise import parse_pairwise
@@ -33,6 +34,7 @@ __all__ = [
     "is_refusal",
     "parse_answer_text",
     "parse_binary",
+    "parse_choice",
     "parse_exam_answerability",
     "parse_graded",
     "parse_label_list",

@@ -398,19 +398,8 @@ def _good_lines(outputs: list[Path], bad: set[tuple[int, int]]) -> Iterator[byte
 
 def _numbered_lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
     """(line number, line) of a JSONL file's non-empty lines; None for a line longer than an
-    output line may be (read past in pieces, never held whole)."""
-    from reljudge.llm.batch.lines import MAX_OUTPUT_LINE_BYTES
+    output line may be (`reljudge.llm.batch.lines.numbered_lines`)."""
+    from reljudge.llm.batch.lines import numbered_lines
 
     with path.open("rb") as handle:
-        number = 0
-        while True:
-            line = handle.readline(MAX_OUTPUT_LINE_BYTES + 1)
-            if not line:
-                return
-            number += 1
-            if len(line) > MAX_OUTPUT_LINE_BYTES:
-                while line and not line.endswith(b"\n"):
-                    line = handle.readline(1 << 20)
-                yield number, None
-            elif line.strip():
-                yield number, line
+        yield from numbered_lines(handle)

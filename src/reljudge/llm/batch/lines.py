@@ -126,16 +126,25 @@ def _message(error: Any, default: str) -> str:
 class LineSplitter:
     """Lines out of a stream of byte chunks, each at most ``max_bytes``: `feed` a chunk, get the
     lines it completes; a longer line gives None and is dropped as it streams past (never held
-    whole). Empty lines are skipped."""
+    whole). Empty lines are skipped (`feed_numbered` gives each line with its 1-based number in
+    the stream, empty lines counted)."""
 
     def __init__(self, max_bytes: int = MAX_OUTPUT_LINE_BYTES) -> None:
         self.max_bytes = max_bytes
         self._parts: list[bytes] = []
         self._size = 0
         self._skipping = False
+        self._number = 0  # lines ended so far
 
     def feed(self, chunk: bytes) -> list[bytes | None]:
-        out: list[bytes | None] = []
+        return [line for _, line in self.feed_numbered(chunk)]
+
+    def close(self) -> list[bytes | None]:
+        """The last line, when the stream does not end with a newline."""
+        return [line for _, line in self.close_numbered()]
+
+    def feed_numbered(self, chunk: bytes) -> list[tuple[int, bytes | None]]:
+        out: list[tuple[int, bytes | None]] = []
         start = 0
         while start < len(chunk):
             end = chunk.find(b"\n", start)
@@ -150,23 +159,31 @@ class LineSplitter:
                 out.extend(self._line())
         return out
 
-    def close(self) -> list[bytes | None]:
-        """The last line, when the stream does not end with a newline."""
-        return self._line()
+    def close_numbered(self) -> list[tuple[int, bytes | None]]:
+        return self._line() if self._parts or self._skipping else []
 
-    def _line(self) -> list[bytes | None]:
+    def _line(self) -> list[tuple[int, bytes | None]]:
+        self._number += 1
         if self._skipping:
             self._skipping = False
-            return [None]
+            return [(self._number, None)]
         line = b"".join(self._parts)
         self._parts, self._size = [], 0
-        return [line] if line.strip() else []
+        return [(self._number, line)] if line.strip() else []
 
 
 def bounded_lines(handle: IO[bytes], max_bytes: int = MAX_OUTPUT_LINE_BYTES) -> Iterator[bytes | None]:
     """The lines of a binary file, each at most ``max_bytes``; a longer line yields None (it is
     read past in pieces, never held whole). Empty lines are skipped."""
+    for _, line in numbered_lines(handle, max_bytes):
+        yield line
+
+
+def numbered_lines(
+    handle: IO[bytes], max_bytes: int = MAX_OUTPUT_LINE_BYTES
+) -> Iterator[tuple[int, bytes | None]]:
+    """`bounded_lines` with each line's 1-based number in the file (for ``FILE:LINE`` errors)."""
     splitter = LineSplitter(max_bytes)
     for chunk in iter(lambda: handle.read(1 << 20), b""):
-        yield from splitter.feed(chunk)
-    yield from splitter.close()
+        yield from splitter.feed_numbered(chunk)
+    yield from splitter.close_numbered()

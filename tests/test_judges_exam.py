@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from _judges_harness import run_judge, sample_inputs, sample_questions
@@ -47,7 +49,7 @@ async def test_generates_questions_then_grades_each_passage():
 async def test_question_bank_means_no_generation_calls():
     inputs = sample_inputs(n_topics=2, n_relevant=1, n_other=1)
     bank = bank_for(list(inputs.pool))
-    inputs = type(inputs)(**{**inputs.__dict__, "resources": {"question_bank": bank}})
+    inputs = replace(inputs, resources={"question_bank": bank})
     judge = get_judge("exam", mode="graded")
     est = judge.estimate(inputs)
     out = await run_judge(judge, inputs)
@@ -91,7 +93,7 @@ async def test_failed_generation_is_recorded_and_stops_the_topic():
 async def test_empty_passage_is_skipped_and_n_questions_caps():
     inputs = sample_inputs(n_topics=1, n_relevant=1, n_other=1)
     qid = next(iter(inputs.pool))
-    inputs = type(inputs)(**{**inputs.__dict__, "corpus": {**inputs.corpus, inputs.pool[qid][0]: ""}})
+    inputs = replace(inputs, corpus={**inputs.corpus, inputs.pool[qid][0]: ""})
     out = await run_judge(get_judge("exam", n_questions=2), inputs)
     assert len(out.by_method("exam-question")) == 2
     skipped = [r for r in out.by_method("exam") if r.status == "skipped"]

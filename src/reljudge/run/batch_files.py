@@ -25,7 +25,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
 from reljudge.records import utc_now
@@ -188,78 +188,67 @@ def _refuse_live_batches(run_dir: Path) -> None:
 
 
 class _RequestSink:
-    """Where an export's request lines go: one file, or shards by topic; ``*.part`` until
-    `commit`."""
+    """Where an export's request lines go: one file (a `RequestFile`), or shards by topic
+    (`ShardedRequestFiles`); ``*.part`` until `commit`."""
 
     def __init__(self, target: Path, shards: int) -> None:
+        from reljudge.llm.batch.collect import RequestFile
         from reljudge.llm.batch.shards import MAX_SHARDS, ShardedRequestFiles
 
         if not 1 <= shards <= MAX_SHARDS:
             raise InputError(f"--shards must be between 1 and {MAX_SHARDS}, not {shards}")
-        self.single = shards == 1 and not target.is_dir()
-        if self.single:
-            if target.suffix == "":
-                raise InputError(f"--requests {target}: give a file name such as requests.jsonl")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self.target = target
-            self.part = target.with_name(target.name + ".part")
-            self.handle: IO[bytes] | None = self.part.open("wb")
-            self.lines = self.bytes = 0
-        else:
-            self.shards = ShardedRequestFiles(target.with_name(target.name + ".part"), shards)
-            self.target = target
+        self.target = target
+        single = shards == 1 and not target.is_dir()
+        if single and target.suffix == "":
+            raise InputError(f"--requests {target}: give a file name such as requests.jsonl")
+        part = target.with_name(target.name + ".part")
+        self.sink: RequestFile | ShardedRequestFiles = (
+            RequestFile(part) if single else ShardedRequestFiles(part, shards)
+        )
 
     def write(self, line: bytes) -> None:
-        if self.single:
-            assert self.handle is not None
-            self.handle.write(line)
-            self.lines += 1
-            self.bytes += len(line)
-        else:
-            self.shards.write(line)
+        self.sink.write(line)
 
     def close(self) -> None:
-        if self.single:
-            if self.handle is not None:
-                self.handle.close()
-                self.handle = None
-        else:
-            self.shards.close()
+        self.sink.close()
 
     def discard(self) -> None:
         import shutil
 
+        from reljudge.llm.batch.collect import RequestFile
+
         self.close()
-        if self.single:
-            self.part.unlink(missing_ok=True)
+        if isinstance(self.sink, RequestFile):
+            self.sink.path.unlink(missing_ok=True)
         else:
-            shutil.rmtree(self.shards.directory, ignore_errors=True)
+            shutil.rmtree(self.sink.directory, ignore_errors=True)
 
     def commit(self) -> list[dict[str, Any]]:
         """Put the files in place; their paths, lines and bytes (none when nothing was written)."""
         import os
 
-        self.close()
-        if self.single:
-            if self.lines == 0:
-                self.part.unlink(missing_ok=True)
-                return []
-            os.replace(self.part, self.target)
-            return [{"path": self.target, "lines": self.lines, "bytes": self.bytes}]
+        from reljudge.llm.batch.collect import RequestFile
         from reljudge.llm.batch.shards import shard_name
 
-        shards = self.shards
+        self.close()
+        sink = self.sink
+        if isinstance(sink, RequestFile):
+            if sink.lines == 0:
+                sink.path.unlink(missing_ok=True)
+                return []
+            os.replace(sink.path, self.target)
+            return [{"path": self.target, "lines": sink.lines, "bytes": sink.bytes}]
         self.target.mkdir(parents=True, exist_ok=True)
         for old in self.target.glob("requests-*-of-*.jsonl"):
             old.unlink()  # an earlier export's shards: their requests are collected again now
         files = []
-        for index in range(shards.shards):
-            if shards.lines[index]:
-                final = self.target / shard_name(index, shards.shards)
-                os.replace(shards.path(index), final)
-                files.append({"path": final, "lines": shards.lines[index], "bytes": shards.bytes[index]})
-        if shards.directory.exists():
-            shards.directory.rmdir()
+        for index in range(sink.shards):
+            if sink.lines[index]:
+                final = self.target / shard_name(index, sink.shards)
+                os.replace(sink.path(index), final)
+                files.append({"path": final, "lines": sink.lines[index], "bytes": sink.bytes[index]})
+        if sink.directory.exists():
+            sink.directory.rmdir()
         return files
 
 

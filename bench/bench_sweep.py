@@ -31,7 +31,7 @@ def timed(label: str, fn):
 
 
 def bench_published() -> None:
-    from reljudge.evaluation.sources import load_runs
+    from reljudge.analyses.inputs import load_runs
     from reljudge.sweep import published
     from reljudge.sweep.analysis import Conventions, ranking_stability
     from reljudge.sweep.api import analyze_published

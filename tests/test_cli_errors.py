@@ -309,7 +309,7 @@ def test_sweep_without_matplotlib_writes_the_analysis_and_says_so(tmp_path, monk
 @pytest.mark.slow
 def test_sweep_plots_are_written_through_the_shared_atomic_writer(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib", reason="matplotlib is an optional extra (reljudge[plot])")
-    from reljudge.evaluation import plots as metric_plots
+    from reljudge.io import figures as metric_plots
     from reljudge.sweep import api
     from reljudge.sweep.report import write_report
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from reljudge.analyses.inputs import JudgmentSet
 from reljudge.cli import app
 from reljudge.errors import InputError
 from reljudge.evaluation.evaluate import evaluate
 from reljudge.evaluation.report import summary, table_rows, warnings
-from reljudge.evaluation.sources import JudgmentSet
 
 QRELS = {f"q{i}": {f"d{j}": (3 - j) % 4 for j in range(6)} for i in range(4)}
 # five runs of decreasing quality: run k puts the k-th worst document first

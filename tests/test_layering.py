@@ -1,6 +1,6 @@
 """The layering of the packages: no module imports from a floor above it, no import circle
-between any two modules of reljudge, and `reljudge.metrics` stays pure (no file I/O, no
-application module).
+between any two modules of reljudge, and the pure modules (`reljudge.metrics`, and every
+computation module of an analysis folder) stay pure: no file I/O, no application module.
 
 The floors, lowest first: records/errors/version < io < datasets/llm/prompts < aggregation <
 judges < metrics < the applications (run, export, evaluation, probe, sweep) < cli. `MAY_IMPORT`
@@ -44,6 +44,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "reljudge.version": frozenset(),
     "reljudge.interrupts": frozenset(),
     "reljudge.progress": BASE,
+    # what every command prints (JSON, the files written); the commands live in their packages
+    "reljudge.console": BASE | {"reljudge.io"},
     "reljudge.io": BASE,
     "reljudge.datasets": IO,  # the bundled and on-disk datasets: readers of io's formats
     "reljudge.llm": IO,
@@ -60,6 +62,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # `llm` for ``judge fd --encoder openai/MODEL``: an embeddings endpoint through the LLM client
     "reljudge.evaluation": BASE
     | {
+        "reljudge.analyses",
         "reljudge.io",
         "reljudge.aggregation",
         "reljudge.datasets",
@@ -67,10 +70,25 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "reljudge.judges",
         "reljudge.llm",
     },
+    # one folder per analysis (``judge evaluate``, ``judge fd``, ...): anything below the
+    # applications; its pure modules are held to more by `test_pure_modules_of_analyses`
+    "reljudge.analyses": EVERYTHING
+    - {
+        ROOT,
+        "reljudge.cli",
+        "reljudge.__main__",
+        "reljudge.run",
+        "reljudge.sweep",
+        "reljudge.probe",
+        "reljudge.report",
+        "reljudge.pyterrier",
+        "reljudge.exporter",
+    },
     # the pipeline of `judge run`: anything below the applications and the command line
     "reljudge.run": EVERYTHING
-    - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.sweep", "reljudge.probe"},
-    "reljudge.probe": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.sweep"},
+    - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.analyses", "reljudge.sweep", "reljudge.probe"},
+    "reljudge.probe": EVERYTHING
+    - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.analyses", "reljudge.sweep"},
     "reljudge.sweep": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.probe"},
     # the PyTerrier bridge runs jobs (and reads their scores) for a transformer
     "reljudge.pyterrier": EVERYTHING
@@ -261,23 +279,76 @@ def test_no_import_circle():
             assert cycle is None, " -> ".join(cycle)
 
 
-@pytest.mark.slow
-def test_metrics_does_no_file_io():
+#: the modules of an analysis folder that may do I/O, by role (`reljudge.analyses`); every other
+#: module of an analysis folder is pure computation
+ANALYSIS_ROLES = frozenset({"__init__", "files", "plots", "pipeline", "command"})
+
+
+def pure_modules() -> list[Path]:
+    """`reljudge.metrics` and the computation modules of every analysis folder."""
+    analyses = SRC / "reljudge" / "analyses"
+    computing = [
+        f
+        for folder in sorted(p for p in analyses.iterdir() if (p / "__init__.py").exists())
+        for f in sorted(folder.rglob("*.py"))
+        if f.stem not in ANALYSIS_ROLES
+    ]
+    return package_files("reljudge.metrics") + computing
+
+
+def is_pure(target: str) -> bool:
+    """Whether ``target`` is a module a pure module may import from reljudge."""
+    if target in BASE or target == "reljudge.metrics" or target.startswith("reljudge.metrics."):
+        return True
+    parts = target.split(".")
+    # an analysis package itself (``from reljudge.analyses.fd import frechet``), or a pure module of one
+    return len(parts) >= 3 and parts[1] == "analyses" and parts[-1] not in ANALYSIS_ROLES
+
+
+def impurities(path: Path, name: str | None = None) -> list[str]:
+    """What makes the module at ``path`` impure: file or process I/O, or an import of
+    application code."""
+    me = name or module_name(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     wrong = []
-    for f in package_files("reljudge.metrics"):
-        tree = ast.parse(f.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-                wrong += [f"{module_name(f)} imports {n}" for n in names if n.split(".")[0] in IO_MODULES]
-            elif isinstance(node, ast.Call):
-                fn = node.func
-                called = (
-                    fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
-                )
-                if called in IO_CALLS:
-                    wrong.append(f"{module_name(f)}:{node.lineno} calls {called}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            wrong += [f"{me} imports {n}" for n in names if n.split(".")[0] in IO_MODULES]
+        elif isinstance(node, ast.Call):
+            fn = node.func
+            called = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+            if called in IO_CALLS:
+                wrong.append(f"{me}:{node.lineno} calls {called}")
+    wrong += [
+        f"{me} imports {t}"
+        for t in sorted(imported_modules(path, me))
+        if (t == ROOT or t.startswith("reljudge.")) and not is_pure(t)
+    ]
+    return wrong
+
+
+@pytest.mark.slow
+def test_pure_modules_do_no_io_and_import_no_application_code():
+    wrong = [w for f in pure_modules() for w in impurities(f)]
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_purity_check_catches_io_and_application_imports(tmp_path):
+    bad = tmp_path / "compute.py"
+    bad.write_text(
+        "import os\nfrom reljudge.metrics import ranking\nfrom reljudge.analyses.fd import frechet\n"
+        "def f(p):\n    from reljudge.io import trec\n"
+        "    from reljudge.analyses.fd.files import write\n    return p.read_text()\n"
+    )
+    found = impurities(bad, "reljudge.analyses.x.compute")
+    assert found == [
+        "reljudge.analyses.x.compute imports os",
+        "reljudge.analyses.x.compute:7 calls read_text",
+        "reljudge.analyses.x.compute imports reljudge.analyses.fd.files",
+        "reljudge.analyses.x.compute imports reljudge.io",
+        "reljudge.analyses.x.compute imports reljudge.io.trec",
+    ], found
 
 
 def test_importing_metrics_loads_no_application_module():

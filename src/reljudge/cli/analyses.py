@@ -8,26 +8,7 @@ from pathlib import Path
 
 import typer
 
-from reljudge.errors import InputError
-
-
-def _ints(text: str, option: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"{option} takes comma-separated integers, got {text!r}") from None
-    if not values or any(v < 1 for v in values):
-        raise InputError(f"{option} takes integers >= 1, got {text!r}")
-    return values
-
-
-def _show(written: list[Path], text: str, json_output: bool) -> None:
-    """The tables, or with ``--json`` the JSON file just written; then the list of files."""
-    if json_output:
-        typer.echo(next(p for p in written if p.suffix == ".json").read_text(encoding="utf-8").rstrip("\n"))
-    else:
-        typer.echo(text)
-    typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+from reljudge.console import int_list, show_written
 
 
 def histogram_cmd(
@@ -81,7 +62,7 @@ def histogram_cmd(
         seed=seed,
     )
     written = write_histogram_report(report, out, plot=plot)
-    _show(written, format_histogram_report(report), json_output)
+    show_written(written, format_histogram_report(report), json_output)
 
 
 def pool_bias_cmd(
@@ -123,7 +104,7 @@ def pool_bias_cmd(
         threshold=threshold,
     )
     written = write_pool_bias(report, out, plot=plot)
-    _show(written, format_pool_bias(report), json_output)
+    show_written(written, format_pool_bias(report), json_output)
 
 
 def sparsify_cmd(
@@ -151,7 +132,7 @@ def sparsify_cmd(
     report = sparsify_paths(
         qrels,
         runs,
-        ns=_ints(n, "--n"),
+        ns=int_list(n, "--n"),
         keep=keep,
         measure=measure,
         min_grade=min_grade,
@@ -159,4 +140,4 @@ def sparsify_cmd(
         seed=seed,
     )
     written = write_sparsify(report, out, plot=plot)
-    _show(written, format_sparsify(report), json_output)
+    show_written(written, format_sparsify(report), json_output)

@@ -143,7 +143,7 @@ def answers_similarity_cmd(
         notify=lambda line: typer.echo(line, err=True),
     )  # fmt: skip
     if json_output:
-        from reljudge.cli.output import echo_json
+        from reljudge.console import echo_json
 
         echo_json(data)
     else:

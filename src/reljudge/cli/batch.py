@@ -48,7 +48,7 @@ def export_cmd(
     """
     import asyncio
 
-    from reljudge.cli.output import echo_json
+    from reljudge.console import echo_json
     from reljudge.run.batch_files import export_requests
 
     config = run_config("batch-files", run_options, command=["judge", *sys.argv[1:]])
@@ -88,7 +88,7 @@ def import_cmd(
     """
     import asyncio
 
-    from reljudge.cli.output import echo_json
+    from reljudge.console import echo_json
     from reljudge.run.batch_files import import_outputs
 
     config = run_config("batch-files", run_options, command=["judge", *sys.argv[1:]])

@@ -53,7 +53,7 @@ def calibrate_cmd(
         human_threshold=human_threshold,
     )
     if json_output:
-        from reljudge.cli.output import echo_json
+        from reljudge.console import echo_json
 
         echo_json({"summary": result.summary, "splits": [vars(s) for s in result.splits]})
     else:

@@ -54,14 +54,14 @@ def combine_cmd(
 
     human = None
     if qrels is not None or dataset is not None:
-        from reljudge.evaluation.sources import load_human_labels
+        from reljudge.analyses.inputs import load_human_labels
 
         human = load_human_labels(qrels, dataset)
     bounds = _scale(scale)
     members = load_members(sources, scores=scores, scale=bounds, duplicates=duplicates)
     report = combine(members, rule, human, bounds)
     if json_output:
-        from reljudge.cli.output import echo_json
+        from reljudge.console import echo_json
 
         echo_json(report.as_dict())
     else:

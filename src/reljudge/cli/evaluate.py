@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from reljudge.cli.output import echo_json
+from reljudge.console import echo_json
 from reljudge.errors import InputError
 
 

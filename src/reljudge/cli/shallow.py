@@ -44,7 +44,7 @@ JSON_OUT = typer.Option(False, "--json", help="Print the report as JSON.")
 
 def _print(report: dict[str, Any], as_json: bool, lines: list[str]) -> None:
     if as_json:
-        from reljudge.cli.output import echo_json
+        from reljudge.console import echo_json
 
         echo_json(report)
     else:

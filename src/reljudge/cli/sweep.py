@@ -130,14 +130,14 @@ def sweep_cmd(
     """Run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
     import time
 
-    from reljudge.cli.output import echo_json
+    from reljudge.console import echo_json
     from reljudge.sweep import api
     from reljudge.sweep.report import pooled_markdown, ranking_markdown, summary_markdown
 
     def warn_if_no_matplotlib() -> None:
         # said up front, so nobody waits for a whole sweep to learn it; report.md says it too
         from reljudge.errors import MissingExtraError
-        from reljudge.evaluation.plots import pyplot
+        from reljudge.io.figures import pyplot
 
         try:
             pyplot()

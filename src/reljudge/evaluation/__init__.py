@@ -16,14 +16,7 @@ Heavy dependencies (scipy, ir_measures, matplotlib, sentence-transformers) are i
 
 from __future__ import annotations
 
-from reljudge.errors import MissingExtraError
-from reljudge.evaluation.embeddings import TextEmbeddings, default_cache_path, load_embeddings
-from reljudge.evaluation.encoders import SentenceTransformerEncoder, resolve_model
-from reljudge.evaluation.evaluate import Report, SetReport, evaluate, evaluate_paths
-from reljudge.evaluation.fd import fd_paths, format_fd_report, write_fd_report
-from reljudge.evaluation.plots import plot_alignment, plot_compatibility, pyplot, save_figure
-from reljudge.evaluation.report import format_table, summary, table_rows, write_outputs, write_report
-from reljudge.evaluation.sources import (
+from reljudge.analyses.inputs import (
     HumanLabels,
     JudgmentSet,
     load_human_labels,
@@ -31,6 +24,14 @@ from reljudge.evaluation.sources import (
     load_runs,
     sets_from_judgments,
 )
+from reljudge.errors import MissingExtraError
+from reljudge.evaluation.embeddings import TextEmbeddings, default_cache_path, load_embeddings
+from reljudge.evaluation.encoders import SentenceTransformerEncoder, resolve_model
+from reljudge.evaluation.evaluate import Report, SetReport, evaluate, evaluate_paths
+from reljudge.evaluation.fd import fd_paths, format_fd_report, write_fd_report
+from reljudge.evaluation.plots import plot_alignment, plot_compatibility
+from reljudge.evaluation.report import format_table, summary, table_rows, write_outputs, write_report
+from reljudge.io.figures import pyplot, save_figure
 
 __all__ = [
     "HumanLabels",

@@ -64,7 +64,7 @@ def answer_similarity_paths(
     answers = {s: {q: answer_id(s, q) for q in by_qid} for s, by_qid in by_system.items()}
     run_map: dict = {}
     if runs is not None:
-        from reljudge.evaluation.sources import load_runs
+        from reljudge.analyses.inputs import load_runs
 
         run_map = load_runs(runs)
     anchor_map = load_anchor_runs(anchors) if anchors else {}
@@ -200,7 +200,7 @@ def write_similarity(data: dict[str, Any], out_dir: str | Path) -> list[Path]:
 def plot_cross_grade(data: dict[str, Any], path: str | Path, title: str = "") -> Path:
     """Box plot of cos(target, passage) by the passage's grade (box: quartiles, line: median,
     whiskers: 5th-95th percentiles, dot: mean)."""
-    from reljudge.evaluation.plots import pyplot, save_figure
+    from reljudge.io.figures import pyplot, save_figure
 
     plt = pyplot()
     rows = [r for r in data["cross_grade"] if r["n"]]

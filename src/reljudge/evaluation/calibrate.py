@@ -41,7 +41,7 @@ def calibrate_paths(
     human_threshold: float | None = None,
 ) -> tuple[Any, Any]:
     """(the judgment set, its `Calibration`) for ``judgments`` against the human labels."""
-    from reljudge.evaluation.sources import load_human_labels, load_judgment_sets
+    from reljudge.analyses.inputs import load_human_labels, load_judgment_sets
     from reljudge.metrics.calibration import cross_validate
 
     human = load_human_labels(qrels, dataset, human_threshold=human_threshold)

@@ -93,7 +93,7 @@ def _digest(source: str) -> str:
 def _sets(specs: Sequence[str | Path], duplicates: str) -> list[Any]:
     """The judgment sets of the sources; qrels-like files read with ``duplicates`` (``error``,
     ``last`` or ``max``) for a (qid, docid) listed twice."""
-    from reljudge.evaluation.sources import JudgmentSet, _expand, _set_name, load_judgment_sets
+    from reljudge.analyses.inputs import JudgmentSet, _expand, _set_name, load_judgment_sets
     from reljudge.io.judgments import is_judgments_path
     from reljudge.io.trec import read_qrels
 
@@ -193,7 +193,7 @@ def combine(
     scale: tuple[float, float] | None = None,
 ) -> CombineReport:
     """The consensus of ``members`` by ``rule``, α between them, and κ against ``human``
-    (`reljudge.evaluation.sources.HumanLabels`) when given; float consensus scores (``mean``)
+    (`reljudge.analyses.inputs.HumanLabels`) when given; float consensus scores (``mean``)
     are cut on the members' ``scale`` (`reljudge.metrics.kappa.scale_threshold`)."""
     try:
         consensus = combine_scores({m.name: m.scores for m in members}, rule)

@@ -108,7 +108,7 @@ def format_anchors(section: Mapping[str, Any]) -> str:
 def plot_common_scale(data: Mapping[str, Any], path: str | Path, title: str = "") -> Path:
     """Scatter: x = nDCG@10, y = common-scale score, one dot per run; each generator a labelled
     horizontal line (it has no nDCG)."""
-    from reljudge.evaluation.plots import pyplot, save_figure
+    from reljudge.io.figures import pyplot, save_figure
 
     plt = pyplot()
     runs = {n: r for n, r in data["systems"].items() if r["kind"] == "run" and r[MEASURE] == r[MEASURE]}

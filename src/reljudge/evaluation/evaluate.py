@@ -4,7 +4,7 @@ For every judgment set, every judge-quality measure of `reljudge.metrics.registr
 κ/α, ...) that applies to it. With runs, also every run's compatibility with the set, the
 human measure of every run, and the agreement of the two system rankings by every ranking
 measure the registry reports for ``evaluate`` (with a bootstrap interval over topics for
-those that have one). `evaluate_paths` reads the inputs first (`reljudge.evaluation.sources`);
+those that have one). `evaluate_paths` reads the inputs first (`reljudge.analyses.inputs`);
 `reljudge.evaluation.report` writes and prints the result.
 
 Judgment topics that are not in the human qrels are dropped (and counted): the published
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from reljudge.evaluation.sources import JudgmentSet, Scores
+from reljudge.analyses.inputs import JudgmentSet, Scores
 from reljudge.metrics.alignment import AlignmentResult
 from reljudge.metrics.base import JudgeLabels, Outcome
 from reljudge.metrics.compatibility import DEFAULT_DEPTH, DEFAULT_P, Compatibility
@@ -281,10 +281,10 @@ def evaluate_paths(
     the evaluation. With ``answers`` (answer files) and ``vectors`` (the options of
     `reljudge.evaluation.common_scale.answer_ranking`: encoder or embeddings, ...), the report
     also ranks the generators and the runs together."""
-    from reljudge.evaluation.sources import load_human_labels, load_judgment_sets, load_runs
+    from reljudge.analyses.inputs import load_human_labels, load_judgment_sets, load_runs
 
     if plot:
-        from reljudge.evaluation.plots import pyplot
+        from reljudge.io.figures import pyplot
 
         pyplot()
     human = load_human_labels(qrels, dataset, unacceptable=unacceptable, human_threshold=human_threshold)

@@ -53,7 +53,7 @@ def fd_paths(
     ``cache_dir/embeddings.<model>.npy`` (no cache without either, or with ``no_cache``).
     ``notify`` receives one line about the encoder before the computation and one about the
     encoding after it."""
-    from reljudge.evaluation.sources import load_runs
+    from reljudge.analyses.inputs import load_runs
     from reljudge.io.trec import read_qrels
 
     say = notify or (lambda _line: None)

@@ -63,8 +63,8 @@ def fd_variants_paths(
     **fd_options,
 ) -> FDVariantsReport:
     """Every variant's FD report, the human measure's intervals and the τ matrix."""
+    from reljudge.analyses.inputs import load_runs
     from reljudge.evaluation.fd import fd_paths
-    from reljudge.evaluation.sources import load_runs
     from reljudge.io.trec import read_qrels
     from reljudge.metrics.measures import system_measures
 
@@ -139,7 +139,7 @@ def fd_variants_data(report: FDVariantsReport) -> dict[str, Any]:
 
 
 def write_fd_variants(report: FDVariantsReport, out_dir: str | Path, *, plot: bool = False) -> list[Path]:
-    from reljudge.evaluation.tables_out import write_report_files
+    from reljudge.io.tables import write_report_files
 
     data = fd_variants_data(report)
     fig = _figure(report) if plot else None
@@ -147,7 +147,7 @@ def write_fd_variants(report: FDVariantsReport, out_dir: str | Path, *, plot: bo
         out_dir, "fd_variants.json", data, {"fd_variants.csv": report.rows(), "fd_matrix.csv": report.matrix}
     )
     if fig is not None:
-        from reljudge.evaluation.plots import pyplot, save_figure
+        from reljudge.io.figures import pyplot, save_figure
 
         written.append(save_figure(fig, Path(out_dir) / "fd_bootstrap.png"))
         pyplot().close(fig)
@@ -158,7 +158,7 @@ def _figure(report: FDVariantsReport):  # type: ignore[no-untyped-def]
     """Panel 1: the measure per run with its interval; one panel per FD variant with FD's."""
     import numpy as np
 
-    from reljudge.evaluation.plots import pyplot
+    from reljudge.io.figures import pyplot
 
     plt = pyplot()
     rows = report.rows()  # best first by the official measure

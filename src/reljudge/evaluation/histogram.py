@@ -28,7 +28,7 @@ def histogram_paths(
         raise InputError("give exactly one of --runs DIR or --scores FILE")
     human = read_qrels(qrels)
     if runs is not None:
-        from reljudge.evaluation.sources import load_runs
+        from reljudge.analyses.inputs import load_runs
 
         run_map = load_runs(runs)
     else:
@@ -70,7 +70,7 @@ def read_system_scores(path: str | Path) -> dict[str, dict[str, dict[str, float]
 def format_histogram_report(report: HistogramReport, *, top: int | None = None) -> str:
     """The DO/HSA table (by HSA, best first) and the correlation table, with the conventions."""
     from reljudge.evaluation.report import format_table
-    from reljudge.evaluation.tables_out import rounded
+    from reljudge.io.tables import rounded
 
     rows = sorted(
         report.rows(), key=lambda r: (r["HSA"] != r["HSA"], -(r["HSA"] if r["HSA"] == r["HSA"] else 0))
@@ -113,7 +113,7 @@ def _p(p: float) -> str:
 
 def write_histogram_report(report: HistogramReport, out_dir: str | Path, *, plot: bool = False) -> list[Path]:
     """``do_hsa.json``, ``do_hsa.csv``, ``correlations.csv`` (+ ``histograms.png``, ``slopes.png``)."""
-    from reljudge.evaluation.tables_out import write_report_files
+    from reljudge.io.tables import write_report_files
 
     data = {
         "settings": report.settings,
@@ -141,7 +141,7 @@ def write_histogram_report(report: HistogramReport, out_dir: str | Path, *, plot
         out_dir, "do_hsa.json", data, {"do_hsa.csv": report.rows(), "correlations.csv": report.correlations}
     )
     if plot:
-        from reljudge.evaluation.plots import pyplot, save_figure
+        from reljudge.io.figures import pyplot, save_figure
 
         plt = pyplot()
         for fig, name in zip(figures, ("histograms.png", "slopes.png"), strict=True):
@@ -163,7 +163,7 @@ def _histogram_figure(report: HistogramReport, *, log_ratio: bool):  # type: ign
     ln(h_r/h_nr) with the fitted line."""
     import numpy as np
 
-    from reljudge.evaluation.plots import pyplot
+    from reljudge.io.figures import pyplot
 
     plt = pyplot()
     names = _order(report, list(report.systems))

@@ -1,10 +1,5 @@
-"""Figures for `judge evaluate --plot` (matplotlib, imported lazily; extra ``plot``); the sweep
-report draws its own with the same two helpers.
-
-`pyplot` and `save_figure` are the one way reljudge loads matplotlib and writes a figure: a
-missing matplotlib is a `MissingExtraError` naming the extra, and a PNG is written atomically
-(never half a file).
-"""
+"""Figures for `judge evaluate --plot` (matplotlib through `reljudge.io.figures`, imported
+lazily; extra ``plot``)."""
 
 from __future__ import annotations
 
@@ -13,37 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from reljudge.errors import MissingExtraError
+from reljudge.io.figures import pyplot, save_figure
 from reljudge.metrics.alignment import COMPARISON_NAMES, COMPARISONS
-
-
-def pyplot():  # type: ignore[no-untyped-def]
-    """``matplotlib.pyplot`` on the Agg backend; `MissingExtraError` when matplotlib is missing."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise MissingExtraError(
-            "plots need matplotlib; install it with: pip install 'reljudge[plot]'"
-        ) from None
-    return plt
-
-
-def save_figure(fig, path: str | Path, *, dpi: int = 120, tight: bool = True) -> Path:  # type: ignore[no-untyped-def]
-    """Write ``fig`` to ``path`` atomically, in the format its suffix names (PNG by default)."""
-    from reljudge.io.atomic import atomic_write
-
-    path = Path(path)
-    with atomic_write(path, mode="wb") as handle:
-        fig.savefig(
-            handle,
-            format=path.suffix.lstrip(".") or "png",
-            dpi=dpi,
-            bbox_inches="tight" if tight else None,
-        )
-    return path
 
 
 def plot_alignment(report, path: str | Path) -> Path:

@@ -14,7 +14,7 @@ from reljudge.metrics.pooling import PoolBiasReport, simulate
 def pool_bias_paths(qrels: str | Path, runs: str | Path, run_info: str | Path, **options) -> PoolBiasReport:
     """`simulate` on a qrels file, a directory of runs and a run-type file. Runs listed in the
     run-type file but absent from the directory are noted in the settings (``listed_not_found``)."""
-    from reljudge.evaluation.sources import load_runs
+    from reljudge.analyses.inputs import load_runs
     from reljudge.io.runinfo import read_run_info
     from reljudge.io.trec import read_qrels
 
@@ -75,7 +75,7 @@ def format_pool_bias(report: PoolBiasReport) -> str:
 
 
 def write_pool_bias(report: PoolBiasReport, out_dir: str | Path, *, plot: bool = False) -> list[Path]:
-    from reljudge.evaluation.tables_out import write_report_files
+    from reljudge.io.tables import write_report_files
 
     found_rows = [
         {"depth": k + 1, **{t: report.relevant_found[t][k] for t in report.relevant_found}}
@@ -100,7 +100,7 @@ def write_pool_bias(report: PoolBiasReport, out_dir: str | Path, *, plot: bool =
         {"taus.csv": report.summary, "repetitions.csv": report.repetitions, "relevant_found.csv": found_rows},
     )
     if figures:
-        from reljudge.evaluation.plots import pyplot, save_figure
+        from reljudge.io.figures import pyplot, save_figure
 
         plt = pyplot()
         for fig, name in figures:
@@ -114,7 +114,7 @@ _MARKERS = ("o", "^", "s", "D", "v")
 
 
 def _found_figure(report: PoolBiasReport):  # type: ignore[no-untyped-def]
-    from reljudge.evaluation.plots import pyplot
+    from reljudge.io.figures import pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -133,7 +133,7 @@ def _found_figure(report: PoolBiasReport):  # type: ignore[no-untyped-def]
 
 
 def _scatter_figure(report: PoolBiasReport):  # type: ignore[no-untyped-def]
-    from reljudge.evaluation.plots import pyplot
+    from reljudge.io.figures import pyplot
 
     plt = pyplot()
     keys = list(report.scatter)

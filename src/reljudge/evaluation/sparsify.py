@@ -10,7 +10,7 @@ from reljudge.metrics.sparsify import SparsifyReport, sparsified_agreement
 
 
 def sparsify_paths(qrels: str | Path, runs: str | Path, **options) -> SparsifyReport:
-    from reljudge.evaluation.sources import load_runs
+    from reljudge.analyses.inputs import load_runs
     from reljudge.io.trec import read_qrels
 
     return sparsified_agreement(read_qrels(qrels), load_runs(runs), **options)  # type: ignore[arg-type]
@@ -36,7 +36,7 @@ def format_sparsify(report: SparsifyReport) -> str:
 
 
 def write_sparsify(report: SparsifyReport, out_dir: str | Path, *, plot: bool = False) -> list[Path]:
-    from reljudge.evaluation.tables_out import write_report_files
+    from reljudge.io.tables import write_report_files
 
     data = {
         "settings": report.settings,
@@ -52,7 +52,7 @@ def write_sparsify(report: SparsifyReport, out_dir: str | Path, *, plot: bool = 
         {"sparsified_ndcg.csv": report.summary, "repetitions.csv": report.repetitions},
     )
     if fig is not None:
-        from reljudge.evaluation.plots import pyplot, save_figure
+        from reljudge.io.figures import pyplot, save_figure
 
         written.append(save_figure(fig, Path(out_dir) / "sparsified.png"))
         pyplot().close(fig)
@@ -60,7 +60,7 @@ def write_sparsify(report: SparsifyReport, out_dir: str | Path, *, plot: bool = 
 
 
 def _figure(report: SparsifyReport):  # type: ignore[no-untyped-def]
-    from reljudge.evaluation.plots import pyplot
+    from reljudge.io.figures import pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.6, 4.0))

@@ -64,7 +64,7 @@ def _short(name: str) -> str:
 def plot_alignment_vs_agreement(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
     """Scatter of macro agree (x) against τ-b (y), a labelled point per set, a colour per label.
     Sets without a τ (no runs) are left out; raises ValueError when none has one."""
-    from reljudge.evaluation.plots import pyplot, save_figure
+    from reljudge.io.figures import pyplot, save_figure
 
     points = [
         r for r in rows if r["kendall_tau_b"] == r["kendall_tau_b"] and r["macro_agree"] == r["macro_agree"]

@@ -1,19 +1,25 @@
 """Result tables as files: JSON-ready values and CSV text, written the same way by every report
-(``judge evaluate``, ``judge fd``, sweep reports).
+(``judge evaluate``, ``judge fd``, sweep reports, every analysis).
 
 - `json_ready`: a value JSON can hold: NaN and ±inf become ``null`` (JSON has no such
   numbers), numpy scalars and arrays become Python numbers and lists, tuples become lists and
   mapping keys strings;
 - `csv_text`: rows (dicts) as CSV, the columns in first-seen order over all rows, NaN and ±inf
-  as empty cells.
+  as empty cells;
+- `write_report_files`: an analysis's report as one JSON file and CSV tables in an output
+  directory, each file replaced atomically, everything computed before the first file is
+  written (no half report);
+- `rounded`: a row's values with floats rounded, for a console table.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 
@@ -43,3 +49,22 @@ def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
             {k: ("" if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
         )
     return buf.getvalue()
+
+
+def write_report_files(
+    out_dir: str | Path, json_name: str, data: Any, tables: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> list[Path]:
+    """``out_dir/json_name`` (NaN as null) and ``out_dir/<name>`` for each CSV table."""
+    from reljudge.io.atomic import write_text_atomic
+
+    out = Path(out_dir)
+    texts = {out / json_name: json.dumps(json_ready(data), indent=1) + "\n"}
+    texts.update({out / name: csv_text(rows) for name, rows in tables.items()})
+    for path, text in texts.items():
+        write_text_atomic(path, text)
+    return list(texts)
+
+
+def rounded(row: Mapping[str, Any], digits: int = 3) -> list[Any]:
+    """The row's values, floats rounded for a console table."""
+    return [round(v, digits) if isinstance(v, float) else v for v in row.values()]

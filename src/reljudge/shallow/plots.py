@@ -6,25 +6,13 @@ from pathlib import Path
 
 import numpy as np
 
+from reljudge.io.figures import pyplot, save_figure
 from reljudge.metrics.shallow import WinRatios
-
-
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as err:  # pragma: no cover - depends on the environment
-        from reljudge.errors import MissingExtraError
-
-        raise MissingExtraError("plots need matplotlib: pip install 'reljudge[plot]'") from err
-    return plt
 
 
 def win_ratio_heatmap(ratios: WinRatios, path: Path, *, title: str) -> None:
     """Cell (row j, column i) = run i's win ratio against run j; significant cells outlined."""
-    plt = _pyplot()
+    plt = pyplot()
     m = len(ratios.runs)
     grid = np.full((m, m), np.nan)
     for j in range(m):
@@ -49,14 +37,14 @@ def win_ratio_heatmap(ratios: WinRatios, path: Path, *, title: str) -> None:
     bar.set_label("win ratio W / (W + L); outlined: significant (Bonferroni)")
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save_figure(fig, path, dpi=130, tight=False)
     plt.close(fig)
 
 
 def leaderboard_plot(rows: list[dict[str, object]], path: Path, *, title: str) -> None:
     """MRR@10 of each run under the preference qrels and under the original qrels, with their
     bootstrap intervals, runs ordered by the preference leaderboard (best at the top)."""
-    plt = _pyplot()
+    plt = pyplot()
     n = len(rows)
     fig, ax = plt.subplots(figsize=(8.5, max(4.0, 0.2 * n + 1.5)))
     y = np.arange(n)[::-1]
@@ -77,5 +65,5 @@ def leaderboard_plot(rows: list[dict[str, object]], path: Path, *, title: str) -
     ax.legend(loc="lower right", fontsize=8)
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save_figure(fig, path, dpi=130, tight=False)
     plt.close(fig)

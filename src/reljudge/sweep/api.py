@@ -31,7 +31,7 @@ def conventions_from(config: Any) -> Conventions:
 
 
 def _load_runs(runs: Mapping[str, str | None]) -> dict[str, dict[str, Any]]:
-    from reljudge.evaluation.sources import load_runs
+    from reljudge.analyses.inputs import load_runs
 
     return {ds: load_runs(path) for ds, path in runs.items() if path}  # type: ignore[misc]
 

@@ -1,5 +1,5 @@
 """PNG plots of a sweep analysis (matplotlib, Agg backend, imported lazily through
-`reljudge.evaluation.plots.pyplot`: a missing matplotlib is a `MissingExtraError`)."""
+`reljudge.io.figures.pyplot`: a missing matplotlib is a `MissingExtraError`)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def _size(cols: int, rows: int, col_in: float, row_in: float) -> tuple[float, fl
 def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]]:
     """Metric heatmaps (prompt × model, one per dataset and task) and α matrices, each PNG
     written atomically. Raises `MissingExtraError` (before writing anything) without matplotlib."""
-    from reljudge.evaluation.plots import pyplot, save_figure
+    from reljudge.io.figures import pyplot, save_figure
 
     plt = pyplot()
 

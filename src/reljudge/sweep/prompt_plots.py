@@ -1,4 +1,4 @@
-"""Plots of the prompt analyses (matplotlib through `reljudge.evaluation.plots.pyplot`):
+"""Plots of the prompt analyses (matplotlib through `reljudge.io.figures.pyplot`):
 
 - ``bars_<task>.png`` (thesis Fig. 4.7): one panel per dataset, a horizontal bar per prompt and
   model (prompts ordered UMBRELA, human, LLM from the top; one colour per model), and a dashed line
@@ -75,7 +75,7 @@ def _bars_panel(ax, rows: list[dict[str, Any]], models: list[str], title: str) -
 
 def write_prompt_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]]:
     """The per-prompt bar charts (one per task, a panel per dataset) and the diversity box plot."""
-    from reljudge.evaluation.plots import pyplot, save_figure
+    from reljudge.io.figures import pyplot, save_figure
 
     plt = pyplot()
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
-"""What ``judge evaluate`` reads: the human labels, judgment sets and runs.
+"""What the analyses read: the human labels, judgment sets and runs (shared by `judge evaluate`,
+`judge calibrate`, `judge combine`, `judge fd`, the run and qrels analyses, and the sweep).
 
 Judgment inputs (each path may be a file, a directory or a glob):
 

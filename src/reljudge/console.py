@@ -1,0 +1,46 @@
+"""What the commands print, the same way in every command (the commands live in their feature
+packages; `reljudge.cli` only wires them into the app).
+
+- `echo_json`: a value as indented JSON (NaN and ±inf as null, numpy values as numbers, UTF-8
+  kept), for ``--json``;
+- `show_written`: an analysis's console tables (or, with ``--json``, the JSON file it just
+  wrote), then the list of files written, on standard error;
+- `int_list`: an option of comma-separated integers >= 1, or `InputError`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from reljudge.errors import InputError
+
+
+def echo_json(value: Any) -> None:
+    import json
+
+    from reljudge.io.tables import json_ready
+
+    typer.echo(json.dumps(json_ready(value), indent=2, ensure_ascii=False))
+
+
+def show_written(written: list[Path], text: str, json_output: bool) -> None:
+    """The tables, or with ``--json`` the JSON file just written; then the list of files."""
+    if json_output:
+        typer.echo(next(p for p in written if p.suffix == ".json").read_text(encoding="utf-8").rstrip("\n"))
+    else:
+        typer.echo(text)
+    typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+
+
+def int_list(text: str, option: str) -> list[int]:
+    """``text`` as comma-separated integers >= 1 (``option`` names it in the error)."""
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"{option} takes comma-separated integers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise InputError(f"{option} takes integers >= 1, got {text!r}")
+    return values

@@ -2,7 +2,8 @@
 
 The run's records are the truth: `write_run_answers` reads the latest ``answer`` record of each
 topic from ``judgments.jsonl`` and writes the answers of the ``ok`` ones to ``answers.tsv`` in the
-run directory (atomically; topics in the order their records were written), and optionally to a
+run directory (atomically; topics sorted by id, numeric ids by value, so the file does not depend
+on the order the answers came back in: a batch returns them in any order), and optionally to a
 second file. A topic whose answer failed (or is not yet generated) has no line.
 """
 
@@ -33,7 +34,12 @@ def run_answers(rundir: str | Path) -> dict[str, str]:
         text = record.extra.get("answer")
         if isinstance(text, str) and text.strip():
             found[record.qid] = text
-    return found
+    return {qid: found[qid] for qid in sorted(found, key=_topic_order)}
+
+
+def _topic_order(qid: str) -> tuple[int, int, str]:
+    """Numeric topic ids by value, before the others in text order."""
+    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
 
 
 def write_run_answers(

@@ -27,3 +27,54 @@ def shared_data() -> Path:
     if not (SHARED_DATA / "README.md").exists():
         pytest.skip(f"full collections not found at {SHARED_DATA} (set RELJUDGE_DATA_DIR to use them)")
     return SHARED_DATA
+
+
+# --- the README read-through first; an honest `slow` marker -----------------------------------
+
+#: a test that takes this long (set-up, call and tear-down together) is slow: it must carry
+#: ``@pytest.mark.slow``, so that ``-m "not slow"`` stays a fast tier
+SLOW_SECONDS = 1.0
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--check-slow-marks",
+        action="store_true",
+        help=f"fail the run when a test not marked slow takes {SLOW_SECONDS:g} s or more "
+        "(the list is printed either way; timings depend on the machine's load)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    # the README read-through is the longest chain of tests (each block may use what an earlier
+    # one wrote): first in the queue, so that one worker starts it at once and keeps it
+    items.sort(key=lambda item: item.path.name != "test_readme.py")
+
+
+_durations: dict[str, float] = {}
+_unmarked: set[str] = set()
+
+
+def pytest_runtest_logreport(report):
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+    if "slow" not in report.keywords:
+        _unmarked.add(report.nodeid)
+
+
+def _slow_unmarked() -> list[tuple[float, str]]:
+    return sorted(
+        ((d, n) for n, d in _durations.items() if n in _unmarked and d >= SLOW_SECONDS), reverse=True
+    )
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    found = _slow_unmarked()
+    if found:
+        terminalreporter.section("tests not marked slow that took 1 s or more")
+        for seconds, nodeid in found:
+            terminalreporter.write_line(f"{seconds:6.2f}s {nodeid}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if session.config.getoption("--check-slow-marks") and _slow_unmarked() and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -130,6 +130,7 @@ def test_concurrency_setting():
     )
 
 
+@pytest.mark.slow
 def test_end_to_end_backs_off_after_429s_and_finishes():
     """A ceiling far above the server's connection limit: the client meets 429s, backs off and
     every request still ends answered (behaviour only, no timing)."""

@@ -51,6 +51,7 @@ def sync_labels(tmp_path: Path, method: str = "umbrela", limit: int | None = 30)
     return labels(tmp_path / "sync")
 
 
+@pytest.mark.slow
 def test_export_vllm_import_round_trip_gives_the_records_of_a_synchronous_run(tmp_path):
     args = job_args(tmp_path, "run")
     done = judge("batch", "export", *args, "--requests", str(tmp_path / "req.jsonl"), "--json", cwd=tmp_path)
@@ -78,6 +79,7 @@ def test_export_vllm_import_round_trip_gives_the_records_of_a_synchronous_run(tm
     assert json.loads(again.stdout)["complete"] and not (tmp_path / "req2.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_shards_keep_each_topic_on_one_shard_and_import_takes_them_all(tmp_path):
     args = job_args(tmp_path, "run", limit=None)  # every topic of the sample
     shards = tmp_path / "shards"
@@ -116,6 +118,7 @@ def _queries():
     QUERIES[:] = sorted({t for t in load_dataset("dl19-sample").topics.values()}, key=len, reverse=True)
 
 
+@pytest.mark.slow
 def test_a_multi_stage_method_runs_as_export_import_rounds(tmp_path):
     args = job_args(tmp_path, "exam", method="exam", limit=6)
     for round_ in range(1, 6):
@@ -133,6 +136,7 @@ def test_a_multi_stage_method_runs_as_export_import_rounds(tmp_path):
     assert labels(tmp_path / "exam") == sync_labels(tmp_path, method="exam", limit=6)
 
 
+@pytest.mark.slow
 def test_failed_lines_become_api_errors_and_retry_failed_exports_them_again(tmp_path):
     args = job_args(tmp_path, "run")
     judge("batch", "export", *args, "--requests", str(tmp_path / "req.jsonl"), cwd=tmp_path)
@@ -159,6 +163,7 @@ def test_failed_lines_become_api_errors_and_retry_failed_exports_them_again(tmp_
     assert labels(tmp_path / "run") == sync_labels(tmp_path)
 
 
+@pytest.mark.slow
 def test_bad_output_files_are_refused_with_file_line_and_nothing_is_ingested(tmp_path):
     args = job_args(tmp_path, "run", limit=10)
     judge("batch", "export", *args, "--requests", str(tmp_path / "req.jsonl"), cwd=tmp_path)

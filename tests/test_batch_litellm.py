@@ -100,6 +100,7 @@ def wave_lines(out: Path) -> list[dict]:
     return [json.loads(line) for f in sorted((out / "batch").glob("wave-*.jsonl")) for line in f.open()]
 
 
+@pytest.mark.slow
 def test_a_litellm_batch_run_makes_the_records_and_cache_keys_of_the_synchronous_litellm_path(
     server, tmp_path
 ):
@@ -145,6 +146,7 @@ def _kill_at(server: MockLLMServer, point: str, args: list[str]) -> None:
 
 
 @pytest.mark.parametrize("point", ["create", "poll"])
+@pytest.mark.slow
 def test_killed_while_creating_or_polling_the_same_command_finishes_without_a_second_submission(
     server, tmp_path, point
 ):
@@ -161,6 +163,7 @@ def test_killed_while_creating_or_polling_the_same_command_finishes_without_a_se
 
 
 @pytest.mark.parametrize("point", ["upload", "create"])
+@pytest.mark.slow
 def test_without_a_listing_a_wave_that_may_have_been_sent_is_not_sent_again(
     server, tmp_path, monkeypatch, point
 ):
@@ -182,6 +185,7 @@ def test_without_a_listing_a_wave_that_may_have_been_sent_is_not_sent_again(
     assert server.batches.calls["POST files"] == 1 and server.batches.calls["POST batches"] == 1
 
 
+@pytest.mark.slow
 def test_a_litellm_batch_run_connects_to_nothing_but_the_endpoint(server, tmp_path):
     log = tmp_path / "connections.log"
     args = argv(server, tmp_path, "run", "--limit", "6", "--batch")

@@ -127,6 +127,7 @@ def test_failed_lines_become_api_errors_and_retry_failed_resubmits_only_them(tmp
 @pytest.mark.parametrize(
     ("method", "options"), [("exam", []), ("nuggets", []), ("pairwise", ["-o", "pairs=sampler"])]
 )
+@pytest.mark.slow
 def test_a_multi_stage_method_finishes_in_batch_rounds(server, tmp_path, method, options):
     code, text = judge(argv(server, tmp_path, "sync", "--topics-limit", "1", *options, method=method))
     assert code == EXIT_OK, text
@@ -142,6 +143,7 @@ def test_a_multi_stage_method_finishes_in_batch_rounds(server, tmp_path, method,
 
 
 @pytest.mark.parametrize("point", ["upload", "create", "poll", "content"])
+@pytest.mark.slow
 def test_killed_at_each_remote_step_the_same_command_finishes_without_a_second_submission(
     server, tmp_path, point
 ):
@@ -171,6 +173,7 @@ def test_killed_at_each_remote_step_the_same_command_finishes_without_a_second_s
     assert server.calls == 0
 
 
+@pytest.mark.slow
 def test_max_cost_stops_before_the_cap_and_a_higher_cap_resumes(server, tmp_path):
     code, text = judge(argv(server, tmp_path, "run", "--limit", "40", "--dry-run", "--json"))
     estimate = json.loads(text)["estimate"]["cost_usd"]
@@ -338,6 +341,7 @@ def test_judge_generate_takes_batch_too(server, tmp_path):
     assert (tmp_path / "batch" / "answers.tsv").read_text() == sync and sync.count("\n") == 3
 
 
+@pytest.mark.slow
 def test_a_killed_retry_failed_run_started_again_does_not_send_its_new_failures_again(tmp_path):
     with MockLLMServer(models=("gpt-4o-mini",), batch_failure_share=0.5) as srv:
         base = argv(srv, tmp_path, "run", "--limit", "24", "--batch")

@@ -119,6 +119,7 @@ def test_collected_lines_answered_elsewhere_give_the_records_of_a_synchronous_ru
     assert all(abs(r.provenance.usage.cost_usd - sync[r.key] / 2) < 1e-12 for r in records)  # half price
 
 
+@pytest.mark.slow
 def test_a_multi_stage_method_runs_in_rounds(server, tmp_path):
     cfg = config(server, tmp_path, "exam", method="exam", limit=None, topics_limit=1)
     run_job(config(server, tmp_path, "exam-sync", method="exam", limit=None, topics_limit=1))

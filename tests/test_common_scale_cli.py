@@ -125,6 +125,7 @@ def judge(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, env=dict(os.environ), capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_errors_exit_2(tmp_path):
     p = _write(tmp_path)
     base = ["answers", "similarity", "--qrels", str(p["qrels"]), "--embeddings", str(p["npy"])]
@@ -177,6 +178,7 @@ def test_evaluate_answers_need_vectors(tmp_path):
     assert result.returncode == 2 and "go with --answers" in result.stderr
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_an_answer_given_in_two_files(tmp_path):
     """Regression: `judge evaluate --answers A B` kept the last of a (system, topic) answered in
     both files; now it is `error: FILE:LINE: ...`, exit 2, as in `judge run`."""

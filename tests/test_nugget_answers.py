@@ -183,6 +183,7 @@ def test_a_new_system_reuses_the_nuggets_and_a_changed_answer_is_judged_again(sr
     assert len(shas) == 1  # the new records supersede the old ones
 
 
+@pytest.mark.slow
 def test_an_echoed_assignment_prompt_never_labels_an_answer(srv, tmp_path, sample):
     auto = AutoResponder()
 

@@ -29,6 +29,7 @@ def frame():
     )
 
 
+@pytest.mark.slow
 def test_llm_judge_transformer_labels_and_resumes(tmp_path, monkeypatch):
     from reljudge.pyterrier import LLMJudge, judged_qrels
 

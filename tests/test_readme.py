@@ -311,7 +311,7 @@ def session(tmp_path_factory):
             "MPLBACKEND": "Agg",
         }
         env.pop("RELJUDGE_DATA_DIR", None)
-        yield work, env
+        yield work, env, set()
 
 
 def _script(block: Block, body: str) -> str:
@@ -344,12 +344,7 @@ def _cases() -> list:
     return cases
 
 
-@pytest.mark.slow  # the whole read-through (about 3 minutes): blocks depend on earlier ones
-@pytest.mark.parametrize(("line", "lang", "body", "block"), _cases())
-def test_readme_block_runs(session, line, lang, body, block):
-    work, env = session
-    if block.shared and not SHARED.is_dir():
-        pytest.skip(f"needs the shared data at {SHARED}")
+def _run_block(work: Path, env: dict[str, str], line: int, lang: str, body: str, block: Block) -> None:
     if lang == "python":
         argv = [sys.executable, "-c", body]
     else:
@@ -358,3 +353,22 @@ def test_readme_block_runs(session, line, lang, body, block):
     assert done.returncode in block.ok_codes, (
         f"README.md:{line} exited {done.returncode}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
     )
+
+
+@pytest.mark.slow  # the whole read-through (about 3 minutes): blocks depend on earlier ones
+@pytest.mark.parametrize(("line", "lang", "body", "block"), _cases())
+def test_readme_block_runs(session, line, lang, body, block):
+    work, env, ran = session
+    if block.shared and not SHARED.is_dir():
+        pytest.skip(f"needs the shared data at {SHARED}")
+    # a reader runs the blocks in order: under pytest-xdist a worker may be handed a later block
+    # first, so the earlier blocks this process has not run yet run now, in order, as set-up
+    for case in _cases():
+        earlier, *rest = case.values
+        if earlier >= line:
+            break
+        if earlier not in ran and not (rest[2].shared and not SHARED.is_dir()):
+            _run_block(work, env, earlier, *rest)
+            ran.add(earlier)
+    _run_block(work, env, line, lang, body, block)
+    ran.add(line)

@@ -5,24 +5,18 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from _cli import judge
 from reljudge.cli import app
 
 RUNNER = CliRunner()
 
 
-def judge(*args: str) -> subprocess.CompletedProcess:
-    """The real entry point (its error handling: 'error: ...' and exit 2)."""
-    cmd = [sys.executable, "-m", "reljudge", *args]
-    return subprocess.run(cmd, env=dict(os.environ), capture_output=True, text=True, timeout=300)
 
 
 def _write(tmp: Path) -> dict[str, Path]:

@@ -4,28 +4,15 @@ is ``error: FILE:LINE: ...`` with exit 2 and nothing written; conversions round-
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
+from _cli import judge
 from reljudge.cli import app
 from reljudge.io.answers import read_answers_tsv, read_rag24
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "answers" / "rag24-example.jsonl"
-
-
-def judge(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "reljudge", *args],
-        cwd=cwd,
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_malformed_answer_files_are_file_line_errors_with_exit_2(tmp_path):

@@ -6,12 +6,11 @@ sharded by topic, multi-stage in rounds, and bad output files refused with FILE:
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from _cli import judge
 from reljudge.io.judgments import read_judgments
 from reljudge.llm.batch.shards import shard_name, shard_of
 from reljudge.run import RunConfig, run_job
@@ -22,10 +21,6 @@ MODEL = "openai/mock-model"
 BASE_URL = "http://127.0.0.1:9/v1"  # never contacted by export/import: part of the cache key only
 
 
-def judge(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "reljudge", *args], cwd=cwd, capture_output=True, text=True, timeout=300
-    )
 
 
 def job_args(tmp_path: Path, name: str, method: str = "umbrela", limit: int | None = 30) -> list[str]:

@@ -6,25 +6,15 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from _cli import judge
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def judge(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"}
-    return subprocess.run(
-        [sys.executable, "-m", "reljudge", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
 
 
 @pytest.fixture()

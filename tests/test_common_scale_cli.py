@@ -5,15 +5,13 @@ torch): the common scale of runs and generators, the anchors table and its stabi
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from _cli import judge
 from reljudge.cli import app
 
 RUNNER = CliRunner()
@@ -120,12 +118,8 @@ def test_runs_without_answers_and_the_plot(tmp_path):
     assert (out / "common_scale.png").read_bytes().startswith(b"\x89PNG")
 
 
-def judge(*args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "reljudge", *args]
-    return subprocess.run(cmd, env=dict(os.environ), capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.slow
 def test_errors_exit_2(tmp_path):
     p = _write(tmp_path)
     base = ["answers", "similarity", "--qrels", str(p["qrels"]), "--embeddings", str(p["npy"])]
@@ -178,7 +172,6 @@ def test_evaluate_answers_need_vectors(tmp_path):
     assert result.returncode == 2 and "go with --answers" in result.stderr
 
 
-@pytest.mark.slow
 def test_evaluate_refuses_an_answer_given_in_two_files(tmp_path):
     """Regression: `judge evaluate --answers A B` kept the last of a (system, topic) answered in
     both files; now it is `error: FILE:LINE: ...`, exit 2, as in `judge run`."""

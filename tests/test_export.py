@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from _cli import judge
 from reljudge import judgments_from_qrels, to_dataframe, to_qrels
 from reljudge.datasets import bundled_path
 from reljudge.errors import InputError
@@ -140,8 +140,6 @@ def test_to_dataframe_flattens_provenance() -> None:
 # --- the command line ----------------------------------------------------------------------
 
 
-def judge(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reljudge", *args], capture_output=True, text=True, cwd=cwd)
 
 
 @pytest.mark.slow

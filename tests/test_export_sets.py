@@ -4,12 +4,11 @@ default, ``--method`` / ``--set`` to choose; judgments files are recognised the 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from _cli import judge
 from reljudge.errors import InputError
 from reljudge.evaluation import load_judgment_sets
 from reljudge.exporter import export_judgments, export_scores
@@ -85,8 +84,6 @@ def test_export_judgments_qrels_of_a_pairwise_run(tmp_path: Path) -> None:
         export_judgments([J("binary", "a", status="unparsed")], tmp_path / "none.qrels")
 
 
-def judge(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reljudge", *args], capture_output=True, text=True)
 
 
 @pytest.mark.slow

@@ -6,14 +6,13 @@ from __future__ import annotations
 import csv
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from _cli import judge
 from reljudge.errors import InputError
 from reljudge.metrics.fd_variants import PAPER_VARIANTS, measure_intervals, parse_variants, tau_matrix
 
@@ -80,16 +79,6 @@ def collection(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def judge(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"}
-    return subprocess.run(
-        [sys.executable, "-m", "reljudge", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
 
 
 @pytest.mark.slow

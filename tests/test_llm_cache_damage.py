@@ -7,11 +7,10 @@ import json
 import logging
 import os
 import sqlite3
-import subprocess
-import sys
 
 import pytest
 
+from _cli import judge
 from reljudge.llm import ClientConfig, LLMClient, ResponseCache
 from reljudge.testing import MockLLMServer, responders
 
@@ -40,10 +39,6 @@ def fill(path, n: int = 300) -> None:
             cache.put(f"k{i}", "openai", "gpt-4o-mini", {"text": "x" * 500, "status": "ok"})
 
 
-def judge(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "reljudge", *args], capture_output=True, text=True, timeout=120, input=input
-    )
 
 
 @pytest.fixture

@@ -5,11 +5,14 @@ packages; `reljudge.cli` only wires them into the app).
   kept), for ``--json``;
 - `show_written`: an analysis's console tables (or, with ``--json``, the JSON file it just
   wrote), then the list of files written, on standard error;
-- `int_list`: an option of comma-separated integers >= 1, or `InputError`.
+- `int_list`: an option of comma-separated integers >= 1, or `InputError`;
+- `warnings_to_stderr`: log warnings printed as ``warning: MESSAGE`` on standard error.
 """
 
 from __future__ import annotations
 
+import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +47,25 @@ def int_list(text: str, option: str) -> list[int]:
     if not values or any(v < 1 for v in values):
         raise InputError(f"{option} takes integers >= 1, got {text!r}")
     return values
+
+
+class _StderrWarnings(logging.StreamHandler):  # type: ignore[type-arg]
+    """``warning: MESSAGE`` on whatever `sys.stderr` is when the warning is logged (a command run
+    in-process, e.g. by a test runner, gets its warnings on its own standard error)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setLevel(logging.WARNING)
+        self.setFormatter(logging.Formatter("warning: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def warnings_to_stderr() -> None:
+    """Print the warnings of every logger as ``warning: MESSAGE`` on standard error (once per
+    process: a second call adds nothing)."""
+    root = logging.getLogger()
+    if not any(isinstance(h, _StderrWarnings) for h in root.handlers):
+        root.addHandler(_StderrWarnings())

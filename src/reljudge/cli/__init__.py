@@ -91,9 +91,10 @@ app.add_typer(pairs.app, name="pairs")
 app.add_typer(batch.app, name="batch")
 
 
-def main() -> None:
+def main(args: list[str] | None = None) -> None:
+    """The ``judge`` command with ``args`` (default: the process's arguments); exits with its code."""
     try:
-        app()
+        app(args=args, prog_name="judge")
     except ReljudgeError as err:  # bad input, a missing optional extra: one line, exit code 2
         typer.echo(f"error: {err}", err=True)
         sys.exit(EXIT_BAD_INPUT)

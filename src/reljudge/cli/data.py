@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from reljudge.console import warnings_to_stderr
+
 
 def export_cmd(
     judgments: Path = typer.Option(
@@ -36,11 +38,10 @@ def export_cmd(
     ),
 ) -> None:
     """Export judgments to qrels (document scores of any method), CSV or JSONL."""
-    import logging
 
     from reljudge.exporter import export_source
 
-    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
+    warnings_to_stderr()
     count = export_source(
         judgments,
         out,

@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from reljudge.cli.options import run_config, with_run_options
+from reljudge.console import warnings_to_stderr
 
 
 @with_run_options("generate", after={"name": "prompt", "answers": "output"})
@@ -33,14 +34,13 @@ def generate_cmd(
     the provider cannot serve the job, 2 bad input, 130/143/129 stopped by a signal.
     """
     import json
-    import logging
 
     from reljudge.cli.run import run_or_batch
     from reljudge.interrupts import Stopped, run_stoppable
     from reljudge.run.answers import write_run_answers
 
     config = run_config("generate", run_options, method="generate", command=["judge", *sys.argv[1:]])
-    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
+    warnings_to_stderr()
     code: int | None = None
     try:
         summary = run_stoppable(lambda: run_or_batch(config))

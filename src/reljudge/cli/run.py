@@ -12,6 +12,7 @@ import typer
 
 from reljudge.cli.confirm import CONFIRM_HELP, YES_HELP
 from reljudge.cli.options import run_config, with_run_options
+from reljudge.console import warnings_to_stderr
 
 
 @with_run_options(
@@ -36,14 +37,13 @@ def run_cmd(
     manifest (state "interrupted"), and the same command resumes it.
     """
     import json
-    import logging
 
     from reljudge.cli.confirm import run_confirmation
     from reljudge.interrupts import Stopped, run_stoppable
     from reljudge.run.estimate import NotConfirmed
 
     config = run_config("run", run_options, command=["judge", *sys.argv[1:]])
-    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
+    warnings_to_stderr()
     confirm = run_confirmation(yes, confirm_above)
     try:
         summary = run_stoppable(lambda: run_or_batch(config, confirm))

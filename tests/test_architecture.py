@@ -1,5 +1,5 @@
 """The shape of the code base, checked: what a judging method is lives in its own module or package;
-no source file grows past about 500 lines.
+modules are split by idea (a module over 800 lines is named in a warning, one over 2,000 fails).
 
 Method names: every string literal in ``src/reljudge`` that equals a method's name, one of its
 record methods or one of its score-set names must sit in that method's own module or package.
@@ -14,6 +14,7 @@ UMBRELA column: both are data about prompts, listed below with the reason.
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 import pytest
@@ -82,10 +83,16 @@ def test_the_check_finds_a_method_named_outside_its_package(tmp_path):
     assert [_named_method(v) for _, v in _strings(sample)] == ["exam", "exam"]
 
 
-MAX_LINES = 500
+#: a module longer than this is worth a look (a warning, not a failure): split a module by idea,
+#: never to get under a number; a module of one idea may be long
+LONG_MODULE = 800
+#: past this a module holds several ideas whatever its contents: the test fails
+TOO_LONG = 2000
 
 
-@pytest.mark.parametrize("path", sorted(SRC.rglob("*.py")), ids=lambda p: p.relative_to(SRC).as_posix())
-def test_no_source_file_is_over_about_500_lines(path):
-    lines = path.read_text(encoding="utf-8").count("\n")
-    assert lines <= MAX_LINES, f"{path.relative_to(SRC)} has {lines} lines: split it along its ideas"
+def test_long_modules_are_named_and_none_is_a_grab_bag():
+    lengths = {p.relative_to(SRC).as_posix(): p.read_text(encoding="utf-8").count("\n") for p in SRC.rglob("*.py")}
+    long = sorted((n, path) for path, n in lengths.items() if n > LONG_MODULE)
+    for n, path in long:
+        warnings.warn(f"{path} has {n} lines: does it hold one idea?", stacklevel=1)
+    assert all(n <= TOO_LONG for n, _ in long), [f"{path}: {n} lines" for n, path in long if n > TOO_LONG]

@@ -26,7 +26,7 @@ TARGET_FD_S = 10.0
 
 
 def synthetic_fd(n_runs: int = 63, n_topics: int = 53, dim: int = 384, k: int = 10, seed: int = 0):
-    from reljudge.metrics.embeddings import PrecomputedEmbeddings
+    from reljudge.vectors.embedding_source import PrecomputedEmbeddings
 
     rng = np.random.default_rng(seed)
     topics = [f"q{t}" for t in range(n_topics)]

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from reljudge.metrics.common_scale import generator_scale_scores as answer_scores
-from reljudge.metrics.embeddings import PrecomputedEmbeddings
 from reljudge.metrics.fd import fd_answers, fd_runs
 from reljudge.metrics.similarity import (
     answer_grades,
@@ -19,6 +18,7 @@ from reljudge.metrics.similarity import (
     pick_targets,
     top_grade_targets,
 )
+from reljudge.vectors.embedding_source import PrecomputedEmbeddings
 
 DIM = 8
 # a passage of grade g makes this angle with its topic's direction (grade 3 nearly on it)

@@ -37,7 +37,7 @@ def test_fd_of_topic_counts_equals_fd_of_the_stacked_resample(n_ref, n_ret, dim)
 
 
 def test_fd_at_k_replicates_on_explicit_draws():
-    from reljudge.metrics.embeddings import PrecomputedEmbeddings
+    from reljudge.vectors.embedding_source import PrecomputedEmbeddings
 
     rng = np.random.default_rng(3)
     topics = [f"q{t}" for t in range(8)]

@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 
-from reljudge.evaluation.embeddings import TextEmbeddings
 from reljudge.metrics.common_scale import (
     anchor_scores,
     first_other,
@@ -18,7 +17,8 @@ from reljudge.metrics.common_scale import (
     scale_agreement,
     trec_ranked,
 )
-from reljudge.metrics.embeddings import PrecomputedEmbeddings
+from reljudge.vectors.embedding_cache import TextEmbeddings
+from reljudge.vectors.embedding_source import PrecomputedEmbeddings
 
 
 def _source(vectors: dict[str, list[float]]) -> PrecomputedEmbeddings:

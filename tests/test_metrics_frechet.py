@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from reljudge.errors import MissingExtraError
-from reljudge.evaluation import load_embeddings
 from reljudge.metrics import (
     fd_at_k,
     fd_runs,
@@ -16,6 +15,7 @@ from reljudge.metrics import (
     relevant_set,
     retrieved_set,
 )
+from reljudge.vectors.npy import load_embeddings
 
 
 def sqrtm_reference(x, y):
@@ -159,7 +159,7 @@ def test_sentence_transformer_missing_extra_names_the_extra():
     try:
         import sentence_transformers  # noqa: F401
     except ImportError:
-        from reljudge.evaluation import SentenceTransformerEncoder
+        from reljudge.vectors.encoders import SentenceTransformerEncoder
 
         with pytest.raises(MissingExtraError, match=r"reljudge\[embeddings\]"):
             SentenceTransformerEncoder("sentence-transformers/msmarco-distilbert-base-v3")

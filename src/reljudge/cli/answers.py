@@ -132,7 +132,7 @@ def answers_similarity_cmd(
         raise InputError("--plot needs --out")
     cache = embedding_cache
     if cache is None and out is not None and encoder is not None:
-        from reljudge.evaluation.embeddings import default_cache_path
+        from reljudge.vectors.embedding_cache import default_cache_path
 
         cache = default_cache_path(out, encoder)
     data = answer_similarity_paths(

@@ -124,7 +124,7 @@ def evaluate_cmd(
         raise InputError("--encoder, --embeddings and --corpus go with --answers")
     vectors: dict[str, Any] = {"encoder": encoder, "embeddings": embeddings, "ids": ids, "corpus": corpus}
     if answers and encoder is not None:
-        from reljudge.evaluation.embeddings import default_cache_path
+        from reljudge.vectors.embedding_cache import default_cache_path
 
         vectors["embedding_cache"] = embedding_cache or default_cache_path(out, encoder)
         vectors["notify"] = lambda line: typer.echo(line, err=True)

@@ -25,8 +25,6 @@ from reljudge.analyses.inputs import (
     sets_from_judgments,
 )
 from reljudge.errors import MissingExtraError
-from reljudge.evaluation.embeddings import TextEmbeddings, default_cache_path, load_embeddings
-from reljudge.evaluation.encoders import SentenceTransformerEncoder, resolve_model
 from reljudge.evaluation.evaluate import Report, SetReport, evaluate, evaluate_paths
 from reljudge.evaluation.fd import fd_paths, format_fd_report, write_fd_report
 from reljudge.evaluation.plots import plot_alignment, plot_compatibility
@@ -38,23 +36,18 @@ __all__ = [
     "JudgmentSet",
     "MissingExtraError",
     "Report",
-    "SentenceTransformerEncoder",
     "SetReport",
-    "TextEmbeddings",
-    "default_cache_path",
     "evaluate",
     "evaluate_paths",
     "fd_paths",
     "format_fd_report",
     "format_table",
-    "load_embeddings",
     "load_human_labels",
     "load_judgment_sets",
     "load_runs",
     "plot_alignment",
     "plot_compatibility",
     "pyplot",
-    "resolve_model",
     "save_figure",
     "sets_from_judgments",
     "summary",

@@ -44,11 +44,11 @@ def answer_similarity_paths(
 ) -> dict[str, Any]:
     """Every measure of the module docstring, as the content of ``similarity.json``."""
     from reljudge.evaluation.common_scale import anchors_section, common_scale, load_anchor_runs, needed_ids
-    from reljudge.evaluation.embeddings import vector_source
     from reljudge.io.answer_sets import read_answers_by_system
     from reljudge.io.trec import read_qrels
     from reljudge.metrics.fd import fd_answers, fd_docids, fd_runs
     from reljudge.metrics.similarity import answer_grades, answer_id, cross_grade, pick_targets
+    from reljudge.vectors.embedding_cache import vector_source
 
     say = notify or (lambda _line: None)
     if (encoder is None) == (embeddings is None):

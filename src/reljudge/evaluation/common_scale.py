@@ -153,9 +153,9 @@ def answer_ranking(
     --answers``): ``{"average", "agreement", "systems": [{"system", "kind", "similarity",
     nDCG@10, "pairs", ...}, best first]}``. Encodes only the targets, the runs' first two
     passages and the answers."""
-    from reljudge.evaluation.embeddings import vector_source
     from reljudge.io.answer_sets import read_answers_by_system
     from reljudge.metrics.similarity import answer_id, top_grade_targets
+    from reljudge.vectors.embedding_cache import vector_source
 
     if (encoder is None) == (embeddings is None):
         raise InputError("--answers needs exactly one of --encoder NAME or --embeddings FILE")

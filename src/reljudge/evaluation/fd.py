@@ -59,7 +59,7 @@ def fd_paths(
     say = notify or (lambda _line: None)
     if (encoder is None) == (embeddings is None):
         raise InputError("give exactly one of --encoder NAME or --embeddings FILE")
-    from reljudge.evaluation.endpoint_encoder import is_endpoint_model
+    from reljudge.vectors.endpoint import is_endpoint_model
 
     if (pooling is not None or max_length is not None) and (encoder is None or is_endpoint_model(encoder)):
         raise InputError("--pooling and --max-length apply to a local or Hugging Face --encoder only")
@@ -69,19 +69,19 @@ def fd_paths(
         k=k, max_per_topic=max_per_topic, min_grade=min_grade, unjudged_only=unjudged_only, seed=seed
     )
     if embeddings is not None:
-        from reljudge.evaluation.embeddings import load_embeddings
+        from reljudge.vectors.npy import load_embeddings
 
         source = load_embeddings(embeddings, ids)
         return fd_runs(human, run_map, source, measure=measure, n_boot=n_boot, **selection)  # type: ignore[arg-type]
-    from reljudge.evaluation.embeddings import TextEmbeddings, default_cache_path
-    from reljudge.evaluation.encoders import SentenceTransformerEncoder
     from reljudge.io.corpus import load_corpus
+    from reljudge.vectors.embedding_cache import TextEmbeddings, default_cache_path
+    from reljudge.vectors.encoders import SentenceTransformerEncoder
 
     if corpus is None:
         raise InputError("--encoder needs --corpus with the passage texts")
     needed = fd_docids(human, run_map, **selection)  # type: ignore[arg-type]
     texts = load_corpus(corpus, docids=needed)
-    from reljudge.evaluation.endpoint_encoder import EndpointEncoder
+    from reljudge.vectors.endpoint import EndpointEncoder
 
     try:
         if is_endpoint_model(encoder):  # type: ignore[arg-type]

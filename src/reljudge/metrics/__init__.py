@@ -39,7 +39,6 @@ from reljudge.metrics.compatibility import (
     self_rbo,
     topic_compatibility,
 )
-from reljudge.metrics.embeddings import EmbeddingSource, PrecomputedEmbeddings, TextEncoder
 from reljudge.metrics.fd import FDReport, FDResult, fd_at_k, fd_docids, fd_runs, relevant_set, retrieved_set
 from reljudge.metrics.frechet import frechet_distance, frechet_distance_stats, gaussian_stats
 from reljudge.metrics.kappa import kappa_block
@@ -59,16 +58,13 @@ __all__ = [
     "Compatibility",
     "CompatibilityResult",
     "Counts",
-    "EmbeddingSource",
     "FDReport",
     "FDResult",
     "Interval",
     "JudgeLabels",
     "JudgmentMeasure",
     "Outcome",
-    "PrecomputedEmbeddings",
     "RankingMeasure",
-    "TextEncoder",
     "binarize",
     "bootstrap_ranking_agreement",
     "cohen_kappa",

@@ -29,9 +29,9 @@ from itertools import combinations
 
 import numpy as np
 
-from reljudge.metrics.embeddings import EmbeddingSource
 from reljudge.metrics.ranking import agreement_test
 from reljudge.metrics.similarity import AnswerIds, Scores, top_grade_targets
+from reljudge.vectors.embedding_source import EmbeddingSource
 
 
 def trec_ranked(docs: Mapping[str, float]) -> list[str]:

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reljudge.metrics.base import percentile_interval
-from reljudge.metrics.embeddings import EmbeddingSource
 from reljudge.metrics.fd_bootstrap import bootstrap_interval, fd_weighted, topic_rows
 from reljudge.metrics.frechet import frechet_distance
 from reljudge.metrics.ranking import DEFAULT_INTERVAL, Interval
+from reljudge.vectors.embedding_source import EmbeddingSource
 
 Scores = Mapping[str, Mapping[str, float]]
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reljudge.metrics.embeddings import EmbeddingSource
+from reljudge.vectors.embedding_source import EmbeddingSource
 
 Scores = Mapping[str, Mapping[str, float]]
 #: ``{system: {qid: id of the answer's vector}}``

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
+from reljudge.analyses.fd.per_run import fd_answers, fd_runs
 from reljudge.metrics.common_scale import generator_scale_scores as answer_scores
-from reljudge.metrics.fd import fd_answers, fd_runs
 from reljudge.metrics.similarity import (
     answer_grades,
     answer_id,

@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
+from reljudge.analyses.fd.per_run import fd_docids, fd_runs
 from reljudge.errors import InputError, MissingExtraError
-from reljudge.metrics.fd import fd_docids, fd_runs
 from reljudge.vectors.embedding_cache import TextEmbeddings, default_cache_path
 from reljudge.vectors.embedding_source import PrecomputedEmbeddings
 from reljudge.vectors.encoders import SentenceTransformerEncoder, resolve_encoder

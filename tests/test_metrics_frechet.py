@@ -5,16 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reljudge.analyses.fd.frechet import frechet_distance, frechet_distance_stats, gaussian_stats
+from reljudge.analyses.fd.per_run import fd_at_k, fd_runs, relevant_set, retrieved_set
 from reljudge.errors import MissingExtraError
-from reljudge.metrics import (
-    fd_at_k,
-    fd_runs,
-    frechet_distance,
-    frechet_distance_stats,
-    gaussian_stats,
-    relevant_set,
-    retrieved_set,
-)
 from reljudge.vectors.npy import load_embeddings
 
 

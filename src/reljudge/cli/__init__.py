@@ -1,7 +1,7 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, fd), `analyses` (histogram, pool-bias, sparsify), `sweep`,
+`mock_server`, `evaluate` (evaluate, plot-summary), `analyses` (histogram, pool-bias, sparsify), `sweep`,
 `shallow` (the shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report). Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
@@ -16,6 +16,7 @@ import sys
 
 import typer
 
+from reljudge.analyses.fd import command as fd_command
 from reljudge.cli import (
     analyses,
     answers,
@@ -73,7 +74,7 @@ app.command("run", cls=DeferredCommand)(run.run_cmd)
 app.command("generate", cls=DeferredCommand)(generate.generate_cmd)
 app.command("mock-server")(mock_server.mock_server_cmd)
 app.command("evaluate")(evaluate.evaluate_cmd)
-app.command("fd")(evaluate.fd_cmd)
+app.command("fd")(fd_command.fd_cmd)
 app.command("plot-summary")(evaluate.plot_summary_cmd)
 app.command("combine")(combine.combine_cmd)
 app.command("calibrate")(calibrate.calibrate_cmd)

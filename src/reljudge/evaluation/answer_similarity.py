@@ -3,7 +3,7 @@
 Reads the qrels, the answer files (TREC RAG 2024 or TSV, `reljudge.io.answers`) and the passage
 texts, takes the vectors from a ``.npy`` file or encodes passages and answers with the encoder
 of ``judge fd`` (cached on disk), and computes (`reljudge.metrics.similarity`,
-`reljudge.metrics.common_scale`, `reljudge.metrics.fd.fd_answers`): the cross-grade validation
+`reljudge.metrics.common_scale`, `reljudge.analyses.fd.per_run.fd_answers`): the cross-grade validation
 of the encoder, per-grade answer similarity, FD of each system's answers (k = 1) and the
 common-scale score of answers and, with ``runs``, of retrieval runs (with nDCG@10, its τ-b and
 FD@k of the runs against the same reference set); with ``anchors``, the no-judgment anchors
@@ -43,10 +43,10 @@ def answer_similarity_paths(
     notify: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Every measure of the module docstring, as the content of ``similarity.json``."""
+    from reljudge.analyses.fd.per_run import fd_answers, fd_docids, fd_runs
     from reljudge.evaluation.common_scale import anchors_section, common_scale, load_anchor_runs, needed_ids
     from reljudge.io.answer_sets import read_answers_by_system
     from reljudge.io.trec import read_qrels
-    from reljudge.metrics.fd import fd_answers, fd_docids, fd_runs
     from reljudge.metrics.similarity import answer_grades, answer_id, cross_grade, pick_targets
     from reljudge.vectors.embedding_cache import vector_source
 

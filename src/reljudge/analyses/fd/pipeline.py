@@ -1,23 +1,24 @@
-"""``judge fd``: the Fréchet-distance pipeline from files, and its report.
+"""``judge fd`` from paths: the Fréchet-distance pipeline, what the command and the Python API call.
 
 `fd_paths` reads the qrels and runs, takes the passage vectors from precomputed embeddings or
-encodes the passage texts of a corpus with a sentence-transformers model (only the passages FD
-needs are read and encoded, in batches; the vectors are cached on disk and reused on re-runs),
-and computes `reljudge.metrics.fd.fd_runs`. `format_fd_report` is the console table,
-`write_fd_report` writes ``fd.json`` and ``fd.csv``.
+encodes the passage texts of a corpus with a sentence-transformers model or an embeddings
+endpoint (only the passages FD needs are read and encoded, in batches; the vectors are cached on
+disk and reused on re-runs), and computes `reljudge.analyses.fd.per_run.fd_runs`.
+`fd_variants_paths` (``judge fd --variants`` / ``--plot``) computes several variants of the same
+runs (`reljudge.analyses.fd.variants`): each is `fd_paths` with its k and URR choice and the
+same vectors: precomputed ones are read per variant; encoder vectors go through the embedding
+cache (give ``--out`` or ``--embedding-cache``), so a passage is encoded once. The reports are
+printed and written by `reljudge.analyses.fd.files`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
+from reljudge.analyses.fd.per_run import FDReport, fd_docids, fd_runs
+from reljudge.analyses.fd.variants import FDVariantsReport, measure_intervals, tau_matrix, variant_label
 from reljudge.errors import InputError, MissingExtraError
-from reljudge.evaluation.report import format_table
-from reljudge.metrics.fd import FDReport, coverage, fd_docids, fd_runs
-from reljudge.metrics.registry import ranking_measures
 
 
 def fd_paths(
@@ -131,113 +132,52 @@ def fd_paths(
     return report
 
 
-def _agreement_text(report: FDReport) -> str:
-    """``: Kendall tau-b(measure, FD) = v [low, high], Spearman = v, ...`` for the registry's fd measures."""
-    a = report.agreement
-    measures = [m for m in ranking_measures("fd") if m.name in a]
-    if not measures:
-        return ""
-    parts = []
-    for i, m in enumerate(measures):
-        text = (
-            f"{m.label}({report.measure}, FD) = {a[m.name]:.3f}" if i == 0 else f"{m.label} = {a[m.name]:.3f}"
+def fd_variants_paths(
+    qrels: str | Path,
+    runs: str | Path,
+    variants: Sequence[tuple[int, bool]],
+    *,
+    measure: str = "ndcg_cut_10",
+    n_boot: int = 0,
+    level: float = 0.95,
+    seed: int = 0,
+    **fd_options,
+) -> FDVariantsReport:
+    """Every variant's FD report, the human measure's intervals and the τ matrix."""
+    from reljudge.analyses.inputs import load_runs
+    from reljudge.io.trec import read_qrels
+    from reljudge.metrics.measures import system_measures
+
+    reports = {
+        variant_label(k, urr): fd_paths(
+            qrels, runs, k=k, unjudged_only=urr, measure=measure, n_boot=n_boot, seed=seed, **fd_options
         )
-        low, high = m.interval_columns
-        if m.interval and low in a:
-            text += f" [{a[low]:.3f}, {a[high]:.3f}]"
-        parts.append(text)
-    return f": {', '.join(parts)} (negative tau: lower FD goes with higher {report.measure})"
-
-
-def _fd_rows(report: FDReport) -> list[dict]:
-    rows = []
-    for name, r in report.runs.items():
-        row = {"run": name, **r.as_dict(), report.measure: report.human_measure.get(name, float("nan"))}
-        rows.append(row)
-    rows.sort(key=lambda row: (row["fd"] != row["fd"], row["fd"]))
-    return rows
-
-
-def format_fd_report(report: FDReport) -> str:
-    """A table of FD per run (best first) and the agreement with the human measure."""
-    rows = _fd_rows(report)
-    boot = any("ci_low" in r for r in rows)
-    headers = [
-        "run",
-        "FD",
-        *(["95% CI"] if boot else []),
-        report.measure,
-        "ref",
-        "retrieved",
-        "missing ref",
-        "missing ret",
-    ]
-    table = []
-    for r in rows:
-        ci = (
-            [f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"]
-            if boot and "ci_low" in r
-            else (["-"] if boot else [])
-        )
-        table.append(
-            [
-                r["run"],
-                r["fd"],
-                *ci,
-                r[report.measure],
-                r["n_reference"],
-                r["n_retrieved"],
-                r["missing_reference"],
-                r["missing_retrieved"],
-            ]
-        )
-    s = report.settings
-    head = (
-        f"FD@{s['k']}{'-URR' if s['unjudged_only'] else ''} (encoder {s['encoder']}, relevant: grade >= {s['min_grade']:g}, "
-        f"at most {s['max_per_topic'] or 'all'} per topic, {s['topics']} topics)"
-    )
-    tail = f"{report.agreement.get('runs', 0)} runs" + _agreement_text(report)
-    cov = coverage(report.runs)
-    ret_total = cov["retrieved_used"] + cov["retrieved_missing"]
-    ref_total = cov["reference_used"] + cov["reference_missing"]
-    if cov["retrieved_missing"] or cov["reference_missing"]:
-        tail += (
-            f"\ncoverage: {cov['retrieved_used']} of {ret_total} retrieved passages (all runs"
-            f"{', ' + format(cov['retrieved_used'] / ret_total, '.1%') if ret_total else ''}) and "
-            f"{cov['reference_used']} of {ref_total} reference passages had an embedding or text; "
-            "the rest were left out of FD"
-        )
-    if report.agreement.get("runs", 0) == 0 and report.runs:
-        tail += "\nno run has FD (fewer than two retrieved or reference passages with a vector)"
-    return head + "\n" + format_table(headers, table) + "\n" + tail
-
-
-def fd_data(report: FDReport) -> dict[str, Any]:
-    """The content of ``fd.json`` (what ``judge fd --json`` prints)."""
-    return {
-        "settings": report.settings,
-        "measure": report.measure,
-        "agreement": report.agreement,
-        "runs": {
-            name: {
-                **r.as_dict(),
-                "missing_reference_ids": [list(x) for x in r.missing_reference],
-                "missing_retrieved_ids": [list(x) for x in r.missing_retrieved],
-            }
-            for name, r in report.runs.items()
-        },
-        "human_measure": report.human_measure,
-        "coverage": coverage(report.runs),
+        for k, urr in variants
     }
-
-
-def write_fd_report(report: FDReport, out_dir: str | Path) -> list[Path]:
-    """Write ``fd.json`` (with the missing passages listed) and ``fd.csv``."""
-    from reljudge.io.atomic import write_text_atomic
-    from reljudge.io.tables import csv_text, json_ready
-
-    out_dir = Path(out_dir)
-    paths = [out_dir / "fd.json", out_dir / "fd.csv"]
-    write_text_atomic(paths[0], json.dumps(json_ready(fd_data(report)), indent=1) + "\n")
-    write_text_atomic(paths[1], csv_text(_fd_rows(report)))
-    return paths
+    first = next(iter(reports.values()))
+    per_topic = system_measures(read_qrels(qrels), load_runs(runs), measure)
+    topics = {
+        name: r.topics for name, r in first.runs.items()
+    }  # the reference topics: the same in every variant
+    intervals = measure_intervals(per_topic, topics, n_boot=n_boot, level=level, seed=seed)
+    columns = {
+        measure: first.human_measure,
+        **{label: {n: r.fd for n, r in rep.runs.items()} for label, rep in reports.items()},
+    }
+    settings = {
+        "variants": list(reports),
+        "measure": measure,
+        "n_boot": n_boot,
+        "level": level,
+        "seed": seed,
+        "encoder": first.settings.get("encoder"),
+        "max_per_topic": first.settings.get("max_per_topic"),
+        "min_grade": first.settings.get("min_grade"),
+        "topics": first.settings.get("topics"),
+        "tau": "Kendall tau-b (scipy) with its two-sided p-value over the runs valued in both; FD is lower-better, "
+        "so tau(measure, FD) < 0 means agreement",
+        "measure_interval": "percentile bootstrap of the mean over each run's FD topics (scipy.stats.bootstrap)",
+    }
+    return FDVariantsReport(
+        reports, measure, dict(first.human_measure), intervals, tau_matrix(columns), settings
+    )

@@ -63,7 +63,6 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the shallow-pool pipeline: reads files (io) and computes (metrics.shallow)
     "reljudge.shallow": BASE | {"reljudge.io", "reljudge.metrics"},
     "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
-    # `llm` for ``judge fd --encoder openai/MODEL``: an embeddings endpoint through the LLM client
     "reljudge.evaluation": BASE
     | {
         "reljudge.analyses",
@@ -72,8 +71,6 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "reljudge.datasets",
         "reljudge.metrics",
         "reljudge.judges",
-        "reljudge.llm",
-        "reljudge.vectors",
     },
     # one folder per analysis (``judge evaluate``, ``judge fd``, ...): anything below the
     # applications; its pure modules are held to more by `test_pure_modules_of_analyses`

@@ -36,4 +36,3 @@ def load_embeddings(path: str | Path, ids_path: str | Path | None = None) -> Pre
     if len(set(ids)) != len(ids):
         raise InputError("duplicate ids", ids_path)
     return PrecomputedEmbeddings(ids, vectors, name=path.name)
-

@@ -133,7 +133,6 @@ def write_fd_report(report: FDReport, out_dir: str | Path) -> list[Path]:
     return paths
 
 
-
 def format_fd_variants(report: FDVariantsReport) -> str:
     labels = [report.measure, *report.reports]
     cell = {(r["a"], r["b"]): r for r in report.matrix}
@@ -168,11 +167,10 @@ def fd_variants_data(report: FDVariantsReport) -> dict[str, Any]:
 
 
 def write_fd_variants(report: FDVariantsReport, out_dir: str | Path, *, plot: bool = False) -> list[Path]:
+    from reljudge.analyses.fd.plots import bootstrap_figure
     from reljudge.io.tables import write_report_files
 
     data = fd_variants_data(report)
-    from reljudge.analyses.fd.plots import bootstrap_figure
-
     fig = bootstrap_figure(report) if plot else None
     written = write_report_files(
         out_dir, "fd_variants.json", data, {"fd_variants.csv": report.rows(), "fd_matrix.csv": report.matrix}

@@ -3,7 +3,7 @@
 1. FD bootstrap: ``fd_runs`` with 1,000 replicates on 63 synthetic runs × 53 topics in 384
    dimensions (the DL21 setting of the README: all-MiniLM-L6-v2, FD@10, one reference passage per
    topic), every run resampled on the same topics, BCa intervals for each run's FD and for τ-b
-   between nDCG@10 and FD (`reljudge.metrics.fd_bootstrap`). ``OLD=1`` also times the former loop
+   between nDCG@10 and FD (`reljudge.analyses.fd.resamples`). ``OLD=1`` also times the former loop
    (one stacked FD per run × replicate) on 20 replicates and extrapolates.
 2. Coverage of the 95 % interval of Kendall τ-b between two system rankings
    (`bootstrap_ranking_agreement`) on synthetic data whose true τ is known: ``S`` systems with
@@ -26,7 +26,7 @@ TARGET_FD_S = 10.0
 
 
 def synthetic_fd(n_runs: int = 63, n_topics: int = 53, dim: int = 384, k: int = 10, seed: int = 0):
-    from reljudge.metrics.embeddings import PrecomputedEmbeddings
+    from reljudge.vectors.embedding_source import PrecomputedEmbeddings
 
     rng = np.random.default_rng(seed)
     topics = [f"q{t}" for t in range(n_topics)]
@@ -51,7 +51,7 @@ def synthetic_fd(n_runs: int = 63, n_topics: int = 53, dim: int = 384, k: int = 
 
 
 def bench_fd() -> list[tuple[str, float, float, str]]:
-    from reljudge.metrics.fd import fd_runs
+    from reljudge.analyses.fd.per_run import fd_runs
 
     qrels, runs, source = synthetic_fd()
     start = time.perf_counter()
@@ -65,8 +65,8 @@ def bench_fd() -> list[tuple[str, float, float, str]]:
     )
     rows = [("FD bootstrap 1000 x 63 runs, s", wall, TARGET_FD_S, "ok" if wall < TARGET_FD_S else "MISSED")]
     if os.environ.get("OLD"):
-        from reljudge.metrics.fd import relevant_set
-        from reljudge.metrics.frechet import frechet_distance
+        from reljudge.analyses.fd.frechet import frechet_distance
+        from reljudge.analyses.fd.per_run import relevant_set
 
         reference = relevant_set(qrels, max_per_topic=1)
         topics = list(reference)

@@ -42,9 +42,9 @@ def timed(label: str, fn, target: float | None = None):
 def fd_variants(qrels, runs) -> list[dict]:  # type: ignore[no-untyped-def]
     import numpy as np
 
-    from reljudge.metrics.embeddings import PrecomputedEmbeddings
-    from reljudge.metrics.fd import fd_runs
-    from reljudge.metrics.fd_variants import PAPER_VARIANTS, tau_matrix, variant_label
+    from reljudge.analyses.fd.per_run import fd_runs
+    from reljudge.analyses.fd.variants import PAPER_VARIANTS, tau_matrix, variant_label
+    from reljudge.vectors.embedding_source import PrecomputedEmbeddings
 
     ids = sorted(
         {d for x in qrels.values() for d in x} | {d for r in runs.values() for x in r.values() for d in x}

@@ -54,7 +54,7 @@ def bench_compatibility() -> None:
 
 
 def bench_fd() -> None:
-    from reljudge.metrics import frechet_distance
+    from reljudge.analyses.fd.frechet import frechet_distance
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(10_000, 768)).astype(np.float32)

@@ -1,4 +1,4 @@
-"""Similarity of answers to judged passages (metrics.similarity) and FD over answers, on
+"""Similarity of answers to judged passages (analyses.answers.similarity) and FD over answers, on
 synthetic vectors whose angle to a topic direction falls with the grade."""
 
 from __future__ import annotations
@@ -8,10 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from reljudge.metrics.common_scale import generator_scale_scores as answer_scores
-from reljudge.metrics.embeddings import PrecomputedEmbeddings
-from reljudge.metrics.fd import fd_answers, fd_runs
-from reljudge.metrics.similarity import (
+from reljudge.analyses.answers.common_scale import generator_scale_scores as answer_scores
+from reljudge.analyses.answers.similarity import (
     answer_grades,
     answer_id,
     cosines,
@@ -19,6 +17,8 @@ from reljudge.metrics.similarity import (
     pick_targets,
     top_grade_targets,
 )
+from reljudge.analyses.fd.per_run import fd_answers, fd_runs
+from reljudge.vectors.embedding_source import PrecomputedEmbeddings
 
 DIM = 8
 # a passage of grade g makes this angle with its topic's direction (grade 3 nearly on it)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from reljudge.analyses.fd.frechet import frechet_distance
+from reljudge.analyses.fd.per_run import fd_at_k
+from reljudge.analyses.fd.resamples import fd_weighted, topic_rows
 from reljudge.metrics.bootstrap import bootstrap_interval, counts
-from reljudge.metrics.fd import fd_at_k
-from reljudge.metrics.fd_bootstrap import fd_weighted, topic_rows
-from reljudge.metrics.frechet import frechet_distance
 from reljudge.metrics.ranking import bootstrap_ranking_agreement, kendall_tau_b_batch
 
 
@@ -37,7 +37,7 @@ def test_fd_of_topic_counts_equals_fd_of_the_stacked_resample(n_ref, n_ret, dim)
 
 
 def test_fd_at_k_replicates_on_explicit_draws():
-    from reljudge.metrics.embeddings import PrecomputedEmbeddings
+    from reljudge.vectors.embedding_source import PrecomputedEmbeddings
 
     rng = np.random.default_rng(3)
     topics = [f"q{t}" for t in range(8)]

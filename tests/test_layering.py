@@ -1,9 +1,10 @@
 """The layering of the packages: no module imports from a floor above it, no import circle
-between any two modules of reljudge, and the pure modules (`reljudge.metrics`, and every
-computation module of an analysis folder) stay pure: no file I/O, no application module.
+between any two modules of reljudge, and the pure modules (`reljudge.metrics`, what an embedding
+source is, and every computation module of an analysis folder) stay pure: no file I/O, no
+application module.
 
-The floors, lowest first: records/errors/version < io < datasets/llm/prompts < aggregation <
-judges < metrics < the applications (run, export, evaluation, probe, sweep) < cli. `MAY_IMPORT`
+The floors, lowest first: records/errors/version < io < datasets/llm/prompts < aggregation,
+vectors < judges < metrics < the applications (run, export, evaluation, probe, sweep) < cli. `MAY_IMPORT`
 has a row for every package and top-level module: the reljudge packages its modules may import
 (its own is always allowed); every import counts, also one inside a function or under ``if
 TYPE_CHECKING``. The root ``reljudge`` (the typed façade) may import anything but the command
@@ -52,6 +53,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "reljudge.prompts": IO,
     "reljudge.aggregation": BASE,
     "reljudge.metrics": BASE,  # pure: numpy/scipy/ir_measures/rbo and the records, nothing else
+    # passage vectors for the analyses: .npy files, encoders (an embeddings endpoint through the
+    # LLM client), the on-disk embedding cache
+    "reljudge.vectors": IO | {"reljudge.llm"},
     # judges render, ask and parse; `datasets` only for the readers of the resources a judge
     # declares (an EXAM question bank), which the run calls for it
     "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation", "reljudge.datasets"},
@@ -59,7 +63,6 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the shallow-pool pipeline: reads files (io) and computes (metrics.shallow)
     "reljudge.shallow": BASE | {"reljudge.io", "reljudge.metrics"},
     "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
-    # `llm` for ``judge fd --encoder openai/MODEL``: an embeddings endpoint through the LLM client
     "reljudge.evaluation": BASE
     | {
         "reljudge.analyses",
@@ -68,7 +71,6 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "reljudge.datasets",
         "reljudge.metrics",
         "reljudge.judges",
-        "reljudge.llm",
     },
     # one folder per analysis (``judge evaluate``, ``judge fd``, ...): anything below the
     # applications; its pure modules are held to more by `test_pure_modules_of_analyses`
@@ -284,8 +286,13 @@ def test_no_import_circle():
 ANALYSIS_ROLES = frozenset({"__init__", "files", "plots", "pipeline", "command"})
 
 
+#: pure modules below the analyses, outside `reljudge.metrics`, that a pure module may import:
+#: what an embedding source is (FD and the answer analyses compute over any source)
+SHARED_PURE = frozenset({"reljudge.vectors.embedding_source"})
+
+
 def pure_modules() -> list[Path]:
-    """`reljudge.metrics` and the computation modules of every analysis folder."""
+    """`reljudge.metrics`, `SHARED_PURE` and the computation modules of every analysis folder."""
     analyses = SRC / "reljudge" / "analyses"
     computing = [
         f
@@ -293,12 +300,13 @@ def pure_modules() -> list[Path]:
         for f in sorted(folder.rglob("*.py"))
         if f.stem not in ANALYSIS_ROLES
     ]
-    return package_files("reljudge.metrics") + computing
+    shared = [f for name in sorted(SHARED_PURE) for f in package_files(name)]
+    return package_files("reljudge.metrics") + shared + computing
 
 
 def is_pure(target: str) -> bool:
     """Whether ``target`` is a module a pure module may import from reljudge."""
-    if target in BASE or target == "reljudge.metrics" or target.startswith("reljudge.metrics."):
+    if target in BASE | SHARED_PURE or target == "reljudge.metrics" or target.startswith("reljudge.metrics."):
         return True
     parts = target.split(".")
     # an analysis package itself (``from reljudge.analyses.fd import frechet``), or a pure module of one

@@ -5,17 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reljudge.analyses.fd.frechet import frechet_distance, frechet_distance_stats, gaussian_stats
+from reljudge.analyses.fd.per_run import fd_at_k, fd_runs, relevant_set, retrieved_set
 from reljudge.errors import MissingExtraError
-from reljudge.evaluation import load_embeddings
-from reljudge.metrics import (
-    fd_at_k,
-    fd_runs,
-    frechet_distance,
-    frechet_distance_stats,
-    gaussian_stats,
-    relevant_set,
-    retrieved_set,
-)
+from reljudge.vectors.npy import load_embeddings
 
 
 def sqrtm_reference(x, y):
@@ -159,7 +152,7 @@ def test_sentence_transformer_missing_extra_names_the_extra():
     try:
         import sentence_transformers  # noqa: F401
     except ImportError:
-        from reljudge.evaluation import SentenceTransformerEncoder
+        from reljudge.vectors.encoders import SentenceTransformerEncoder
 
         with pytest.raises(MissingExtraError, match=r"reljudge\[embeddings\]"):
             SentenceTransformerEncoder("sentence-transformers/msmarco-distilbert-base-v3")

@@ -1,8 +1,10 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, fd), `analyses` (histogram, pool-bias, sparsify), `sweep`,
-`shallow` (the shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report). Each command parses its options, hands over
+`mock_server`, `evaluate` (evaluate, plot-summary), `analyses` (histogram, pool-bias, sparsify), `sweep`,
+`shallow` (the shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report). An analysis
+folder holds its own commands (`reljudge.analyses.fd.command`, `reljudge.analyses.answers.command`),
+wired here by one line each. Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -16,9 +18,10 @@ import sys
 
 import typer
 
+from reljudge.analyses.answers import command as answers_command
+from reljudge.analyses.fd import command as fd_command
 from reljudge.cli import (
     analyses,
-    answers,
     batch,
     cache,
     calibrate,
@@ -73,7 +76,7 @@ app.command("run", cls=DeferredCommand)(run.run_cmd)
 app.command("generate", cls=DeferredCommand)(generate.generate_cmd)
 app.command("mock-server")(mock_server.mock_server_cmd)
 app.command("evaluate")(evaluate.evaluate_cmd)
-app.command("fd")(evaluate.fd_cmd)
+app.command("fd")(fd_command.fd_cmd)
 app.command("plot-summary")(evaluate.plot_summary_cmd)
 app.command("combine")(combine.combine_cmd)
 app.command("calibrate")(calibrate.calibrate_cmd)
@@ -85,7 +88,7 @@ app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.command("report")(report.report_cmd)
 app.add_typer(cache.app, name="cache")
 app.add_typer(prompts.app, name="prompts")
-app.add_typer(answers.app, name="answers")
+app.add_typer(answers_command.app, name="answers")
 app.add_typer(shallow.app, name="shallow")
 app.add_typer(pairs.app, name="pairs")
 app.add_typer(batch.app, name="batch")

@@ -74,7 +74,7 @@ class Report:
     #: every human measure asked for (the first is ``measure``) -> run -> qid -> value
     measures: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     #: with answers: generators and runs ranked together by the common-scale similarity
-    #: (`reljudge.evaluation.common_scale.answer_ranking`)
+    #: (`reljudge.analyses.answers.pipeline.answer_ranking`)
     system_ranking: dict[str, Any] = field(default_factory=dict)
 
     def mean_of(self, measure: str) -> dict[str, float]:
@@ -279,7 +279,7 @@ def evaluate_paths(
     one; a dataset also gives the grade scale), the judgment sets, the runs (optional); then
     `evaluate` with ``options``. With ``plot``, a missing matplotlib is an error now, not after
     the evaluation. With ``answers`` (answer files) and ``vectors`` (the options of
-    `reljudge.evaluation.common_scale.answer_ranking`: encoder or embeddings, ...), the report
+    `reljudge.analyses.answers.pipeline.answer_ranking`: encoder or embeddings, ...), the report
     also ranks the generators and the runs together."""
     from reljudge.analyses.inputs import load_human_labels, load_judgment_sets, load_runs
 
@@ -299,7 +299,7 @@ def evaluate_paths(
         **options,
     )
     if answers:
-        from reljudge.evaluation.common_scale import answer_ranking
+        from reljudge.analyses.answers.pipeline import answer_ranking
 
         report.system_ranking = answer_ranking(human.qrels, answers, run_map, **(vectors or {}))
     return report

@@ -248,7 +248,7 @@ class LLMClient:
         backends only), in input order, with the client's rate limits, concurrency bound, timeout
         and retry policy. A final failure raises `ProviderError` with secrets redacted; a backend
         without embeddings is an `InputError`. (Vectors are not kept in the response cache: the
-        caller keeps them, e.g. `reljudge.evaluation.embeddings.TextEmbeddings`.)"""
+        caller keeps them, e.g. `reljudge.vectors.embedding_cache.TextEmbeddings`.)"""
         texts = [str(t) for t in texts]
         if not texts:
             return []

@@ -10,10 +10,11 @@ system-level values are ``{system: value}`` or ``{system: {qid: value}}``.
 - system level: `compatibility` / `Compatibility` (Clarke's RBO-based compatibility),
   `system_measures` / `per_topic_measure` / `mean_measure` (ir_measures), `ranking_agreement`,
   `bootstrap_ranking_agreement`, `tau_ap`;
-- Fréchet distance: `frechet_distance`, `frechet_distance_stats`, `gaussian_stats`, `fd_at_k`,
-  `fd_runs`, `relevant_set`, `retrieved_set`, `PrecomputedEmbeddings`;
 - the measure registry (`reljudge.metrics.registry`): `JudgmentMeasure` / `RankingMeasure`
   objects, `MEASURES`, `judgment_measures`, `ranking_measures`, `ranking_measure`.
+
+The Fréchet distance is the FD analysis's (`reljudge.analyses.fd`), the similarity of answers the
+answers analysis's (`reljudge.analyses.answers`), passage vectors `reljudge.vectors`'.
 
 Heavy dependencies (scipy, ir_measures, rbo) are imported on use.
 """
@@ -39,9 +40,6 @@ from reljudge.metrics.compatibility import (
     self_rbo,
     topic_compatibility,
 )
-from reljudge.metrics.embeddings import EmbeddingSource, PrecomputedEmbeddings, TextEncoder
-from reljudge.metrics.fd import FDReport, FDResult, fd_at_k, fd_docids, fd_runs, relevant_set, retrieved_set
-from reljudge.metrics.frechet import frechet_distance, frechet_distance_stats, gaussian_stats
 from reljudge.metrics.kappa import kappa_block
 from reljudge.metrics.measures import mean_measure, per_topic_measure, system_measures
 from reljudge.metrics.ranking import (
@@ -59,27 +57,16 @@ __all__ = [
     "Compatibility",
     "CompatibilityResult",
     "Counts",
-    "EmbeddingSource",
-    "FDReport",
-    "FDResult",
     "Interval",
     "JudgeLabels",
     "JudgmentMeasure",
     "Outcome",
-    "PrecomputedEmbeddings",
     "RankingMeasure",
-    "TextEncoder",
     "binarize",
     "bootstrap_ranking_agreement",
     "cohen_kappa",
     "compatibility",
     "confusion_matrix",
-    "fd_at_k",
-    "fd_docids",
-    "fd_runs",
-    "frechet_distance",
-    "frechet_distance_stats",
-    "gaussian_stats",
     "human_alignment",
     "ideal_ranking",
     "judgment_measures",
@@ -95,8 +82,6 @@ __all__ = [
     "ranking_measure",
     "ranking_measures",
     "rbo_clarke",
-    "relevant_set",
-    "retrieved_set",
     "self_rbo",
     "system_measures",
     "tau_ap",

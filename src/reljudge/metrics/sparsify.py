@@ -35,7 +35,7 @@ def sparsify_qrels(
     qrels: Scores, n: int, *, keep: str = "none", min_grade: float = 2, seed: int = 0
 ) -> dict[str, dict[str, float]]:
     """Q_N (see the module docstring)."""
-    from reljudge.metrics.fd import relevant_set
+    from reljudge.analyses.fd.per_run import relevant_set
 
     if n < 1:
         raise InputError(f"N must be at least 1, got {n}")

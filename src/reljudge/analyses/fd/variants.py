@@ -9,16 +9,20 @@
   sign convention of the paper's Table 4).
 - `measure_intervals`: per run, the mean of the per-topic measure over the run's FD topics and
   its percentile bootstrap interval (``scipy.stats.bootstrap``, resampling |topics| topics with
-  replacement; a topic the run does not score counts 0, as in `reljudge.metrics.fd.fd_runs`).
+  replacement; a topic the run does not score counts 0, as in `reljudge.analyses.fd.per_run.fd_runs`);
+- `FDVariantsReport`: every variant's FD report, the measure's intervals and the τ matrix
+  (`reljudge.analyses.fd.pipeline.fd_variants_paths` makes it), one row per run (`rows`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from reljudge.analyses.fd.per_run import FDReport
 from reljudge.errors import InputError
 
 PAPER_VARIANTS: tuple[tuple[int, bool], ...] = ((1, False), (1, True), (10, False), (10, True))
@@ -116,3 +120,31 @@ def measure_intervals(
             low = high = mean  # every topic has the same value: every resample has that mean
         out[run] = {"measure": mean, "measure_ci_low": low, "measure_ci_high": high}
     return out
+
+
+@dataclass
+class FDVariantsReport:
+    reports: dict[str, FDReport]  # variant label -> its FD report
+    measure: str
+    human: dict[str, float]  # run -> mean measure (as in fd.json)
+    intervals: dict[str, dict[str, float]]  # run -> measure over the FD topics and its interval
+    matrix: list[dict]
+    settings: dict
+
+    def rows(self) -> list[dict]:
+        out = []
+        for run in sorted(
+            self.human, key=lambda r: -(self.human[r] if self.human[r] == self.human[r] else -1)
+        ):
+            row: dict = {"run": run, self.measure: self.human[run]}
+            iv = self.intervals.get(run, {})
+            row.update({"measure_fd_topics": iv.get("measure", math.nan)})
+            row.update({k: iv.get(k, math.nan) for k in ("measure_ci_low", "measure_ci_high")})
+            for label, rep in self.reports.items():
+                r = rep.runs.get(run)
+                d = r.as_dict() if r is not None else {}
+                row[label] = d.get("fd", math.nan)
+                row[f"{label}_ci_low"] = d.get("ci_low", math.nan)
+                row[f"{label}_ci_high"] = d.get("ci_high", math.nan)
+            out.append(row)
+        return out

@@ -12,7 +12,7 @@ A model is given as
    library downloads or finds in its cache. With ``HF_HUB_OFFLINE=1`` nothing is fetched.
 
 Local directories and weights packages are always loaded with ``local_files_only=True``.
-`SentenceTransformerEncoder` is a `reljudge.metrics.embeddings.TextEncoder`. With ``pooling``
+`SentenceTransformerEncoder` is a `reljudge.vectors.embedding_source.TextEncoder`. With ``pooling``
 (``mean`` or ``cls``) the model is read as a raw Hugging Face encoder (e.g.
 ``distilbert-base-uncased``, which is not a sentence-transformers model) and its token vectors are
 pooled that way (sentence-transformers' ``models.Transformer`` + ``models.Pooling``);
@@ -61,7 +61,7 @@ def _model_dir_in_distribution(name: str) -> tuple[Path, str] | None:
     return None
 
 
-def resolve_model(model: str) -> tuple[str, str, bool]:
+def resolve_encoder(model: str) -> tuple[str, str, bool]:
     """Where to load ``model`` from: ``(path_or_hub_id, identity, is_local)``.
 
     Order: an existing local directory, then an installed weights package of that name, then a
@@ -109,7 +109,7 @@ class SentenceTransformerEncoder:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.requested = model
-        self.location, self.name, self.local = resolve_model(model)
+        self.location, self.name, self.local = resolve_encoder(model)
         self._pooling = pooling
         self._max_length = max_length
         # the vectors depend on the pooling and the length: cached vectors are keyed by the name

@@ -1,12 +1,9 @@
-"""Passage vectors from files: precomputed matrices, and texts encoded on demand with a disk cache.
-
-Two embedding sources (`reljudge.metrics.embeddings`) come from here:
-
-- `load_embeddings`: a ``.npy`` matrix (one row per passage) with its ids, one per line, in a
-  text file (by default beside it: ``X.npy`` → ``X.ids``), as a `PrecomputedEmbeddings`;
-- `TextEmbeddings`: embeds passage texts with a `TextEncoder` (e.g.
-  `reljudge.evaluation.encoders.SentenceTransformerEncoder`) on demand, in batches (with a
-  progress bar for big sets), keeps the vectors in memory and, with ``cache_path``, on disk.
+"""Texts encoded on demand, the vectors cached in memory and on disk: `TextEmbeddings`, an
+embedding source (`reljudge.vectors.embedding_source`) that embeds passage texts with a
+`TextEncoder` (e.g. `reljudge.vectors.encoders.SentenceTransformerEncoder`) on demand, in
+batches (with a progress bar for big sets), keeps the vectors in memory and, with
+``cache_path``, on disk. `vector_source` gives a command its vectors: from a ``.npy`` file
+(`reljudge.vectors.npy`) or encoded through this cache.
 
 Passages that cannot be embedded (no vector, or no text for an encoder) are returned as
 ``missing`` so callers can report them instead of dropping them silently.
@@ -32,36 +29,11 @@ from pathlib import Path
 import numpy as np
 
 from reljudge.errors import InputError, MissingExtraError
-from reljudge.metrics.embeddings import PrecomputedEmbeddings, TextEncoder
+from reljudge.vectors.embedding_source import TextEncoder
+from reljudge.vectors.npy import load_embeddings
 
 CACHE_FORMAT = 1
 _TEXT_HASH_CHARS = 16  # 64 bits of SHA-256: enough to notice a changed passage text
-
-
-def load_embeddings(path: str | Path, ids_path: str | Path | None = None) -> PrecomputedEmbeddings:
-    """Precomputed vectors from a ``.npy`` matrix and its ids, one per line (by default beside
-    it: ``X.npy`` → ``X.ids``); every problem is an `InputError` naming the file."""
-    path = Path(path)
-    ids_path = Path(ids_path) if ids_path is not None else path.with_suffix(".ids")
-    if not path.exists():
-        raise InputError("embeddings file not found", path)
-    if not ids_path.exists():
-        raise InputError(f"ids file not found (one docid per line, row order of {path.name})", ids_path)
-    try:
-        vectors = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as err:
-        raise InputError(f"cannot read embeddings: {err}", path) from None
-    ids = [line.strip() for line in ids_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    if vectors.ndim != 2:
-        raise InputError(f"expected a 2-D array, found shape {vectors.shape}", path)
-    if len(ids) != vectors.shape[0]:
-        raise InputError(f"{len(ids)} ids for {vectors.shape[0]} vectors in {path.name}", ids_path)
-    if len(set(ids)) != len(ids):
-        raise InputError("duplicate ids", ids_path)
-    return PrecomputedEmbeddings(ids, vectors, name=path.name)
-
-
-# --- text embeddings with an in-memory and on-disk cache -------------------------------------
 
 
 def text_hash(text: str) -> str:
@@ -282,7 +254,7 @@ def vector_source(encoder, embeddings, ids, texts, needed, *, batch_size, device
     Returns ``(source, model)``; close the model when done (None for a file)."""
     if embeddings is not None:
         return load_embeddings(embeddings, ids), None
-    from reljudge.evaluation.encoders import SentenceTransformerEncoder
+    from reljudge.vectors.encoders import SentenceTransformerEncoder
 
     try:
         model = SentenceTransformerEncoder(encoder, batch_size=batch_size, device=device)

@@ -1,4 +1,4 @@
-"""Passage vectors for the Fréchet-distance measure, as FD reads them.
+"""Passage vectors as the analyses read them (FD, answer similarity, the common scale). Pure.
 
 An *embedding source* is any object with a ``name`` and
 ``lookup(docids, texts) -> (matrix, found_ids, missing_ids)``: the vectors of the passages it
@@ -7,8 +7,9 @@ them instead of dropping them silently. It may also have ``prepare(docids, texts
 calls once with every passage it will look up (to encode them in one batched pass).
 
 `PrecomputedEmbeddings` is the in-memory source (vectors keyed by docid). Reading vectors from
-files, and encoding texts with a model and caching the vectors on disk, is the application's
-(`reljudge.evaluation.embeddings`, `reljudge.evaluation.encoders`).
+files (`reljudge.vectors.npy`), encoding texts with a model (`reljudge.vectors.encoders`,
+`reljudge.vectors.endpoint`) and caching the vectors on disk (`reljudge.vectors.embedding_cache`)
+are the other modules of this package.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``judge answers``: check generated-answer files and convert between their formats."""
+"""``judge answers``: check generated-answer files, convert between their formats, and measure
+answers against judged passages (``similarity``: `reljudge.analyses.answers.pipeline`)."""
 
 from __future__ import annotations
 
@@ -119,12 +120,9 @@ def answers_similarity_cmd(
     similarity of each system's answers, its score (mean cosine to the top-grade passages) and the
     FD of its answers (k = 1) against the same reference set as the runs. With --runs, runs and
     answers on one scale (thesis Fig. 5.4); with --anchors, the no-judgment variant (Fig. 5.5)."""
+    from reljudge.analyses.answers.files import format_similarity, write_similarity
+    from reljudge.analyses.answers.pipeline import answer_similarity_paths
     from reljudge.errors import InputError
-    from reljudge.evaluation.answer_similarity import (
-        answer_similarity_paths,
-        format_similarity,
-        write_similarity,
-    )
 
     if average not in ("micro", "macro"):
         raise InputError(f"--average {average!r}: expected micro or macro")
@@ -132,7 +130,7 @@ def answers_similarity_cmd(
         raise InputError("--plot needs --out")
     cache = embedding_cache
     if cache is None and out is not None and encoder is not None:
-        from reljudge.evaluation.embeddings import default_cache_path
+        from reljudge.vectors.embedding_cache import default_cache_path
 
         cache = default_cache_path(out, encoder)
     data = answer_similarity_paths(
@@ -151,11 +149,11 @@ def answers_similarity_cmd(
     if out is not None:
         written = write_similarity(data, out)
         if plot:
-            from reljudge.evaluation.answer_similarity import plot_cross_grade
+            from reljudge.analyses.answers.plots import plot_cross_grade
 
             written.append(plot_cross_grade(data, out / "cross_grade.png", title))
             if runs is not None:
-                from reljudge.evaluation.common_scale import plot_common_scale
+                from reljudge.analyses.answers.plots import plot_common_scale
 
                 scale = {"systems": data["systems"], **data["common_scale"]}
                 written.append(plot_common_scale(scale, out / "common_scale.png", title))

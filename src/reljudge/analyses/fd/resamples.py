@@ -15,8 +15,8 @@ topics) without stacking the vectors again:
   topic), batched over replicates. When both sets have more vectors than dimensions, the
   replicates' covariances are formed instead (d × d, in chunks).
 
-The result equals `reljudge.metrics.frechet.frechet_distance` of the stacked resample (up to
-round-off; tests compare them). The intervals come from `reljudge.metrics.bootstrap`.
+The result equals `reljudge.analyses.fd.frechet.frechet_distance` of the stacked resample (up
+to round-off; tests compare them). The intervals come from `reljudge.metrics.bootstrap`.
 """
 
 from __future__ import annotations

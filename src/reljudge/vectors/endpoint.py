@@ -4,9 +4,9 @@ openai/MODEL``, e.g. ``openai/text-embedding-3-small``; ``--base-url`` for a loc
 The requests go through the project's own LLM client (`reljudge.llm.LLMClient.embed`): its key
 handling (``OPENAI_API_KEY`` or ``api_key``; secrets redacted from errors), rate limits
 (``rpm``/``tpm``), timeout, bounded response size and retry policy. The vectors are cached by
-`reljudge.evaluation.embeddings.TextEmbeddings` (the same disk cache as a local model), not by
+`reljudge.vectors.embedding_cache.TextEmbeddings` (the same disk cache as a local model), not by
 the response cache. A final provider failure is an `InputError` naming the model.
-`EndpointEncoder` is a `reljudge.metrics.embeddings.TextEncoder`.
+`EndpointEncoder` is a `reljudge.vectors.embedding_source.TextEncoder`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Similarity of generated answers to judged passages (thesis §5.1; spec S7 (1)–(2); (3)–(4) are
-`reljudge.metrics.common_scale`). Pure.
+`reljudge.analyses.answers.common_scale`). Pure.
 
 Sim is the **cosine** of two vectors. Every function takes an `EmbeddingSource` that holds the
 vectors of both the judged passages (keyed by docid) and the answers (keyed by any id the
@@ -13,7 +13,7 @@ caller chooses, e.g. `answer_id`); ids without a vector are left out and counted
 - `answer_grades`: per system and grade, the mean over topics of (the mean over the judged
   passages p of that grade of cos(answer, p)): macro over topics.
 - `top_grade_targets`: per topic its passages at its highest grade (≥ ``min_grade``), the
-  targets of the common scale of runs and generators (`reljudge.metrics.common_scale`).
+  targets of the common scale of runs and generators (`reljudge.analyses.answers.common_scale`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reljudge.metrics.embeddings import EmbeddingSource
+from reljudge.vectors.embedding_source import EmbeddingSource
 
 Scores = Mapping[str, Mapping[str, float]]
 #: ``{system: {qid: id of the answer's vector}}``

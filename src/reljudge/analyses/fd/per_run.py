@@ -15,7 +15,8 @@
 - Agreement with the human measure: the ranking measures the registry reports for ``fd``
   (`reljudge.metrics.registry`), FD taken as lower-is-better.
 
-Loading the vectors, encoding passages and writing the reports is `reljudge.evaluation.fd`.
+Loading the vectors and encoding passages is `reljudge.analyses.fd.pipeline`; writing the reports
+is `reljudge.analyses.fd.files`.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from reljudge.analyses.fd.frechet import frechet_distance
+from reljudge.analyses.fd.resamples import bootstrap_interval, fd_weighted, topic_rows
 from reljudge.metrics.base import percentile_interval
-from reljudge.metrics.embeddings import EmbeddingSource
-from reljudge.metrics.fd_bootstrap import bootstrap_interval, fd_weighted, topic_rows
-from reljudge.metrics.frechet import frechet_distance
 from reljudge.metrics.ranking import DEFAULT_INTERVAL, Interval
+from reljudge.vectors.embedding_source import EmbeddingSource
 
 Scores = Mapping[str, Mapping[str, float]]
 
@@ -173,7 +174,7 @@ def fd_at_k(
     draws: Sequence[Sequence[str]] | None = None,
 ) -> FDResult:
     """FD@k of one run (see the module docstring); ``n_boot > 0`` adds a bootstrap interval over
-    the topics (`reljudge.metrics.fd_bootstrap.bootstrap_interval`: BCa, the replicates computed
+    the topics (`reljudge.analyses.fd.resamples.bootstrap_interval`: BCa, the replicates computed
     together, `fd_weighted`).
 
     ``draws``: explicit bootstrap samples (lists of topics) instead of ``n_boot`` random ones,

@@ -29,9 +29,12 @@ from itertools import combinations
 
 import numpy as np
 
-from reljudge.metrics.embeddings import EmbeddingSource
+from reljudge.analyses.answers.similarity import AnswerIds, Scores, top_grade_targets
 from reljudge.metrics.ranking import agreement_test
-from reljudge.metrics.similarity import AnswerIds, Scores, top_grade_targets
+from reljudge.vectors.embedding_source import EmbeddingSource
+
+#: the human measure the runs' common-scale scores are compared with
+MEASURE = "nDCG@10"
 
 
 def trec_ranked(docs: Mapping[str, float]) -> list[str]:

@@ -1,6 +1,6 @@
-"""The shallow-pool analysis (`reljudge.metrics.shallow`) on synthetic inputs built to the
-thesis's counts (§3.1): 454 single winners + 46 three-way cycles = 592 preference qrels,
-category A = 1,868 of 6,980 (26.76 %), and exact binomial p-values against known values."""
+"""The shallow-pool analysis (the pure modules of `reljudge.analyses.shallow`) on synthetic inputs
+built to the thesis's counts (§3.1): 454 single winners + 46 three-way cycles = 592 preference
+qrels, category A = 1,868 of 6,980 (26.76 %), and exact binomial p-values against known values."""
 
 from __future__ import annotations
 
@@ -8,30 +8,27 @@ import math
 
 import pytest
 
-from reljudge.metrics.shallow import (
-    REFERENCE,
-    TIE,
+from reljudge.analyses.shallow import leaderboard as lb
+from reljudge.analyses.shallow.btp import (
     BtpPair,
-    Preferences,
-    agreement,
     binomial_two_sided,
     btp_pairs,
-    build_pools,
     category_b_test,
     gold_accuracy,
-    human_preferences,
-    missing_queries,
-    pairings_won,
-    pool_stats,
-    preference_qrels,
     reference_passages,
-    sample_queries,
     tally,
-    tournament,
-    unordered_pairs,
-    win_ratios,
 )
-from reljudge.metrics.shallow import leaderboard as lb
+from reljudge.analyses.shallow.preference_outcomes import TIE, Preferences, agreement, human_preferences
+from reljudge.analyses.shallow.shallow_pools import (
+    REFERENCE,
+    build_pools,
+    missing_queries,
+    pool_stats,
+    sample_queries,
+    unordered_pairs,
+)
+from reljudge.analyses.shallow.tournament import pairings_won, preference_qrels, tournament
+from reljudge.analyses.shallow.winratio import win_ratios
 
 
 def outcomes(*wins: tuple[str, str]) -> dict[tuple[str, str], str]:

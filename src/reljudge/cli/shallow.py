@@ -91,7 +91,7 @@ def btp_pairs_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Better than perfect, step 1: q* per query, categories A/B and their pairs."""
-    from reljudge.metrics.shallow import QREL_CHOICES
+    from reljudge.analyses.shallow.btp import QREL_CHOICES
     from reljudge.shallow import btp_pairs_step
 
     if qrel_choice not in QREL_CHOICES:
@@ -243,7 +243,7 @@ def tournament_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Preference qrels by tournament, and win ratios between runs (and q*)."""
-    from reljudge.metrics.shallow import TOURNAMENT_TIES
+    from reljudge.analyses.shallow.tournament import TOURNAMENT_TIES
     from reljudge.shallow import tournament_step
 
     if ties not in TOURNAMENT_TIES:

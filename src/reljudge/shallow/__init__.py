@@ -1,7 +1,7 @@
 """``judge shallow``: the shallow-pool pipeline (thesis §3.1) over files.
 
 Each step reads its inputs through `reljudge.io`, computes with the pure
-`reljudge.metrics.shallow` and writes its outputs atomically:
+pure modules of `reljudge.analyses.shallow` and writes its outputs atomically:
 
 - `sources`: the judged pairs as `Preferences`, from a pairwise run directory or from human grades;
 - `btp`: ``btp-pairs`` and ``btp`` (and the best-known update); `pooling`: ``pool`` and

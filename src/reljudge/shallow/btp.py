@@ -7,9 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from reljudge.errors import InputError
-from reljudge.metrics.shallow import (
-    TIE,
+from reljudge.analyses.shallow.btp import (
     BtpPair,
     btp_pairs,
     category_b_test,
@@ -17,6 +15,8 @@ from reljudge.metrics.shallow import (
     reference_passages,
     tally,
 )
+from reljudge.analyses.shallow.preference_outcomes import TIE
+from reljudge.errors import InputError
 
 #: the category columns of a btp pairs file: ``qid ref A|B|gold reference other``
 REF_COLUMN = "ref"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reljudge.metrics.shallow import leaderboard as lb
-from reljudge.metrics.shallow import preference_qrels
+from reljudge.analyses.shallow import leaderboard as lb
+from reljudge.analyses.shallow.tournament import preference_qrels
 from reljudge.shallow.pooling import _json, _preferences, _runs
 
 

@@ -6,19 +6,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reljudge.errors import InputError
-from reljudge.metrics.shallow import (
+from reljudge.analyses.shallow.btp import reference_passages
+from reljudge.analyses.shallow.shallow_pools import (
     REFERENCE,
     build_pools,
     missing_queries,
-    pairings_won,
     pool_stats,
-    preference_qrels,
-    reference_passages,
     sample_queries,
     unordered_pairs,
-    win_ratios,
 )
+from reljudge.analyses.shallow.tournament import pairings_won, preference_qrels
+from reljudge.analyses.shallow.winratio import win_ratios
+from reljudge.errors import InputError
 
 
 def _json(value: Any) -> str:

@@ -9,8 +9,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from reljudge.analyses.shallow.preference_outcomes import (
+    TIE,
+    Preferences,
+    agreement,
+    human_preferences,
+    pair_key,
+)
 from reljudge.errors import InputError
-from reljudge.metrics.shallow import TIE, Preferences, agreement, human_preferences, pair_key
 
 
 def load_preferences(

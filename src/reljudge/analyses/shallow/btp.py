@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from reljudge.metrics.shallow.preferences import TIE, Preferences
+from reljudge.analyses.shallow.preference_outcomes import TIE, Preferences
 
 QrelChoice = Literal["first", "best-ranked", "top-grade"]
 QREL_CHOICES: tuple[str, ...] = ("first", "best-ranked", "top-grade")

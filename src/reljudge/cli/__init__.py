@@ -2,7 +2,9 @@
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
 `mock_server`, `evaluate` (evaluate, fd), `analyses` (histogram, pool-bias, sparsify), `sweep`,
-`shallow` (the shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report). Each command parses its options, hands over
+`batch` (batch files for vllm run-batch) and `report` (the HTML report); an analysis's commands
+live in its folder (``judge shallow``: `reljudge.analyses.shallow.command`) and are wired here by
+one line. Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -16,6 +18,7 @@ import sys
 
 import typer
 
+from reljudge.analyses.shallow import command as shallow_command
 from reljudge.cli import (
     analyses,
     answers,
@@ -32,7 +35,6 @@ from reljudge.cli import (
     prompts,
     report,
     run,
-    shallow,
     sweep,
 )
 from reljudge.cli.deferred import DeferredCommand, JudgeGroup
@@ -86,7 +88,7 @@ app.command("report")(report.report_cmd)
 app.add_typer(cache.app, name="cache")
 app.add_typer(prompts.app, name="prompts")
 app.add_typer(answers.app, name="answers")
-app.add_typer(shallow.app, name="shallow")
+app.add_typer(shallow_command.app, name="shallow")
 app.add_typer(pairs.app, name="pairs")
 app.add_typer(batch.app, name="batch")
 

@@ -40,8 +40,8 @@ def btp_pairs_step(
 ) -> dict[str, Any]:
     """Write ``out/pairs.tsv`` (``qid ref A|B|gold reference other``, the ``--pairs`` input of
     ``judge run --method pairwise``) and ``out/btp-pairs.json``; return the report."""
+    from reljudge.analyses.shallow.files import write_pairs
     from reljudge.io.atomic import write_text_atomic
-    from reljudge.io.shallow import write_pairs
     from reljudge.io.tables import json_ready
     from reljudge.io.trec import read_qrels, read_run
 

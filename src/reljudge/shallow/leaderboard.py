@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from reljudge.analyses.shallow import leaderboard as lb
+from reljudge.analyses.shallow.pipeline import _json, _preferences, _runs
 from reljudge.analyses.shallow.tournament import preference_qrels
-from reljudge.shallow.pooling import _json, _preferences, _runs
 
 
 def _ranks(values: dict[str, float]) -> dict[str, int]:
@@ -110,7 +110,7 @@ def leaderboard_step(
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "leaderboard.csv", csv_text(rows))
     if plot:
-        from reljudge.shallow.plots import leaderboard_plot
+        from reljudge.analyses.shallow.plots import leaderboard_plot
 
         name = (
             f"human grades of {human_qrels.name}"

@@ -40,7 +40,7 @@ def load_preferences(
         info["source_human_qrels"] = 1
         info["unjudged_no_grade"] = len(prefs.unjudged)
         return prefs, info
-    from reljudge.io.shallow import pairwise_outcomes
+    from reljudge.analyses.shallow.files import pairwise_outcomes
 
     records, other = pairwise_outcomes(judged)
     prefs = Preferences()

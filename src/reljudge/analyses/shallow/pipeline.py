@@ -55,8 +55,8 @@ def pool_step(
 ) -> dict[str, Any]:
     """Write ``out/pool.tsv`` (the sampled pools), ``out/pairs.txt`` (every unordered pair once,
     the ``--pairs`` input of ``judge run --method pairwise``) and ``out/pool.json``."""
+    from reljudge.analyses.shallow.files import write_pairs, write_pool
     from reljudge.io.atomic import write_text_atomic
-    from reljudge.io.shallow import write_pairs, write_pool
     from reljudge.io.trec import read_qrels
 
     if choice == "best-ranked":
@@ -114,7 +114,7 @@ def _source_name(judged: Path | None, human_qrels: Path | None) -> str:
 def _preferences(
     pool: Path, judged: Path | None, human_qrels: Path | None
 ) -> tuple[Any, Any, dict[str, int]]:
-    from reljudge.io.shallow import read_pool
+    from reljudge.analyses.shallow.files import read_pool
     from reljudge.shallow.sources import load_preferences
 
     pools = read_pool(pool)
@@ -183,7 +183,7 @@ def tournament_step(
     write_text_atomic(out / "win-ratios.csv", csv_text(ratios.matrix_rows()))
     files = {"preference_qrels": str(out / "preference.qrels"), "win_ratios": str(out / "win-ratios.csv")}
     if plot:
-        from reljudge.shallow.plots import win_ratio_heatmap
+        from reljudge.analyses.shallow.plots import win_ratio_heatmap
 
         win_ratio_heatmap(
             ratios,

@@ -192,7 +192,7 @@ def pool_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Shallow pool: every run's top passage plus q*; statistics, a query sample, all pairs once."""
-    from reljudge.shallow import pool_step
+    from reljudge.analyses.shallow.pipeline import pool_step
 
     subset = [s.strip() for s in runs_subset.split(",") if s.strip()] if runs_subset else None
     r = pool_step(
@@ -243,8 +243,8 @@ def tournament_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Preference qrels by tournament, and win ratios between runs (and q*)."""
+    from reljudge.analyses.shallow.pipeline import tournament_step
     from reljudge.analyses.shallow.tournament import TOURNAMENT_TIES
-    from reljudge.shallow import tournament_step
 
     if ties not in TOURNAMENT_TIES:
         raise InputError(f"--ties must be one of {', '.join(TOURNAMENT_TIES)}, not {ties!r}")

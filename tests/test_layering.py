@@ -56,8 +56,6 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # declares (an EXAM question bank), which the run calls for it
     "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation", "reljudge.datasets"},
     "reljudge.testing": frozenset(),  # the mock LLM server stands alone
-    # the shallow-pool pipeline: reads files (io) and computes (analyses.shallow's pure modules)
-    "reljudge.shallow": BASE | {"reljudge.io", "reljudge.metrics", "reljudge.analyses"},
     "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
     # `llm` for ``judge fd --encoder openai/MODEL``: an embeddings endpoint through the LLM client
     "reljudge.evaluation": BASE

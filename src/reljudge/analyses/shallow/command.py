@@ -92,7 +92,7 @@ def btp_pairs_cmd(
 ) -> None:
     """Better than perfect, step 1: q* per query, categories A/B and their pairs."""
     from reljudge.analyses.shallow.btp import QREL_CHOICES
-    from reljudge.shallow import btp_pairs_step
+    from reljudge.analyses.shallow.pipeline import btp_pairs_step
 
     if qrel_choice not in QREL_CHOICES:
         raise InputError(f"--qrel-choice must be one of {', '.join(QREL_CHOICES)}, not {qrel_choice!r}")
@@ -133,7 +133,7 @@ def btp_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Better than perfect, step 2: per category, who was preferred; the binomial test for B."""
-    from reljudge.shallow import btp_step
+    from reljudge.analyses.shallow.pipeline import btp_step
 
     r = btp_step(
         pairs=pairs,
@@ -292,7 +292,7 @@ def leaderboard_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """MRR@10 under preference qrels vs the original qrels: Kendall tau, intervals, perfect ranker, LORO."""
-    from reljudge.shallow import leaderboard_step
+    from reljudge.analyses.shallow.pipeline import leaderboard_step
 
     r = leaderboard_step(
         pool=pool,

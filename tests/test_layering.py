@@ -60,8 +60,6 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # declares (an EXAM question bank), which the run calls for it
     "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation", "reljudge.datasets"},
     "reljudge.testing": frozenset(),  # the mock LLM server stands alone
-    # the shallow-pool pipeline: reads files (io) and computes (metrics.shallow)
-    "reljudge.shallow": BASE | {"reljudge.io", "reljudge.metrics"},
     "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
     "reljudge.evaluation": BASE
     | {

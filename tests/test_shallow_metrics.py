@@ -1,6 +1,6 @@
-"""The shallow-pool analysis (`reljudge.metrics.shallow`) on synthetic inputs built to the
-thesis's counts (§3.1): 454 single winners + 46 three-way cycles = 592 preference qrels,
-category A = 1,868 of 6,980 (26.76 %), and exact binomial p-values against known values."""
+"""The shallow-pool analysis (the pure modules of `reljudge.analyses.shallow`) on synthetic inputs
+built to the thesis's counts (§3.1): 454 single winners + 46 three-way cycles = 592 preference
+qrels, category A = 1,868 of 6,980 (26.76 %), and exact binomial p-values against known values."""
 
 from __future__ import annotations
 
@@ -8,30 +8,28 @@ import math
 
 import pytest
 
-from reljudge.metrics.shallow import (
-    REFERENCE,
-    TIE,
+from reljudge.analyses.shallow import leaderboard as lb
+from reljudge.analyses.shallow.btp import (
     BtpPair,
-    Preferences,
-    agreement,
+    best_known,
     binomial_two_sided,
     btp_pairs,
-    build_pools,
     category_b_test,
     gold_accuracy,
-    human_preferences,
-    missing_queries,
-    pairings_won,
-    pool_stats,
-    preference_qrels,
     reference_passages,
-    sample_queries,
     tally,
-    tournament,
-    unordered_pairs,
-    win_ratios,
 )
-from reljudge.metrics.shallow import leaderboard as lb
+from reljudge.analyses.shallow.preference_outcomes import TIE, Preferences, agreement, human_preferences
+from reljudge.analyses.shallow.shallow_pools import (
+    REFERENCE,
+    build_pools,
+    missing_queries,
+    pool_stats,
+    sample_queries,
+    unordered_pairs,
+)
+from reljudge.analyses.shallow.tournament import pairings_won, preference_qrels, tournament
+from reljudge.analyses.shallow.winratio import win_ratios
 
 
 def outcomes(*wins: tuple[str, str]) -> dict[tuple[str, str], str]:
@@ -174,6 +172,25 @@ def test_gold_accuracy():
     prefs.add("q", "off2", "r", "off2")
     assert gold_accuracy(gold, prefs)["accuracy"] == 0.5
 
+
+
+def test_best_known_replaces_q_star_only_where_a_category_b_top_won():
+    pairs = [
+        BtpPair("q1", "B", "r1", "x1"),  # the run's top won: replaced
+        BtpPair("q2", "B", "r2", "x2"),  # a tie: kept
+        BtpPair("q3", "B", "r3", "x3"),  # failed: kept
+        BtpPair("q4", "A", "r4", "x4"),  # category A (the other is the run's 2nd): kept even if it won
+        BtpPair("q5", "B", "r5", "x5"),  # q* won: kept
+    ]
+    prefs = Preferences()
+    prefs.add("q1", "r1", "x1", "x1")
+    prefs.add("q2", "r2", "x2", TIE)
+    prefs.add("q3", "r3", "x3", None)
+    prefs.add("q4", "r4", "x4", "x4")
+    prefs.add("q5", "x5", "r5", "r5")
+    best, replaced = best_known(pairs, prefs)
+    assert best == {"q1": {"x1": 1}, "q2": {"r2": 1}, "q3": {"r3": 1}, "q4": {"r4": 1}, "q5": {"r5": 1}}
+    assert replaced == [(pairs[0], "x1")]
 
 # --- pools, human preferences, win ratios ------------------------------------------------------------
 

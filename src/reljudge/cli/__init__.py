@@ -2,9 +2,8 @@
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
 `mock_server`, `evaluate` (evaluate, plot-summary), `analyses` (histogram, pool-bias, sparsify), `sweep`,
-`shallow` (the shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report). An analysis
-folder holds its own commands (`reljudge.analyses.fd.command`, `reljudge.analyses.answers.command`),
-wired here by one line each. Each command parses its options, hands over
+`batch` (batch files for vllm run-batch) and `report` (the HTML report). An analysis folder holds
+its own commands (`reljudge.analyses.<name>.command`), wired here by one line each. Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -20,6 +19,7 @@ import typer
 
 from reljudge.analyses.answers import command as answers_command
 from reljudge.analyses.fd import command as fd_command
+from reljudge.analyses.shallow import command as shallow_command
 from reljudge.cli import (
     analyses,
     batch,
@@ -35,7 +35,6 @@ from reljudge.cli import (
     prompts,
     report,
     run,
-    shallow,
     sweep,
 )
 from reljudge.cli.deferred import DeferredCommand, JudgeGroup
@@ -89,7 +88,7 @@ app.command("report")(report.report_cmd)
 app.add_typer(cache.app, name="cache")
 app.add_typer(prompts.app, name="prompts")
 app.add_typer(answers_command.app, name="answers")
-app.add_typer(shallow.app, name="shallow")
+app.add_typer(shallow_command.app, name="shallow")
 app.add_typer(pairs.app, name="pairs")
 app.add_typer(batch.app, name="batch")
 

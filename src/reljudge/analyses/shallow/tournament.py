@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from reljudge.metrics.shallow.preferences import TIE, Preferences, pair_key
+from reljudge.analyses.shallow.preference_outcomes import TIE, Preferences, pair_key
 
 TournamentTies = Literal["ignore", "half"]
 TOURNAMENT_TIES: tuple[str, ...] = ("ignore", "half")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reljudge.metrics.shallow.btp import binomial_two_sided
-from reljudge.metrics.shallow.preferences import TIE, Preferences
+from reljudge.analyses.shallow.btp import binomial_two_sided
+from reljudge.analyses.shallow.preference_outcomes import TIE, Preferences
 
 
 @dataclass

@@ -91,8 +91,8 @@ def btp_pairs_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Better than perfect, step 1: q* per query, categories A/B and their pairs."""
-    from reljudge.metrics.shallow import QREL_CHOICES
-    from reljudge.shallow import btp_pairs_step
+    from reljudge.analyses.shallow.btp import QREL_CHOICES
+    from reljudge.analyses.shallow.pipeline import btp_pairs_step
 
     if qrel_choice not in QREL_CHOICES:
         raise InputError(f"--qrel-choice must be one of {', '.join(QREL_CHOICES)}, not {qrel_choice!r}")
@@ -133,7 +133,7 @@ def btp_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Better than perfect, step 2: per category, who was preferred; the binomial test for B."""
-    from reljudge.shallow import btp_step
+    from reljudge.analyses.shallow.pipeline import btp_step
 
     r = btp_step(
         pairs=pairs,
@@ -192,7 +192,7 @@ def pool_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Shallow pool: every run's top passage plus q*; statistics, a query sample, all pairs once."""
-    from reljudge.shallow import pool_step
+    from reljudge.analyses.shallow.pipeline import pool_step
 
     subset = [s.strip() for s in runs_subset.split(",") if s.strip()] if runs_subset else None
     r = pool_step(
@@ -243,8 +243,8 @@ def tournament_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Preference qrels by tournament, and win ratios between runs (and q*)."""
-    from reljudge.metrics.shallow import TOURNAMENT_TIES
-    from reljudge.shallow import tournament_step
+    from reljudge.analyses.shallow.pipeline import tournament_step
+    from reljudge.analyses.shallow.tournament import TOURNAMENT_TIES
 
     if ties not in TOURNAMENT_TIES:
         raise InputError(f"--ties must be one of {', '.join(TOURNAMENT_TIES)}, not {ties!r}")
@@ -292,7 +292,7 @@ def leaderboard_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """MRR@10 under preference qrels vs the original qrels: Kendall tau, intervals, perfect ranker, LORO."""
-    from reljudge.shallow import leaderboard_step
+    from reljudge.analyses.shallow.pipeline import leaderboard_step
 
     r = leaderboard_step(
         pool=pool,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reljudge.analyses.shallow.winratio import WinRatios
 from reljudge.io.figures import pyplot, save_figure
-from reljudge.metrics.shallow import WinRatios
 
 
 def win_ratio_heatmap(ratios: WinRatios, path: Path, *, title: str) -> None:

@@ -92,3 +92,13 @@ def unordered_pairs(
 def without_run(pools: Pools, run: str) -> Pools:
     """The pools with every passage contributed only by ``run`` removed (leave-one-run-out)."""
     return {q: {d: c for d, c in pool.items() if c != [run]} for q, pool in pools.items()}
+
+
+def top_of_pool(pools: Mapping[str, Mapping[str, list[str]]]) -> dict[str, dict[str, str]]:
+    """``{run: {qid: docid}}`` from a pool's contributors (the pseudo-run ``qrels`` included)."""
+    out: dict[str, dict[str, str]] = {}
+    for qid, pool in pools.items():
+        for docid, contributors in pool.items():
+            for run in contributors:
+                out.setdefault(run, {})[qid] = docid
+    return out

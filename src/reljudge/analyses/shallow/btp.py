@@ -6,6 +6,7 @@ the run's top passage is q*, and q* is compared with the run's second passage; c
 is not, and q* is compared with the run's top passage (`btp_pairs`). After judging, `tally`
 counts per category the reference preferred, the other preferred, ties and failures, with shares
 excluding and including ties, and the exact two-sided binomial test for category B.
+`best_known` replaces q* by the run's top passage where that won (the best-known update, SH-12).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from reljudge.metrics.shallow.preferences import TIE, Preferences
+from reljudge.analyses.shallow.preference_outcomes import TIE, Preferences
 
 QrelChoice = Literal["first", "best-ranked", "top-grade"]
 QREL_CHOICES: tuple[str, ...] = ("first", "best-ranked", "top-grade")
@@ -178,3 +179,20 @@ def gold_accuracy(gold: Sequence[BtpPair], prefs: Preferences) -> dict[str, floa
         "failed": failed,
         "accuracy": share(right, judged),
     }
+
+
+def best_known(
+    pairs: Sequence[BtpPair], prefs: Preferences
+) -> tuple[dict[str, dict[str, int]], list[tuple[BtpPair, str]]]:
+    """The best-known qrels (one passage per query of ``pairs``, grade 1): q*, replaced by the
+    run's top passage where that won a category-B pair (for a pairwise run: in both orders);
+    and the replacements, ``(pair, new passage)`` in pair order."""
+    best: dict[str, dict[str, int]] = {}
+    replaced: list[tuple[BtpPair, str]] = []
+    for p in pairs:
+        w = prefs.outcome(p.qid, p.reference, p.other)
+        new = p.other if p.category == "B" and w not in (None, TIE) and w == p.other else p.reference
+        best[p.qid] = {new: 1}
+        if new != p.reference:
+            replaced.append((p, new))
+    return best, replaced

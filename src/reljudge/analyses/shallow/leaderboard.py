@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from reljudge.analyses.shallow.preference_outcomes import TIE, Preferences
+from reljudge.analyses.shallow.shallow_pools import Pools, without_run
+from reljudge.analyses.shallow.tournament import TournamentTies, preference_qrels
 from reljudge.metrics.measures import system_measures
 from reljudge.metrics.ranking import bootstrap_ranking_agreement, ranking_agreement
-from reljudge.metrics.shallow.pool import Pools, without_run
-from reljudge.metrics.shallow.preferences import TIE, Preferences
-from reljudge.metrics.shallow.tournament import TournamentTies, preference_qrels
 
 Rankings = Mapping[str, Mapping[str, Sequence[str]]]  # run -> qid -> docids, best first
 

@@ -1,5 +1,6 @@
 """DO/HSA, simulated pooling bias and sparsified qrels, tested from their definitions
-(`reljudge.metrics.histogram`, `.pooling`, `.sparsify`) and the p-values of ranking agreement."""
+(`reljudge.analyses.histogram.do_hsa`, `reljudge.metrics.pooling`,
+`reljudge.metrics.sparsify`) and the p-values of ranking agreement."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from reljudge.errors import InputError
-from reljudge.metrics.histogram import (
+from reljudge.analyses.histogram.do_hsa import (
     distributional_overlap,
     do_hsa,
     do_hsa_runs,
@@ -18,6 +18,7 @@ from reljudge.metrics.histogram import (
     histograms,
     run_values,
 )
+from reljudge.errors import InputError
 from reljudge.metrics.pooling import (
     check_run_info,
     depth_pool,

@@ -1,8 +1,10 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, fd), `analyses` (histogram, pool-bias, sparsify), `sweep`,
-`shallow` (the shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report). Each command parses its options, hands over
+`mock_server`, `evaluate` (evaluate, fd), `analyses` (pool-bias, sparsify), `sweep`, `shallow` (the
+shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report);
+an analysis's command lives in its folder (``judge histogram``:
+`reljudge.analyses.histogram.command`) and is wired here by one line. Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -16,6 +18,7 @@ import sys
 
 import typer
 
+from reljudge.analyses.histogram import command as histogram_command
 from reljudge.cli import (
     analyses,
     answers,
@@ -77,7 +80,7 @@ app.command("fd")(evaluate.fd_cmd)
 app.command("plot-summary")(evaluate.plot_summary_cmd)
 app.command("combine")(combine.combine_cmd)
 app.command("calibrate")(calibrate.calibrate_cmd)
-app.command("histogram")(analyses.histogram_cmd)
+app.command("histogram")(histogram_command.histogram_cmd)
 app.command("pool-bias")(analyses.pool_bias_cmd)
 app.command("sparsify")(analyses.sparsify_cmd)
 app.command("sweep")(sweep.sweep_cmd)

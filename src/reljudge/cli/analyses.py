@@ -1,6 +1,5 @@
-"""``judge histogram`` (DO/HSA), ``judge pool-bias`` (simulated pooling bias) and ``judge sparsify``
-(sparsified qrels): analyses of runs and qrels, no LLM. Each writes JSON + CSV (+ PNG with
---plot) into --out."""
+"""``judge pool-bias`` (simulated pooling bias) and ``judge sparsify`` (sparsified qrels): analyses
+of runs and qrels, no LLM. Each writes JSON + CSV (+ PNG with --plot) into --out."""
 
 from __future__ import annotations
 
@@ -9,60 +8,6 @@ from pathlib import Path
 import typer
 
 from reljudge.console import int_list, show_written
-
-
-def histogram_cmd(
-    qrels: Path = typer.Option(..., "--qrels", help="Human qrels (qid iter docid grade)."),
-    runs: Path | None = typer.Option(None, "--runs", help="Directory of TREC runs (.gz allowed)."),
-    scores: Path | None = typer.Option(
-        None, "--scores", help="Instead of --runs: model scores of any pairs, lines 'system qid docid score'."
-    ),
-    values: str = typer.Option(
-        "rank", "--values", help="rank (normalised rank, KRS 5.3) or score (min-max normalised)."
-    ),
-    nonrel: str = typer.Option(
-        "judged",
-        "--nonrel",
-        help="Non-relevant set: judged, unjudged, all, or sample:M (seeded, M per topic).",
-    ),
-    threshold: float = typer.Option(
-        2, "--rel-threshold", help="Grades >= this are relevant (2 for TREC DL passages)."
-    ),
-    bins: int = typer.Option(20, "--bins", min=1, help="Equal-width bins on [0, 1]."),
-    normalise: str = typer.Option(
-        "global", "--normalise", help="For --values score: global or query min-max."
-    ),
-    measure: list[str] = typer.Option(
-        [],
-        "--measure",
-        help="Standard measure(s) to correlate with (default AP, P@10 at the threshold, nDCG@10).",
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed of --nonrel sample:M."),
-    out: Path = typer.Option(Path("runs/histogram"), "--out", "--output", help="Output directory."),
-    plot: bool = typer.Option(
-        False, "--plot", help="Also write histograms.png and slopes.png (needs matplotlib)."
-    ),
-    json_output: bool = typer.Option(False, "--json", help="Print the JSON it writes instead of tables."),
-) -> None:
-    """Distributional Overlap and Histogram Slope Analysis per run, correlated with standard measures."""
-    from reljudge.evaluation.histogram import format_histogram_report, histogram_paths, write_histogram_report
-
-    t = f"{threshold:g}"
-    measures = measure or [f"AP(rel={t})", f"P(rel={t})@10", "nDCG@10"]
-    report = histogram_paths(
-        qrels,
-        runs,
-        scores=scores,
-        values=values,
-        nonrel=nonrel,
-        threshold=threshold,
-        bins=bins,
-        normalise=normalise,
-        measures=measures,
-        seed=seed,
-    )
-    written = write_histogram_report(report, out, plot=plot)
-    show_written(written, format_histogram_report(report), json_output)
 
 
 def pool_bias_cmd(

@@ -73,7 +73,7 @@ def main() -> int:
     info = read_run_info(TYPES)
 
     from reljudge.analyses.histogram.do_hsa import do_hsa_runs
-    from reljudge.metrics.pooling import simulate
+    from reljudge.analyses.pool_bias.simulation import simulate
     from reljudge.metrics.sparsify import sparsified_agreement
 
     hist = timed(
@@ -89,7 +89,7 @@ def main() -> int:
     )
     timed("FD variants: 4 variants x 63 runs + tau matrix (384-d)", lambda: fd_variants(qrels, runs), 10)
     from reljudge.analyses.histogram.files import write_histogram_report
-    from reljudge.evaluation.pool_bias import write_pool_bias
+    from reljudge.analyses.pool_bias.files import write_pool_bias
     from reljudge.evaluation.sparsify import write_sparsify
 
     with tempfile.TemporaryDirectory() as tmp:

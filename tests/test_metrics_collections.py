@@ -1,5 +1,5 @@
 """DO/HSA, simulated pooling bias and sparsified qrels, tested from their definitions
-(`reljudge.analyses.histogram.do_hsa`, `reljudge.metrics.pooling`,
+(`reljudge.analyses.histogram.do_hsa`, `reljudge.analyses.pool_bias.simulation`,
 `reljudge.metrics.sparsify`) and the p-values of ranking agreement."""
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from reljudge.analyses.histogram.do_hsa import (
     histograms,
     run_values,
 )
-from reljudge.errors import InputError
-from reljudge.metrics.pooling import (
+from reljudge.analyses.pool_bias.simulation import (
     check_run_info,
     depth_pool,
     estimated_values,
@@ -28,6 +27,7 @@ from reljudge.metrics.pooling import (
     simulate,
     split_with_groups,
 )
+from reljudge.errors import InputError
 from reljudge.metrics.ranking import agreement_test, ranking_agreement, ranking_agreement_test
 from reljudge.metrics.sparsify import sparsified_agreement, sparsify_qrels
 

@@ -1,7 +1,7 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, fd), `analyses` (pool-bias, sparsify), `sweep`, `shallow` (the
+`mock_server`, `evaluate` (evaluate, fd), `analyses` (sparsify), `sweep`, `shallow` (the
 shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report);
 an analysis's command lives in its folder (``judge histogram``:
 `reljudge.analyses.histogram.command`) and is wired here by one line. Each command parses its options, hands over
@@ -19,6 +19,7 @@ import sys
 import typer
 
 from reljudge.analyses.histogram import command as histogram_command
+from reljudge.analyses.pool_bias import command as pool_bias_command
 from reljudge.cli import (
     analyses,
     answers,
@@ -81,7 +82,7 @@ app.command("plot-summary")(evaluate.plot_summary_cmd)
 app.command("combine")(combine.combine_cmd)
 app.command("calibrate")(calibrate.calibrate_cmd)
 app.command("histogram")(histogram_command.histogram_cmd)
-app.command("pool-bias")(analyses.pool_bias_cmd)
+app.command("pool-bias")(pool_bias_command.pool_bias_cmd)
 app.command("sparsify")(analyses.sparsify_cmd)
 app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)

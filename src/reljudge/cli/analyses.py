@@ -1,5 +1,5 @@
-"""``judge pool-bias`` (simulated pooling bias) and ``judge sparsify`` (sparsified qrels): analyses
-of runs and qrels, no LLM. Each writes JSON + CSV (+ PNG with --plot) into --out."""
+"""``judge sparsify`` (sparsified qrels): an analysis of runs and qrels, no LLM. Writes JSON + CSV
+(+ PNG with --plot) into --out."""
 
 from __future__ import annotations
 
@@ -8,48 +8,6 @@ from pathlib import Path
 import typer
 
 from reljudge.console import int_list, show_written
-
-
-def pool_bias_cmd(
-    qrels: Path = typer.Option(..., "--qrels", help="Official qrels (qid iter docid grade)."),
-    runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
-    run_info: Path = typer.Option(
-        ..., "--run-info", help="Run types: lines 'run<TAB>group<TAB>type' ('#' comments)."
-    ),
-    depth: int = typer.Option(10, "--depth", min=1, help="Pool depth."),
-    reps: int = typer.Option(10, "--reps", min=1, help="Random half-splits per pool type."),
-    measure: list[str] = typer.Option([], "--measure", help="Measures (default RR(rel=2)@10 and nDCG@10)."),
-    actual: str = typer.Option(
-        "pool",
-        "--actual",
-        help="Actual values: pool (qrels cut to the all-runs depth pool, YIL) or official.",
-    ),
-    threshold: float = typer.Option(
-        2, "--rel-threshold", help="Grade that counts as relevant for the found-by-depth curve."
-    ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the splits."),
-    out: Path = typer.Option(Path("runs/pool-bias"), "--out", "--output", help="Output directory."),
-    plot: bool = typer.Option(
-        False, "--plot", help="Also write relevant_found.png and scatter.png (needs matplotlib)."
-    ),
-    json_output: bool = typer.Option(False, "--json", help="Print the JSON it writes instead of tables."),
-) -> None:
-    """Simulated pooling bias (Yilmaz et al.): pools from half of one run type, tau per test type and signed errors."""
-    from reljudge.evaluation.pool_bias import format_pool_bias, pool_bias_paths, write_pool_bias
-
-    report = pool_bias_paths(
-        qrels,
-        runs,
-        run_info,
-        measures=measure or ["RR(rel=2)@10", "nDCG@10"],
-        depth=depth,
-        reps=reps,
-        seed=seed,
-        actual=actual,
-        threshold=threshold,
-    )
-    written = write_pool_bias(report, out, plot=plot)
-    show_written(written, format_pool_bias(report), json_output)
 
 
 def sparsify_cmd(

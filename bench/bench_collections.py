@@ -74,7 +74,7 @@ def main() -> int:
 
     from reljudge.analyses.histogram.do_hsa import do_hsa_runs
     from reljudge.analyses.pool_bias.simulation import simulate
-    from reljudge.metrics.sparsify import sparsified_agreement
+    from reljudge.analyses.sparsify.sparse_qrels import sparsified_agreement
 
     hist = timed(
         "DO/HSA: 63 runs, 3 measures, correlations",
@@ -90,7 +90,7 @@ def main() -> int:
     timed("FD variants: 4 variants x 63 runs + tau matrix (384-d)", lambda: fd_variants(qrels, runs), 10)
     from reljudge.analyses.histogram.files import write_histogram_report
     from reljudge.analyses.pool_bias.files import write_pool_bias
-    from reljudge.evaluation.sparsify import write_sparsify
+    from reljudge.analyses.sparsify.files import write_sparsify
 
     with tempfile.TemporaryDirectory() as tmp:
         timed(

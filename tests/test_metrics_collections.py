@@ -1,6 +1,6 @@
 """DO/HSA, simulated pooling bias and sparsified qrels, tested from their definitions
 (`reljudge.analyses.histogram.do_hsa`, `reljudge.analyses.pool_bias.simulation`,
-`reljudge.metrics.sparsify`) and the p-values of ranking agreement."""
+`reljudge.analyses.sparsify.sparse_qrels`) and the p-values of ranking agreement."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ from reljudge.analyses.pool_bias.simulation import (
     simulate,
     split_with_groups,
 )
+from reljudge.analyses.sparsify.sparse_qrels import sparsified_agreement, sparsify_qrels
 from reljudge.errors import InputError
 from reljudge.metrics.ranking import agreement_test, ranking_agreement, ranking_agreement_test
-from reljudge.metrics.sparsify import sparsified_agreement, sparsify_qrels
 
 # --- DO / HSA ---------------------------------------------------------------------------------
 

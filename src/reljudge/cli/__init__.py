@@ -1,10 +1,10 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, fd), `analyses` (sparsify), `sweep`, `shallow` (the
-shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report);
-an analysis's command lives in its folder (``judge histogram``:
-`reljudge.analyses.histogram.command`) and is wired here by one line. Each command parses its options, hands over
+`mock_server`, `evaluate` (evaluate, fd), `sweep`, `shallow` (the shallow-pool pipeline), `batch`
+(batch files for vllm run-batch) and `report` (the HTML report); an analysis's command lives in
+its folder (``judge histogram``: `reljudge.analyses.histogram.command`) and is wired here by one
+line. Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -20,8 +20,8 @@ import typer
 
 from reljudge.analyses.histogram import command as histogram_command
 from reljudge.analyses.pool_bias import command as pool_bias_command
+from reljudge.analyses.sparsify import command as sparsify_command
 from reljudge.cli import (
-    analyses,
     answers,
     batch,
     cache,
@@ -83,7 +83,7 @@ app.command("combine")(combine.combine_cmd)
 app.command("calibrate")(calibrate.calibrate_cmd)
 app.command("histogram")(histogram_command.histogram_cmd)
 app.command("pool-bias")(pool_bias_command.pool_bias_cmd)
-app.command("sparsify")(analyses.sparsify_cmd)
+app.command("sparsify")(sparsify_command.sparsify_cmd)
 app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.command("report")(report.report_cmd)

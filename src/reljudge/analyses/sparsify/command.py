@@ -1,13 +1,17 @@
-"""``judge sparsify`` (sparsified qrels): an analysis of runs and qrels, no LLM. Writes JSON + CSV
-(+ PNG with --plot) into --out."""
+"""``judge sparsify`` (sparsified qrels): the command, and the console table it prints. Writes
+JSON + CSV (+ PNG with --plot) into --out; no LLM."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from reljudge.console import int_list, show_written
+
+if TYPE_CHECKING:
+    from reljudge.analyses.sparsify.sparse_qrels import SparsifyReport
 
 
 def sparsify_cmd(
@@ -30,7 +34,8 @@ def sparsify_cmd(
     json_output: bool = typer.Option(False, "--json", help="Print the JSON it writes instead of tables."),
 ) -> None:
     """Kendall tau between run rankings under the full qrels and under at most N relevant judgments per topic."""
-    from reljudge.evaluation.sparsify import format_sparsify, sparsify_paths, write_sparsify
+    from reljudge.analyses.sparsify.files import write_sparsify
+    from reljudge.analyses.sparsify.pipeline import sparsify_paths
 
     report = sparsify_paths(
         qrels,
@@ -44,3 +49,22 @@ def sparsify_cmd(
     )
     written = write_sparsify(report, out, plot=plot)
     show_written(written, format_sparsify(report), json_output)
+
+
+def format_sparsify(report: SparsifyReport) -> str:
+    from reljudge.evaluation.report import format_table
+
+    s = report.settings
+    head = (
+        f"sparsified qrels: at most N relevant (grade >= {s['min_grade']:g}) per topic, keep={s['keep']}, "
+        f"{s['measure']}, {s['runs']} runs, {s['repeats']} seed(s) from {s['seed']}"
+    )
+    rows = [
+        [r["n"], r["tau_mean"], r["tau_std"], r["tau_min"], r["tau_max"], r["repeats"]]
+        for r in report.summary
+    ]
+    table = format_table(["N", "tau mean", "std", "min", "max", "seeds"], rows)
+    skipped = s["topics_without_relevant"]
+    if skipped:
+        head += f"\n{len(skipped)} topic(s) without a relevant judgment: not scored under keep=none"
+    return f"{head}\n{table}\ntau: Kendall tau-b between the run rankings under the full and the sparsified qrels"

@@ -72,9 +72,9 @@ def main() -> int:
     qrels, runs = qrels
     info = read_run_info(TYPES)
 
-    from reljudge.metrics.histogram import do_hsa_runs
-    from reljudge.metrics.pooling import simulate
-    from reljudge.metrics.sparsify import sparsified_agreement
+    from reljudge.analyses.histogram.do_hsa import do_hsa_runs
+    from reljudge.analyses.pool_bias.simulation import simulate
+    from reljudge.analyses.sparsify.sparse_qrels import sparsified_agreement
 
     hist = timed(
         "DO/HSA: 63 runs, 3 measures, correlations",
@@ -88,9 +88,9 @@ def main() -> int:
         "sparsified qrels: N = 1, 5, 10 x 10 seeds", lambda: sparsified_agreement(qrels, runs, repeats=10), 10
     )
     timed("FD variants: 4 variants x 63 runs + tau matrix (384-d)", lambda: fd_variants(qrels, runs), 10)
-    from reljudge.evaluation.histogram import write_histogram_report
-    from reljudge.evaluation.pool_bias import write_pool_bias
-    from reljudge.evaluation.sparsify import write_sparsify
+    from reljudge.analyses.histogram.files import write_histogram_report
+    from reljudge.analyses.pool_bias.files import write_pool_bias
+    from reljudge.analyses.sparsify.files import write_sparsify
 
     with tempfile.TemporaryDirectory() as tmp:
         timed(

@@ -1,5 +1,6 @@
 """DO/HSA, simulated pooling bias and sparsified qrels, tested from their definitions
-(`reljudge.metrics.histogram`, `.pooling`, `.sparsify`) and the p-values of ranking agreement."""
+(`reljudge.analyses.histogram.do_hsa`, `reljudge.analyses.pool_bias.simulation`,
+`reljudge.analyses.sparsify.sparse_qrels`) and the p-values of ranking agreement."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from reljudge.errors import InputError
-from reljudge.metrics.histogram import (
+from reljudge.analyses.histogram.do_hsa import (
     distributional_overlap,
     do_hsa,
     do_hsa_runs,
@@ -18,7 +18,7 @@ from reljudge.metrics.histogram import (
     histograms,
     run_values,
 )
-from reljudge.metrics.pooling import (
+from reljudge.analyses.pool_bias.simulation import (
     check_run_info,
     depth_pool,
     estimated_values,
@@ -27,8 +27,9 @@ from reljudge.metrics.pooling import (
     simulate,
     split_with_groups,
 )
+from reljudge.analyses.sparsify.sparse_qrels import sparsified_agreement, sparsify_qrels
+from reljudge.errors import InputError
 from reljudge.metrics.ranking import agreement_test, ranking_agreement, ranking_agreement_test
-from reljudge.metrics.sparsify import sparsified_agreement, sparsify_qrels
 
 # --- DO / HSA ---------------------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, plot-summary), `analyses` (histogram, pool-bias, sparsify), `sweep`,
-`batch` (batch files for vllm run-batch) and `report` (the HTML report). An analysis folder holds
-its own commands (`reljudge.analyses.<name>.command`), wired here by one line each. Each command parses its options, hands over
+`mock_server`, `evaluate` (evaluate, plot-summary), `sweep`, `batch` (batch files for vllm
+run-batch) and `report` (the HTML report). An analysis folder holds its own commands
+(`reljudge.analyses.<name>.command`), wired here by one line each. Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -19,9 +19,11 @@ import typer
 
 from reljudge.analyses.answers import command as answers_command
 from reljudge.analyses.fd import command as fd_command
+from reljudge.analyses.histogram import command as histogram_command
+from reljudge.analyses.pool_bias import command as pool_bias_command
 from reljudge.analyses.shallow import command as shallow_command
+from reljudge.analyses.sparsify import command as sparsify_command
 from reljudge.cli import (
-    analyses,
     batch,
     cache,
     calibrate,
@@ -79,9 +81,9 @@ app.command("fd")(fd_command.fd_cmd)
 app.command("plot-summary")(evaluate.plot_summary_cmd)
 app.command("combine")(combine.combine_cmd)
 app.command("calibrate")(calibrate.calibrate_cmd)
-app.command("histogram")(analyses.histogram_cmd)
-app.command("pool-bias")(analyses.pool_bias_cmd)
-app.command("sparsify")(analyses.sparsify_cmd)
+app.command("histogram")(histogram_command.histogram_cmd)
+app.command("pool-bias")(pool_bias_command.pool_bias_cmd)
+app.command("sparsify")(sparsify_command.sparsify_cmd)
 app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.command("report")(report.report_cmd)

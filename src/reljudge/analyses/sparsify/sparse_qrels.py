@@ -4,7 +4,7 @@ a system ranking move when each topic keeps at most N relevant judgments?
 For N and seed s:
 
 1. per topic, at most N relevant documents (grade ≥ ``min_grade``, default 2): grade 3 first in a
-   seeded random order, then grade 2 — exactly `reljudge.metrics.fd.relevant_set`, so FD's
+   seeded random order, then grade 2 — exactly `reljudge.analyses.fd.per_run.relevant_set`, so FD's
    reference set and the sparsified qrels are the same documents;
 2. the sparsified qrels Q_N: the selected documents with their grades, and
    - ``keep="none"`` (default): nothing else — every other judgment is dropped, as in MS MARCO's
@@ -131,7 +131,7 @@ def sparsified_agreement(
         "seed": seed,
         "runs": len(runs),
         "selection": "per topic at most N relevant documents, highest grade first, seeded random order within a grade "
-        "(metrics.fd.relevant_set)",
+        "(analyses.fd.per_run.relevant_set)",
         "keep_meaning": "none: only the selected documents are judged; nonrelevant: also every judgment below min_grade",
         "topics_without_relevant": no_rel,
         "tau": "Kendall tau-b between the run means under the full and the sparsified qrels; NaN with fewer than 3 runs",

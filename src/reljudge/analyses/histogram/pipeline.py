@@ -1,0 +1,33 @@
+"""``judge histogram`` from paths: DO and HSA of every run (`reljudge.analyses.histogram.do_hsa`)
+from a qrels file and a directory of TREC runs or a file of scores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reljudge.analyses.histogram.do_hsa import HistogramReport, do_hsa_runs
+from reljudge.analyses.histogram.files import read_system_scores
+
+
+def histogram_paths(
+    qrels: str | Path,
+    runs: str | Path | None = None,
+    *,
+    scores: str | Path | None = None,
+    **options,
+) -> HistogramReport:
+    """`do_hsa_runs` on a qrels file and a directory of TREC runs (or a ``system qid docid score``
+    file with ``scores``: each system's scored pairs are its "run")."""
+    from reljudge.errors import InputError
+    from reljudge.io.trec import read_qrels
+
+    if (runs is None) == (scores is None):
+        raise InputError("give exactly one of --runs DIR or --scores FILE")
+    human = read_qrels(qrels)
+    if runs is not None:
+        from reljudge.analyses.inputs import load_runs
+
+        run_map = load_runs(runs)
+    else:
+        run_map = read_system_scores(scores)  # type: ignore[arg-type]
+    return do_hsa_runs(human, run_map, **options)  # type: ignore[arg-type]

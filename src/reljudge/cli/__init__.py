@@ -16,12 +16,12 @@ import sys
 
 import typer
 
+from reljudge.analyses.calibrate import command as calibrate_command
 from reljudge.cli import (
     analyses,
     answers,
     batch,
     cache,
-    calibrate,
     combine,
     data,
     evaluate,
@@ -76,7 +76,7 @@ app.command("evaluate")(evaluate.evaluate_cmd)
 app.command("fd")(evaluate.fd_cmd)
 app.command("plot-summary")(evaluate.plot_summary_cmd)
 app.command("combine")(combine.combine_cmd)
-app.command("calibrate")(calibrate.calibrate_cmd)
+app.command("calibrate")(calibrate_command.calibrate_cmd)
 app.command("histogram")(analyses.histogram_cmd)
 app.command("pool-bias")(analyses.pool_bias_cmd)
 app.command("sparsify")(analyses.sparsify_cmd)

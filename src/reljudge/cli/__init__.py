@@ -17,12 +17,12 @@ import sys
 import typer
 
 from reljudge.analyses.calibrate import command as calibrate_command
+from reljudge.analyses.combine import command as combine_command
 from reljudge.cli import (
     analyses,
     answers,
     batch,
     cache,
-    combine,
     data,
     evaluate,
     generate,
@@ -75,7 +75,7 @@ app.command("mock-server")(mock_server.mock_server_cmd)
 app.command("evaluate")(evaluate.evaluate_cmd)
 app.command("fd")(evaluate.fd_cmd)
 app.command("plot-summary")(evaluate.plot_summary_cmd)
-app.command("combine")(combine.combine_cmd)
+app.command("combine")(combine_command.combine_cmd)
 app.command("calibrate")(calibrate_command.calibrate_cmd)
 app.command("histogram")(analyses.histogram_cmd)
 app.command("pool-bias")(analyses.pool_bias_cmd)

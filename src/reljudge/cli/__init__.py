@@ -1,8 +1,10 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, fd), `analyses` (histogram, pool-bias, sparsify), `sweep`,
-`shallow` (the shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report). Each command parses its options, hands over
+`mock_server`, `evaluate` (fd), `analyses` (histogram, pool-bias, sparsify), `sweep`,
+`shallow` (the shallow-pool pipeline), `batch` (batch files for vllm run-batch) and `report` (the HTML report). An analysis
+folder holds its own commands (`reljudge.analyses.evaluate.command`, `reljudge.analyses.calibrate.command`,
+`reljudge.analyses.combine.command`), wired here by one line each. Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -18,6 +20,7 @@ import typer
 
 from reljudge.analyses.calibrate import command as calibrate_command
 from reljudge.analyses.combine import command as combine_command
+from reljudge.analyses.evaluate import command as evaluate_command
 from reljudge.cli import (
     analyses,
     answers,
@@ -72,9 +75,9 @@ app.command("datasets")(data.datasets_cmd)
 app.command("run", cls=DeferredCommand)(run.run_cmd)
 app.command("generate", cls=DeferredCommand)(generate.generate_cmd)
 app.command("mock-server")(mock_server.mock_server_cmd)
-app.command("evaluate")(evaluate.evaluate_cmd)
+app.command("evaluate")(evaluate_command.evaluate_cmd)
 app.command("fd")(evaluate.fd_cmd)
-app.command("plot-summary")(evaluate.plot_summary_cmd)
+app.command("plot-summary")(evaluate_command.plot_summary_cmd)
 app.command("combine")(combine_command.combine_cmd)
 app.command("calibrate")(calibrate_command.calibrate_cmd)
 app.command("histogram")(analyses.histogram_cmd)

@@ -1,65 +1,34 @@
-"""Evaluation: the application layer over `reljudge.metrics` behind ``judge evaluate`` and ``judge fd``.
+"""Evaluation: the application layer over `reljudge.metrics` behind ``judge fd``.
 
-It reads the inputs (qrels, datasets, judgment sets, runs, embeddings, corpora), runs the
-measure registry, and writes and prints the reports; `reljudge.metrics` only computes.
+It reads the inputs (qrels, runs, embeddings, corpora), computes, and writes and prints the
+reports; `reljudge.metrics` only computes.
 
-- ``judge evaluate``: `evaluate_paths` (from paths) or `evaluate` (in-memory), then `summary`
-  (console tables) and `write_outputs` (``evaluation.json``, the CSVs, ``--plot`` figures);
-  inputs via `load_human_labels`, `load_judgment_sets`, `load_runs`, `sets_from_judgments`;
 - ``judge fd``: `fd_paths`, then `format_fd_report` and `write_fd_report`; vectors from
   `load_embeddings` or `TextEmbeddings` (an on-disk cache) over a `SentenceTransformerEncoder`
-  (`resolve_model`: a local model directory, an installed weights package or a hub id);
-- figures: `plot_alignment`, `plot_compatibility`, and `pyplot` / `save_figure` for any figure.
+  (`resolve_model`: a local model directory, an installed weights package or a hub id).
 
-Heavy dependencies (scipy, ir_measures, matplotlib, sentence-transformers) are imported on use.
+``judge evaluate`` is `reljudge.analyses.evaluate`, ``judge calibrate``
+`reljudge.analyses.calibrate`, ``judge combine`` `reljudge.analyses.combine`; their inputs
+(judgment sets, human labels, runs) are `reljudge.analyses.inputs`.
+
+Heavy dependencies (scipy, matplotlib, sentence-transformers) are imported on use.
 """
 
 from __future__ import annotations
 
-from reljudge.analyses.inputs import (
-    HumanLabels,
-    JudgmentSet,
-    load_human_labels,
-    load_judgment_sets,
-    load_runs,
-    sets_from_judgments,
-)
 from reljudge.errors import MissingExtraError
 from reljudge.evaluation.embeddings import TextEmbeddings, default_cache_path, load_embeddings
 from reljudge.evaluation.encoders import SentenceTransformerEncoder, resolve_model
-from reljudge.evaluation.evaluate import Report, SetReport, evaluate, evaluate_paths
 from reljudge.evaluation.fd import fd_paths, format_fd_report, write_fd_report
-from reljudge.evaluation.plots import plot_alignment, plot_compatibility
-from reljudge.evaluation.report import format_table, summary, table_rows, write_outputs, write_report
-from reljudge.io.figures import pyplot, save_figure
 
 __all__ = [
-    "HumanLabels",
-    "JudgmentSet",
     "MissingExtraError",
-    "Report",
     "SentenceTransformerEncoder",
-    "SetReport",
     "TextEmbeddings",
     "default_cache_path",
-    "evaluate",
-    "evaluate_paths",
     "fd_paths",
     "format_fd_report",
-    "format_table",
     "load_embeddings",
-    "load_human_labels",
-    "load_judgment_sets",
-    "load_runs",
-    "plot_alignment",
-    "plot_compatibility",
-    "pyplot",
     "resolve_model",
-    "save_figure",
-    "sets_from_judgments",
-    "summary",
-    "table_rows",
     "write_fd_report",
-    "write_outputs",
-    "write_report",
 ]

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reljudge.analyses.text_table import format_table
 from reljudge.errors import InputError, MissingExtraError
-from reljudge.evaluation.report import format_table
 from reljudge.metrics.fd import FDReport, coverage, fd_docids, fd_runs
 from reljudge.metrics.registry import ranking_measures
 

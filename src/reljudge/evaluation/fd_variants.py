@@ -104,7 +104,7 @@ def fd_variants_paths(
 
 
 def format_fd_variants(report: FDVariantsReport) -> str:
-    from reljudge.evaluation.report import format_table
+    from reljudge.analyses.text_table import format_table
 
     labels = [report.measure, *report.reports]
     cell = {(r["a"], r["b"]): r for r in report.matrix}

@@ -69,7 +69,7 @@ def read_system_scores(path: str | Path) -> dict[str, dict[str, dict[str, float]
 
 def format_histogram_report(report: HistogramReport, *, top: int | None = None) -> str:
     """The DO/HSA table (by HSA, best first) and the correlation table, with the conventions."""
-    from reljudge.evaluation.report import format_table
+    from reljudge.analyses.text_table import format_table
     from reljudge.io.tables import rounded
 
     rows = sorted(

@@ -17,7 +17,7 @@ def sparsify_paths(qrels: str | Path, runs: str | Path, **options) -> SparsifyRe
 
 
 def format_sparsify(report: SparsifyReport) -> str:
-    from reljudge.evaluation.report import format_table
+    from reljudge.analyses.text_table import format_table
 
     s = report.settings
     head = (

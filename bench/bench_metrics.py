@@ -35,7 +35,8 @@ def timed(label: str, fn):
 
 
 def bench_compatibility() -> None:
-    from reljudge.evaluation import evaluate, load_judgment_sets, load_runs
+    from reljudge.analyses.evaluate.comparison import evaluate
+    from reljudge.analyses.inputs import load_judgment_sets, load_runs
     from reljudge.io.trec import read_qrels
 
     if not (DATA / "trec-dl21").exists():

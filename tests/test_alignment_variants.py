@@ -94,8 +94,8 @@ def test_evaluate_option_label_and_plot_summary(tmp_path):
 
 
 def test_bad_alignment_average_and_summary_input(tmp_path):
+    from reljudge.analyses.evaluate.files import read_points
     from reljudge.errors import InputError
-    from reljudge.evaluation.summary_plot import read_points
 
     qrels, judged, _ = _files(tmp_path)
     res = CliRunner().invoke(
@@ -109,8 +109,8 @@ def test_bad_alignment_average_and_summary_input(tmp_path):
 
 
 def test_pointwise_alignment_on_given_pairs(tmp_path):
+    from reljudge.analyses.evaluate.comparison import evaluate
     from reljudge.analyses.inputs import load_judgment_sets
-    from reljudge.evaluation import evaluate
     from reljudge.metrics.alignment import preferences_from_scores
 
     assert preferences_from_scores(JUDGE, [("2", "b2", "u2"), ("2", "u3", "b2"), ("2", "u4", "zz")]) == [

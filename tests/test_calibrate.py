@@ -1,4 +1,4 @@
-"""`judge calibrate` and `reljudge.metrics.calibration`: the κ-maximising threshold, ordinal
+"""`judge calibrate` and `reljudge.analyses.calibrate.calibration`: the κ-maximising threshold, ordinal
 cut-points, cross-validation over topics, and (marked ``shared``) the published GPT-4o judgments."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from reljudge.analyses.calibrate.calibration import apply_cuts, best_threshold, cross_validate, fit_cuts
 from reljudge.cli import app
 from reljudge.metrics.agreement import cohen_kappa
-from reljudge.metrics.calibration import apply_cuts, best_threshold, cross_validate, fit_cuts
 
 
 def test_best_threshold_is_the_brute_force_optimum():
@@ -91,7 +91,7 @@ def test_cli_calibrate(tmp_path):
 @pytest.mark.slow
 def test_published_exam_binary_dl21(shared_data, monkeypatch):
     monkeypatch.setenv("RELJUDGE_DATA_DIR", str(shared_data))
-    from reljudge.evaluation.calibrate import calibrate_paths
+    from reljudge.analyses.calibrate.pipeline import calibrate_paths
 
     _, result = calibrate_paths(
         shared_data / "llm-judgments" / "gpt-4o" / "exam-binary.dl21.qrels", dataset="trec-dl21", repeats=50

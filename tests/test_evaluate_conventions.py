@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from reljudge.analyses.evaluate.comparison import evaluate
+from reljudge.analyses.evaluate.files import table_rows
+from reljudge.analyses.evaluate.summary import summary, warnings
 from reljudge.analyses.inputs import JudgmentSet
 from reljudge.cli import app
 from reljudge.errors import InputError
-from reljudge.evaluation.evaluate import evaluate
-from reljudge.evaluation.report import summary, table_rows, warnings
 
 QRELS = {f"q{i}": {f"d{j}": (3 - j) % 4 for j in range(6)} for i in range(4)}
 # five runs of decreasing quality: run k puts the k-th worst document first

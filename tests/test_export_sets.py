@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from _cli import judge
+from reljudge.analyses.inputs import load_judgment_sets
 from reljudge.errors import InputError
-from reljudge.evaluation import load_judgment_sets
 from reljudge.exporter import export_judgments, export_scores
 from reljudge.io.judgments import JudgmentWriter, is_judgments_path
 from reljudge.io.trec import read_qrels

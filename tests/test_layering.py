@@ -4,7 +4,7 @@ source is, and every computation module of an analysis folder) stay pure: no fil
 application module.
 
 The floors, lowest first: records/errors/version < io < datasets/llm/prompts < aggregation,
-vectors < judges < metrics < the applications (run, export, evaluation, probe, sweep) < cli. `MAY_IMPORT`
+vectors < judges < metrics < the applications (run, export, the analyses, probe, sweep) < cli. `MAY_IMPORT`
 has a row for every package and top-level module: the reljudge packages its modules may import
 (its own is always allowed); every import counts, also one inside a function or under ``if
 TYPE_CHECKING``. The root ``reljudge`` (the typed façade) may import anything but the command
@@ -36,7 +36,7 @@ EVERYTHING = frozenset(
 )
 #: the data flow's layers, lowest first: the records, the formats (io), the model client (llm),
 #: the prompts, the aggregation of labels, the judges, the pure metrics; then the applications
-#: (run, evaluation, export, sweep, probe) and, on top, the command line
+#: (run, the analyses, export, sweep, probe) and, on top, the command line
 IO = BASE | {"reljudge.io"}
 #: package or module -> the reljudge packages (or modules) it may import, besides itself
 MAY_IMPORT: dict[str, frozenset[str]] = {
@@ -61,15 +61,6 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation", "reljudge.datasets"},
     "reljudge.testing": frozenset(),  # the mock LLM server stands alone
     "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
-    "reljudge.evaluation": BASE
-    | {
-        "reljudge.analyses",
-        "reljudge.io",
-        "reljudge.aggregation",
-        "reljudge.datasets",
-        "reljudge.metrics",
-        "reljudge.judges",
-    },
     # one folder per analysis (``judge evaluate``, ``judge fd``, ...): anything below the
     # applications; its pure modules are held to more by `test_pure_modules_of_analyses`
     "reljudge.analyses": EVERYTHING
@@ -86,9 +77,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     },
     # the pipeline of `judge run`: anything below the applications and the command line
     "reljudge.run": EVERYTHING
-    - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.analyses", "reljudge.sweep", "reljudge.probe"},
-    "reljudge.probe": EVERYTHING
-    - {ROOT, "reljudge.cli", "reljudge.evaluation", "reljudge.analyses", "reljudge.sweep"},
+    - {ROOT, "reljudge.cli", "reljudge.analyses", "reljudge.sweep", "reljudge.probe"},
+    "reljudge.probe": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.analyses", "reljudge.sweep"},
     "reljudge.sweep": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.probe"},
     # the PyTerrier bridge runs jobs (and reads their scores) for a transformer
     "reljudge.pyterrier": EVERYTHING
@@ -171,7 +161,7 @@ def test_the_checker_catches_an_upward_import(tmp_path):
         "from typing import TYPE_CHECKING\n"
         "from . import ranking\n"
         "if TYPE_CHECKING:\n    from reljudge.judges.base import Judge\n"
-        "def f():\n    from ..io import trec\n    import reljudge.evaluation\n"
+        "def f():\n    from ..io import trec\n    import reljudge.analyses\n"
     )
     found = imported_modules(bad, "reljudge.metrics.bad")
     assert "reljudge.metrics.ranking" in found
@@ -179,14 +169,14 @@ def test_the_checker_catches_an_upward_import(tmp_path):
         "reljudge.judges.base",
         "reljudge.io",
         "reljudge.io.trec",
-        "reljudge.evaluation",
+        "reljudge.analyses",
     }
 
 
 def test_the_rows_of_the_pipeline_and_the_command_line():
     assert not allowed("reljudge.cli.options", "reljudge.run")
     assert not allowed("reljudge.sweep.execute", "reljudge.run")
-    assert not allowed("reljudge.evaluation", "reljudge.run")
+    assert not allowed("reljudge.analyses.evaluate", "reljudge.run")
     assert allowed("reljudge.judges.registry", "reljudge.run")
     assert allowed("reljudge.llm.pricing", "reljudge.run")
     # the root is the façade: nothing below it imports it (``reljudge.version`` holds the version)

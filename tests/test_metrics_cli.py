@@ -170,7 +170,8 @@ PUBLISHED_TAUS = {
 @pytest.mark.shared
 @pytest.mark.slow
 def test_reproduces_published_dl21_compatibility_and_taus(shared_data: Path):
-    from reljudge.evaluation import evaluate, load_judgment_sets, load_runs
+    from reljudge.analyses.evaluate.comparison import evaluate
+    from reljudge.analyses.inputs import load_judgment_sets, load_runs
     from reljudge.io.trec import read_qrels
     from reljudge.metrics import compatibility
 

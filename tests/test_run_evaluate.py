@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from reljudge.analyses.inputs import load_judgment_sets
 from reljudge.cli import app
-from reljudge.evaluation import load_judgment_sets
 from reljudge.io.judgments import load_judgments
 from reljudge.io.trec import read_qrels
 from reljudge.run import RunConfig, run_job

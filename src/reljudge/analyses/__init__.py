@@ -15,7 +15,8 @@ Every other module of an analysis folder is pure: it does no file or process I/O
 application code (only `reljudge.records`, `reljudge.errors`, `reljudge.metrics` and the pure
 modules of analyses); `tests/test_layering.py` checks this module by module. What several
 analyses share lives below them (`reljudge.metrics`, `reljudge.io`, `reljudge.vectors`) or, for
-their inputs (judgment sets, human labels, runs), in `reljudge.analyses.inputs`.
+their inputs (judgment sets, human labels, runs), in `reljudge.analyses.inputs`; the plain-text
+table they print is `reljudge.analyses.text_table` (pure, so their pure modules may use it).
 
 Nothing is imported here: ``judge --help`` imports only the commands, and a command imports its
 heavy modules when it runs.

@@ -1,9 +1,9 @@
 """The `judge` command line.
 
 One module per command group: `prompts`, `data` (export, datasets), `run`, `probe`, `cache`,
-`mock_server`, `evaluate` (evaluate, plot-summary), `sweep`, `batch` (batch files for vllm
-run-batch) and `report` (the HTML report). An analysis folder holds its own commands
-(`reljudge.analyses.<name>.command`), wired here by one line each. Each command parses its options, hands over
+`mock_server`, `sweep`, `batch` (batch files for vllm run-batch) and `report` (the HTML report).
+An analysis folder holds its own commands (`reljudge.analyses.<name>.command`), wired here by one
+line each. Each command parses its options, hands over
 to the library and prints; heavy modules are imported inside the command bodies so that
 ``judge --help`` stays instant. The options of ``judge run`` and ``judge probe`` are generated
 from `reljudge.run.RunConfig` (`reljudge.cli.options`) when one of them is used
@@ -18,6 +18,9 @@ import sys
 import typer
 
 from reljudge.analyses.answers import command as answers_command
+from reljudge.analyses.calibrate import command as calibrate_command
+from reljudge.analyses.combine import command as combine_command
+from reljudge.analyses.evaluate import command as evaluate_command
 from reljudge.analyses.fd import command as fd_command
 from reljudge.analyses.histogram import command as histogram_command
 from reljudge.analyses.pool_bias import command as pool_bias_command
@@ -26,10 +29,7 @@ from reljudge.analyses.sparsify import command as sparsify_command
 from reljudge.cli import (
     batch,
     cache,
-    calibrate,
-    combine,
     data,
-    evaluate,
     generate,
     mock_server,
     pairs,
@@ -76,11 +76,11 @@ app.command("datasets")(data.datasets_cmd)
 app.command("run", cls=DeferredCommand)(run.run_cmd)
 app.command("generate", cls=DeferredCommand)(generate.generate_cmd)
 app.command("mock-server")(mock_server.mock_server_cmd)
-app.command("evaluate")(evaluate.evaluate_cmd)
+app.command("evaluate")(evaluate_command.evaluate_cmd)
 app.command("fd")(fd_command.fd_cmd)
-app.command("plot-summary")(evaluate.plot_summary_cmd)
-app.command("combine")(combine.combine_cmd)
-app.command("calibrate")(calibrate.calibrate_cmd)
+app.command("plot-summary")(evaluate_command.plot_summary_cmd)
+app.command("combine")(combine_command.combine_cmd)
+app.command("calibrate")(calibrate_command.calibrate_cmd)
 app.command("histogram")(histogram_command.histogram_cmd)
 app.command("pool-bias")(pool_bias_command.pool_bias_cmd)
 app.command("sparsify")(sparsify_command.sparsify_cmd)

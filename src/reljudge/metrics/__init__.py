@@ -1,5 +1,5 @@
 """Metrics: how far to trust LLM relevance labels. Pure computation on in-memory data: nothing
-here reads or writes a file or calls a model (`reljudge.evaluation` does that).
+here reads or writes a file or calls a model (the analyses in `reljudge.analyses` do that).
 
 Inputs are plain mappings ``{qid: {docid: score}}`` (human qrels, judgment sets, runs);
 system-level values are ``{system: value}`` or ``{system: {qid: value}}``.

@@ -18,7 +18,7 @@ def _nan_last(value: Any) -> float:
 
 
 def format_similarity(data: dict[str, Any]) -> str:
-    from reljudge.evaluation.report import format_table
+    from reljudge.analyses.text_table import format_table
 
     rows = data["systems"]
     grade_cols = sorted({c for r in rows.values() for c in r if c.startswith("sim_grade_")}, reverse=True)

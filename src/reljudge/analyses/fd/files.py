@@ -17,7 +17,7 @@ from typing import Any
 
 from reljudge.analyses.fd.per_run import FDReport, coverage
 from reljudge.analyses.fd.variants import FDVariantsReport
-from reljudge.evaluation.report import format_table
+from reljudge.analyses.text_table import format_table
 from reljudge.metrics.registry import ranking_measures
 
 

@@ -71,7 +71,7 @@ def histogram_cmd(
 
 def format_histogram_report(report: HistogramReport, *, top: int | None = None) -> str:
     """The DO/HSA table (by HSA, best first) and the correlation table, with the conventions."""
-    from reljudge.evaluation.report import format_table
+    from reljudge.analyses.text_table import format_table
     from reljudge.io.tables import rounded
 
     rows = sorted(

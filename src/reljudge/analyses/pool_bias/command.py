@@ -59,7 +59,7 @@ def pool_bias_cmd(
 
 def format_pool_bias(report: PoolBiasReport) -> str:
     """The τ table (pool type → test subset, per measure) with the signed errors."""
-    from reljudge.evaluation.report import format_table
+    from reljudge.analyses.text_table import format_table
 
     s = report.settings
     head = (

@@ -52,7 +52,7 @@ def sparsify_cmd(
 
 
 def format_sparsify(report: SparsifyReport) -> str:
-    from reljudge.evaluation.report import format_table
+    from reljudge.analyses.text_table import format_table
 
     s = report.settings
     head = (

@@ -1,11 +1,12 @@
-"""``judge evaluate``: run the measure registry over judgment sets against the human qrels.
+"""``judge evaluate``: judgment sets compared with the human qrels through the measure registry.
 
 For every judgment set, every judge-quality measure of `reljudge.metrics.registry` (alignment,
 κ/α, ...) that applies to it. With runs, also every run's compatibility with the set, the
 human measure of every run, and the agreement of the two system rankings by every ranking
 measure the registry reports for ``evaluate`` (with a bootstrap interval over topics for
-those that have one). `evaluate_paths` reads the inputs first (`reljudge.analyses.inputs`);
-`reljudge.evaluation.report` writes and prints the result.
+those that have one). `reljudge.analyses.evaluate.pipeline` reads the inputs first
+(`reljudge.analyses.inputs`); `reljudge.analyses.evaluate.files` writes the result and
+`reljudge.analyses.evaluate.summary` prints it.
 
 Judgment topics that are not in the human qrels are dropped (and counted): the published
 nugget files, for instance, accumulate topics across years.
@@ -16,17 +17,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from reljudge.analyses.inputs import JudgmentSet, Scores
 from reljudge.metrics.alignment import AlignmentResult
 from reljudge.metrics.base import JudgeLabels, Outcome
 from reljudge.metrics.compatibility import DEFAULT_DEPTH, DEFAULT_P, Compatibility
 from reljudge.metrics.ranking import bootstrap_ranking_agreement
 from reljudge.metrics.registry import judgment_measures, ranking_measures
+
+if TYPE_CHECKING:
+    from reljudge.analyses.inputs import JudgmentSet, Scores
 
 RANKING_NOTE = "system means: compatibility over topics with a positive judgment; measure over the run's topics with qrels"
 
@@ -85,9 +87,8 @@ class Report:
         return {r: float(np.mean(list(v.values()))) if v else math.nan for r, v in self.human_measure.items()}
 
     def as_dict(self) -> dict:
-        """The content of ``evaluation.json`` (JSON-ready: NaN as None)."""
-        from reljudge.io.tables import json_ready
-
+        """The content of ``evaluation.json``, before its JSON conversion (NaN stays NaN here;
+        `reljudge.analyses.evaluate.files.evaluation_data` gives it as written)."""
         human = self.mean_measure()
         out: dict[str, Any] = {
             "settings": self.settings,
@@ -120,7 +121,7 @@ class Report:
             out["sets"].append(entry)
         if self.system_ranking:
             out["system_ranking"] = self.system_ranking
-        return json_ready(out)
+        return out
 
 
 def restrict(scores: Mapping[str, Mapping[str, float]], topics: set[str]) -> tuple[Scores, int]:
@@ -258,48 +259,4 @@ def evaluate(
             )
             _qrels_rankings(rep, scores, runs, report, n_boot=n_boot, seed=seed)
         report.sets.append(rep)
-    return report
-
-
-def evaluate_paths(
-    judgments: Sequence[str | Path],
-    *,
-    qrels: str | Path | None = None,
-    dataset: str | None = None,
-    runs: str | Path | None = None,
-    missing_zero: Sequence[str] = (),
-    unacceptable: float | None = None,
-    human_threshold: float | None = None,
-    plot: bool = False,
-    answers: Sequence[Path] = (),
-    vectors: Mapping[str, Any] | None = None,
-    **options: Any,
-) -> Report:
-    """``judge evaluate`` from paths: the human labels from ``qrels`` or a ``dataset`` (exactly
-    one; a dataset also gives the grade scale), the judgment sets, the runs (optional); then
-    `evaluate` with ``options``. With ``plot``, a missing matplotlib is an error now, not after
-    the evaluation. With ``answers`` (answer files) and ``vectors`` (the options of
-    `reljudge.analyses.answers.pipeline.answer_ranking`: encoder or embeddings, ...), the report
-    also ranks the generators and the runs together."""
-    from reljudge.analyses.inputs import load_human_labels, load_judgment_sets, load_runs
-
-    if plot:
-        from reljudge.io.figures import pyplot
-
-        pyplot()
-    human = load_human_labels(qrels, dataset, unacceptable=unacceptable, human_threshold=human_threshold)
-    sets = load_judgment_sets(judgments, missing_zero=missing_zero)
-    run_map = load_runs(runs) if runs is not None else None
-    report = evaluate(
-        human.qrels,
-        sets,
-        run_map,  # type: ignore[arg-type]
-        unacceptable=human.unacceptable,
-        human_threshold=human.human_threshold,
-        **options,
-    )
-    if answers:
-        from reljudge.analyses.answers.pipeline import answer_ranking
-
-        report.system_ranking = answer_ranking(human.qrels, answers, run_map, **(vectors or {}))
     return report

@@ -37,8 +37,10 @@ def calibrate_cmd(
     json_output: bool = typer.Option(False, "--json", help="Print the summary and every split as JSON."),
 ) -> None:
     """Calibrate judge scores on a few human-labelled topics; kappa on the held-out topics with intervals."""
+    from reljudge.analyses.calibrate.files import write_calibration
+    from reljudge.analyses.calibrate.pipeline import calibrate_paths
+    from reljudge.analyses.calibrate.summary import summary
     from reljudge.errors import InputError
-    from reljudge.evaluation.calibrate import calibrate_paths, summary, write_calibration
 
     if not 0.0 < topics_fraction < 1.0:
         raise InputError(f"--topics-fraction must be between 0 and 1, got {topics_fraction}")

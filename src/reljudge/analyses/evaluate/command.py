@@ -1,4 +1,5 @@
-"""``judge evaluate`` (judgment sets against human labels) and ``judge plot-summary``."""
+"""``judge evaluate`` (judgment sets against human labels) and ``judge plot-summary`` (alignment
+against agreement over several evaluations)."""
 
 from __future__ import annotations
 
@@ -112,8 +113,9 @@ def evaluate_cmd(
     ),
 ) -> None:
     """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
-    from reljudge.evaluation import evaluate_paths, summary, write_outputs
-    from reljudge.evaluation.report import warnings
+    from reljudge.analyses.evaluate.files import write_outputs
+    from reljudge.analyses.evaluate.pipeline import evaluate_paths
+    from reljudge.analyses.evaluate.summary import summary, warnings
 
     if not 0.0 < p < 1.0:
         raise InputError(f"--p must be between 0 and 1, got {p}")
@@ -176,7 +178,7 @@ def plot_summary_cmd(
 ) -> None:
     """Plot macro agree against Kendall τ-b for the judgment sets of several judge evaluate results
     (one colour per --label, e.g. per dataset)."""
-    from reljudge.evaluation.summary_plot import read_points, write_summary
+    from reljudge.analyses.evaluate.files import read_points, write_summary
 
     rows = read_points(evaluations)
     try:

@@ -50,7 +50,8 @@ def combine_cmd(
     json_output: bool = typer.Option(False, "--json", help="Print combine.json's content instead of tables."),
 ) -> None:
     """Combine judgment sets into a consensus set, with per-item disagreement and alpha between members."""
-    from reljudge.evaluation.combine import combine, load_members, summary, write_combined
+    from reljudge.analyses.combine.files import load_members, write_combined
+    from reljudge.analyses.combine.pipeline import combine, summary
 
     human = None
     if qrels is not None or dataset is not None:

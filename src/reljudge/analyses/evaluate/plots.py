@@ -1,15 +1,21 @@
-"""Figures for `judge evaluate --plot` (matplotlib through `reljudge.io.figures`, imported
-lazily; extra ``plot``)."""
+"""The figures of ``judge evaluate --plot`` and ``judge plot-summary`` (matplotlib through
+`reljudge.io.figures`, imported lazily; extra ``plot``): the alignment bars, compatibility
+against the human measure, and alignment against agreement (thesis Fig. 4.5: one labelled point
+per judgment set, one colour per label)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from reljudge.io.figures import pyplot, save_figure
 from reljudge.metrics.alignment import COMPARISON_NAMES, COMPARISONS
+
+_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 
 
 def plot_alignment(report, path: str | Path) -> Path:
@@ -65,3 +71,53 @@ def plot_compatibility(report, path: str | Path) -> Path:
     save_figure(fig, path)
     plt.close(fig)
     return path
+
+
+def _short(name: str) -> str:
+    """A set name without its dataset suffix (``umbrela.dl21`` -> ``umbrela``)."""
+    stem, dot, tail = name.rpartition(".")
+    return stem if dot and tail.lower().startswith(("dl", "antique", "trec")) else name
+
+
+def plot_alignment_vs_agreement(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
+    """Scatter of macro agree (x) against τ-b (y), a labelled point per set, a colour per label.
+    Sets without a τ (no runs) are left out; raises ValueError when none has one."""
+    points = [
+        r for r in rows if r["kendall_tau_b"] == r["kendall_tau_b"] and r["macro_agree"] == r["macro_agree"]
+    ]
+    if not points:
+        raise ValueError("no judgment set has both a macro agree share and a τ (evaluate with --runs)")
+    plt = pyplot()
+    labels = list(dict.fromkeys(r["label"] for r in points))
+    fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    for i, label in enumerate(labels):
+        mine = [r for r in points if r["label"] == label]
+        colour = _COLOURS[i % len(_COLOURS)]
+        ax.scatter(
+            [r["macro_agree"] for r in mine],
+            [r["kendall_tau_b"] for r in mine],
+            s=36,
+            color=colour,
+            label=label,
+        )
+        offset = (4, 3) if i % 2 == 0 else (4, -10)  # a second label's names below its points
+        for r in mine:
+            ax.annotate(
+                _short(r["set"]),
+                (r["macro_agree"], r["kendall_tau_b"]),
+                textcoords="offset points",
+                xytext=offset,
+                fontsize=7,
+                color=colour,
+            )
+    ax.set_xlabel('macro "Agree" (mean of BvU, AvU, BvA agree shares)')
+    ax.set_ylabel("Kendall τ-b with the human system ranking")
+    ax.set_title("Alignment with human labels against system-ranking agreement", fontsize=10)
+    ax.grid(color="0.9")
+    ax.set_axisbelow(True)
+    if len(labels) > 1 or labels[0]:
+        ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=120)
+    plt.close(fig)
+    return Path(path)

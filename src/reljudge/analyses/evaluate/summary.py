@@ -1,121 +1,27 @@
-"""The files and console tables of ``judge evaluate``.
-
-``evaluation.json`` (`Report.as_dict`) and one CSV per table: one per judge-quality measure of
-the registry (``alignment.csv``, ``kappa.csv``, ...: a row per judgment set the measure has a row
-for), then ``ranking.csv``, ``qrels_ranking.csv``, ``compatibility.csv`` and ``measure.csv`` (with
-runs). On the console, a table per judge-quality measure (a measure without a table of its own here
-gets a plain one of its columns) and the two ranking-agreement tables; `warnings` lists the sets
-that share no judged document with the human qrels.
+"""What ``judge evaluate`` prints: a table per judge-quality measure of the registry (a measure
+without a table of its own here gets a plain one of its columns), the two ranking-agreement
+tables and, with answers, the ranking of generators and runs on one scale; `warnings` lists the
+sets that share no judged document with the human qrels.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
-
-from reljudge.evaluation.evaluate import Report, SetReport
+from reljudge.analyses.evaluate.comparison import Report, SetReport
+from reljudge.analyses.text_table import format_table, format_value
 from reljudge.metrics.alignment import COMPARISONS
 from reljudge.metrics.base import JudgmentMeasure
 from reljudge.metrics.registry import judgment_measures, ranking_measures
 
-
-def table_rows(report: Report) -> dict[str, list[dict]]:
-    """The CSV tables, by name: one per judge-quality measure, ranking, compatibility, measure."""
-    tables: dict[str, list[dict]] = {}
-    for m in judgment_measures():
-        rows = []
-        for s in report.sets:
-            outcome = s.measures.get(m.name)
-            if outcome is not None and outcome.row is not None:
-                rows.append({"set": s.name, **outcome.row})
-        tables[m.name] = rows
-    ranking, compat, qrels_ranking = [], [], []
-    for s in report.sets:
-        if s.ranking:
-            ranking.append({"set": s.name, **s.ranking})
-        for measure, row in s.qrels_ranking.items():
-            qrels_ranking.append({"set": s.name, "measure": measure, **row})
-        for run, values in s.compatibility.items():
-            compat.append(
-                {
-                    "set": s.name,
-                    "run": run,
-                    "compatibility": float(np.mean(list(values.values()))) if values else math.nan,
-                    "topics": len(values),
-                }
-            )
-    means = {m: report.mean_of(m) for m in report.measures} or {report.measure: report.mean_measure()}
-    human = [
-        {"run": r, **{m: means[m].get(r, math.nan) for m in means}, "topics": len(report.human_measure[r])}
-        for r in report.mean_measure()
-    ]
-    tables.update(ranking=ranking, qrels_ranking=qrels_ranking, compatibility=compat, measure=human)
-    tables["systems"] = list(report.system_ranking.get("systems", []))
-    return tables
-
-
-def write_report(report: Report, out_dir: str | Path) -> list[Path]:
-    """Write ``evaluation.json`` and one CSV per non-empty table into ``out_dir``; return the paths.
-
-    Everything is rendered before the first file is written; each file is written atomically."""
-    from reljudge.io.atomic import write_text_atomic
-    from reljudge.io.tables import csv_text
-
-    out_dir = Path(out_dir)
-    texts = {out_dir / "evaluation.json": json.dumps(report.as_dict(), indent=1) + "\n"}
-    for name, rows in table_rows(report).items():
-        if rows:
-            texts[out_dir / f"{name}.csv"] = csv_text(rows)
-    for path, text in texts.items():
-        write_text_atomic(path, text)
-    return list(texts)
-
-
-def write_outputs(report: Report, out_dir: str | Path, *, plot: bool = False) -> list[Path]:
-    """`write_report`, and with ``plot`` the figures (``alignment.png``; ``compatibility.png`` and
-    ``alignment_vs_agreement.png``/``.csv`` when runs were evaluated); return the paths."""
-    written = write_report(report, out_dir)
-    if plot:
-        from reljudge.evaluation.plots import plot_alignment, plot_compatibility
-
-        written.append(plot_alignment(report, Path(out_dir) / "alignment.png"))
-        if report.runs:
-            from reljudge.evaluation.summary_plot import summary_points, write_summary
-
-            written.append(plot_compatibility(report, Path(out_dir) / "compatibility.png"))
-            label = str(report.settings.get("label") or "")
-            written += write_summary(summary_points(report.as_dict(), label), out_dir)
-    return written
-
-
-def _fmt(v: object, digits: int = 3) -> str:
-    if isinstance(v, float):
-        return "-" if math.isnan(v) else f"{v:.{digits}f}"
-    return str(v)
-
-
-def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """A plain text table: the first column left-aligned, the others right-aligned; floats with 3 digits."""
-    cells = [[str(h) for h in headers]] + [[_fmt(v) for v in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
-        for r in cells
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+__all__ = ["summary", "warnings"]
 
 
 def _shares(fractions: tuple[float, float, float]) -> str:
     a, t, d = fractions
-    return f"{_fmt(100 * a, 1)}/{_fmt(100 * t, 1)}/{_fmt(100 * d, 1)}"
+    return f"{format_value(100 * a, 1)}/{format_value(100 * t, 1)}/{format_value(100 * d, 1)}"
 
 
 def _alignment_table(report: Report) -> str | None:
@@ -190,7 +96,7 @@ def _ranking_table(report: Report) -> str | None:
             row.append(s.ranking[m.name])
             if m.interval:
                 low, high = (s.ranking[c] for c in m.interval_columns)
-                row.append(f"[{_fmt(low)}, {_fmt(high)}]")
+                row.append(f"[{format_value(low)}, {format_value(high)}]")
         rows.append(row)
     if not rows:
         return None
@@ -213,7 +119,7 @@ def _qrels_ranking_table(report: Report) -> str | None:
                 row.append(found[m.name])
                 if m.interval:
                     low, high = (found[c] for c in m.interval_columns)
-                    row.append(f"[{_fmt(low)}, {_fmt(high)}]")
+                    row.append(f"[{format_value(low)}, {format_value(high)}]")
             rows.append(row)
     if not rows:
         return None

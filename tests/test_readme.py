@@ -80,7 +80,7 @@ BLOCKS: list[Block] = [
             ),
         ),
     ),
-    skip("id: my-lab/graded-v1", "a prompt file: tests/test_example_prompt.py loads and runs it"),
+    skip("id: my-lab/graded-v1", "a prompt file: tests/prompts/test_example_prompt.py loads and runs it"),
     Block("judge prompts show examples/prompts/my-prompt.yaml"),
     Block(
         'D=../shared/data\njudge evaluate --qrels $D/trec-dl21/qrels.txt --judgments "$D/llm',
@@ -90,7 +90,7 @@ BLOCKS: list[Block] = [
     skip(
         "judge fd --qrels qrels.txt --runs runs/",
         "placeholders for your own files and a sentence-transformers model; judge fd runs in "
-        "tests/test_fd*.py and tests/test_metrics_cli.py",
+        "tests/test_fd*.py and tests/analyses/evaluate/test_command.py",
     ),
     Block(
         "judge sweep examples/sweep-sample.yaml --dry-run",
@@ -100,7 +100,7 @@ BLOCKS: list[Block] = [
     Block("judge report runs/dl19-sample-umbrela-openai-mock"),
     skip(
         "judge run --method umbrela --model gpt-4o --dataset irds:",
-        "needs MS MARCO in the ir_datasets cache (a download); tests/test_irds.py runs --dataset irds: "
+        "needs MS MARCO in the ir_datasets cache (a download); tests/io/test_irds.py runs --dataset irds: "
         "on a dataset registered from local files",
     ),
     skip(
@@ -154,7 +154,7 @@ BLOCKS: list[Block] = [
     ),
     skip(
         "judge run --method binary --model openai/gemma",
-        "needs a real local model (../shared/tools/local-llm.sh); tests/test_local_llm.py runs it when "
+        "needs a real local model (../shared/tools/local-llm.sh); tests/llm/test_local_llm.py runs it when "
         "RELJUDGE_LOCAL_LLM_URL is set",
     ),
     Block("warning: --scores expected", run=False, reason="console output"),
@@ -172,7 +172,7 @@ BLOCKS: list[Block] = [
     ),
     skip(
         "judge run --method umbrela --model openai/gemma",
-        "needs a real local model; tests/test_local_llm.py runs --scores expected and --samples with one",
+        "needs a real local model; tests/llm/test_local_llm.py runs --scores expected and --samples with one",
     ),
     Block(
         "for ds in dl19 dl20 dl21; do for m in binary umbrela",
@@ -187,12 +187,12 @@ BLOCKS: list[Block] = [
     Block("D=../shared/data/trec-dl21\njudge sparsify", shared=True, slow=True),
     skip(
         "judge fd --qrels Q --runs DIR --embeddings V.npy",
-        "needs an encoder's vectors of DL21 (no encoder runs here); tests/test_fd_variants.py runs --variants and --plot",
+        "needs an encoder's vectors of DL21 (no encoder runs here); tests/analyses/fd/test_variants.py runs --variants and --plot",
     ),
     skip(
         "D=../shared/data/trec-dl21\nHF_HUB_OFFLINE=1 judge fd",
         "needs torch and sentence-transformers (about 3 GB, not in the test environment); judge fd --variants "
-        "runs on vectors files in tests/test_fd_variants.py",
+        "runs on vectors files in tests/analyses/fd/test_variants.py",
     ),
     Block(
         "judge run --method umbrela --model gpt-4o-mini --dataset dl19-sample --batch",
@@ -212,12 +212,12 @@ BLOCKS: list[Block] = [
     Block('JOB="--method umbrela --model openai/Qwen2.5-7B-Instruct'),  # batch export/import, vLLM stand-in
     skip(
         'JOB="--method umbrela --model openai/Qwen/Qwen2.5-7B-Instruct',
-        "the multi-node recipe needs GPU nodes and vLLM; tests/test_batch_files.py runs its commands",
+        "the multi-node recipe needs GPU nodes and vLLM; tests/run/batch/test_files.py runs its commands",
     ),
     Block("judge answers check examples/answers/rag24-example.jsonl"),
     skip(
         "python bench/synthetic_answer_systems.py",
-        "needs torch and sentence-transformers for --encoder; tests/test_answer_similarity_cli.py runs the "
+        "needs torch and sentence-transformers for --encoder; tests/analyses/answers/test_similarity_command.py runs the "
         "command on vectors files",
     ),
     Block("judge run --method nuggets --model gpt-4o --dataset dl19-sample --no-progress"),
@@ -233,15 +233,15 @@ BLOCKS: list[Block] = [
     ),
     skip(
         "judge sweep sweep.yaml --batch --dry-run",
-        "sweep.yaml stands for your own sweep file; tests/test_sweep_batch.py runs these commands on the mock",
+        "sweep.yaml stands for your own sweep file; tests/sweep/test_batch.py runs these commands on the mock",
     ),
     Block(
-        "stopped at the cost cap: $0.001582", run=False, reason="console output (tests/test_sweep_batch.py)"
+        "stopped at the cost cap: $0.001582", run=False, reason="console output (tests/sweep/test_batch.py)"
     ),
     Block(
         "stopped at the cost cap: $0.001138",
         run=False,
-        reason="console output (tests/test_sweep_max_cost.py)",
+        reason="console output (tests/sweep/test_max_cost.py)",
     ),
 ]
 

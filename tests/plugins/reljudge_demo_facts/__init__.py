@@ -1,4 +1,4 @@
-"""A third-party judge, as a plugin package would ship it (used by tests/test_plugin_judge.py).
+"""A third-party judge, as a plugin package would ship it (used by tests/judges/test_plugin_judge.py).
 
 "Demo facts": each topic has a few facts (from the query's words); each pooled passage is asked,
 fact by fact, whether it states the fact. Records are per item -- ``method="demo-fact"``,

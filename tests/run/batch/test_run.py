@@ -1,0 +1,383 @@
+"""``judge run --batch`` end to end against the mock server's /v1/files and /v1/batches (a real
+HTTP server on 127.0.0.1, the official openai SDK on the client side, nothing patched): the same
+records as a synchronous run, partial failures resubmitted by ``--retry-failed`` and only those,
+multi-stage methods in rounds, a process killed at each remote step finishing with no duplicated
+record and no request submitted twice (counted on the server), and ``--max-cost``."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import openai
+import pytest
+from typer.testing import CliRunner
+
+from reljudge.cli import app
+from reljudge.errors import EXIT_BUDGET, EXIT_OK, InputError
+from reljudge.io.judgments import read_judgments
+from reljudge.run import RunConfig
+from reljudge.run.batch import BatchLimits, run_batch_async
+from reljudge.testing import MockLLMServer
+
+MODEL = "openai/gpt-4o-mini"
+SRC = str(Path(__file__).resolve().parents[3] / "src")
+ENV = {"OPENAI_API_KEY": "sk-test-batch"}
+#: a generous bound on waiting for the judge process to reach a hold point (never a margin)
+REACH_S = 300
+
+
+@pytest.fixture()
+def server():
+    with MockLLMServer(models=("gpt-4o-mini",)) as srv:
+        yield srv
+
+
+def argv(srv: MockLLMServer, tmp_path: Path, name: str, *more: str, method: str = "umbrela") -> list[str]:
+    return [
+        "run",
+        "--model",
+        MODEL,
+        "--base-url",
+        srv.openai_url,
+        "--dataset",
+        "dl19-sample",
+        "--method",
+        method,
+        "--output",
+        str(tmp_path / name),
+        "--cache",
+        str(tmp_path / f"{name}.sqlite"),
+        "--no-progress",
+        "--batch-poll",
+        "0.02",
+        *more,
+    ]
+
+
+def judge(args: list[str]) -> tuple[int, str]:
+    result = CliRunner().invoke(app, args, env=ENV)
+    if isinstance(result.exception, InputError):
+        return 2, f"error: {result.exception}"
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
+
+
+def records(out: Path) -> list:
+    return list(read_judgments(out / "judgments.jsonl"))
+
+
+def latest(out: Path) -> dict[tuple, tuple]:
+    return {r.key: (r.status, r.label) for r in records(out)}
+
+
+def test_a_batch_run_makes_the_records_of_a_synchronous_run(server, tmp_path):
+    code, text = judge(argv(server, tmp_path, "sync", "--limit", "60"))
+    assert code == EXIT_OK, text
+    assert server.calls == 60
+    cfg = RunConfig(
+        method="umbrela",
+        model=MODEL,
+        base_url=server.openai_url,
+        dataset="dl19-sample",
+        limit=60,
+        output=tmp_path / "batch",
+        cache_path=tmp_path / "batch.sqlite",
+        progress=False,
+    )
+    os.environ.setdefault("OPENAI_API_KEY", ENV["OPENAI_API_KEY"])
+    said: list[str] = []
+    summary = asyncio.run(run_batch_async(cfg, BatchLimits(max_requests=25, poll_s=0.02), say=said.append))
+    assert summary.exit_code == 0 and summary.records == 60
+    assert server.calls == 60  # the batch run sent no chat request
+    assert sum(server.batches.submissions.values()) == 60 and server.batches.resubmitted == 0
+    assert len(server.batches.batches) == 3  # 60 requests in waves of at most 25
+    assert latest(tmp_path / "batch") == latest(tmp_path / "sync")
+    assert any("batches: 60/60 request(s) done" in line for line in said)
+    state = json.loads((tmp_path / "batch" / "batch" / "state.json").read_text())
+    assert [w["step"] for w in state["waves"]] == ["ingested"] * 3
+    assert [w["lines"] for w in state["waves"]] == [25, 25, 10]
+
+
+def test_failed_lines_become_api_errors_and_retry_failed_resubmits_only_them(tmp_path):
+    with MockLLMServer(models=("gpt-4o-mini",), batch_failure_share=0.3) as srv:
+        code, text = judge(argv(srv, tmp_path, "run", "--limit", "40", "--batch"))
+        assert code == 1, text  # the failure share is above --max-failure-rate
+        first = records(tmp_path / "run")
+        failed = {r.key for r in first if r.status == "api_error"}
+        assert 0 < len(failed) < 40 and len(first) == 40
+        assert "--retry-failed" in text
+        code, text = judge(argv(srv, tmp_path, "run", "--limit", "40", "--batch"))  # a resume keeps them
+        assert code == 1 and len(srv.batches.batches) == 1
+        code, text = judge(argv(srv, tmp_path, "run", "--limit", "40", "--batch", "--retry-failed"))
+        assert code == EXIT_OK, text
+        counts = sorted(srv.batches.submissions.values())
+        assert counts.count(2) == len(failed) and counts.count(1) == 40 - len(failed)  # only those again
+        assert {k for k, (s, _) in latest(tmp_path / "run").items() if s == "ok"} == {r.key for r in first}
+        assert srv.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("method", "options"), [("exam", []), ("nuggets", []), ("pairwise", ["-o", "pairs=sampler"])]
+)
+@pytest.mark.slow
+def test_a_multi_stage_method_finishes_in_batch_rounds(server, tmp_path, method, options):
+    code, text = judge(argv(server, tmp_path, "sync", "--topics-limit", "1", *options, method=method))
+    assert code == EXIT_OK, text
+    sync_calls = server.calls
+    code, text = judge(
+        argv(server, tmp_path, "batch", "--topics-limit", "1", *options, "--batch", method=method)
+    )
+    assert code == EXIT_OK, text
+    assert server.calls == sync_calls  # no chat request from the batch run
+    assert len(server.batches.batches) >= 2  # stages (or the sampler's rounds) in successive rounds
+    assert sum(server.batches.submissions.values()) == sync_calls and server.batches.resubmitted == 0
+    assert latest(tmp_path / "batch") == latest(tmp_path / "sync")
+
+
+@pytest.mark.parametrize("point", ["upload", "create", "poll", "content"])
+@pytest.mark.slow
+def test_killed_at_each_remote_step_the_same_command_finishes_without_a_second_submission(
+    server, tmp_path, point
+):
+    args = argv(server, tmp_path, "run", "--limit", "30", "--batch")
+    reached = server.batches.hold(point)
+    env = {**os.environ, **ENV, "PYTHONPATH": SRC}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reljudge", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        assert reached.wait(REACH_S), f"the judge never reached {point}"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(REACH_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()  # type: ignore[union-attr]
+    server.batches.release(point)
+    code, text = judge(args)
+    assert code == EXIT_OK, text
+    got = records(tmp_path / "run")
+    assert len(got) == 30 and len({r.key for r in got}) == 30  # no record twice
+    assert all(r.status == "ok" for r in got)
+    assert len(server.batches.submissions) == 30 and server.batches.resubmitted == 0
+    assert len(server.batches.batches) == 1  # the batch sent before the kill was found again
+    assert server.batches.calls["POST files"] == 1
+    assert server.calls == 0
+
+
+@pytest.mark.slow
+def test_max_cost_stops_before_the_cap_and_a_higher_cap_resumes(server, tmp_path):
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "40", "--dry-run", "--json"))
+    estimate = json.loads(text)["estimate"]["cost_usd"]
+    cap = estimate / 4  # the batch price is half: about half the requests fit
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "40", "--batch", "--max-cost", f"{cap:.8f}"))
+    assert code == EXIT_BUDGET, text
+    assert "stopped at the cost cap" in text
+    first = records(tmp_path / "run")
+    spent = sum(r.provenance.usage.cost_usd for r in first)
+    assert 0 < len(first) < 40 and spent <= cap
+    code, text = judge(
+        argv(server, tmp_path, "run", "--limit", "40", "--batch", "--max-cost", f"{estimate * 4:.8f}")
+    )
+    assert code == EXIT_OK, text
+    assert len(records(tmp_path / "run")) == 40
+    assert len(server.batches.submissions) == 40 and server.batches.resubmitted == 0
+
+
+def test_batch_mode_needs_the_cache_and_an_openai_backend(server, tmp_path):
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "2", "--batch", "--no-cache"))
+    assert code == 2 and "needs the response cache" in text
+    args = argv(server, tmp_path, "run2", "--limit", "2", "--batch")
+    args[args.index(MODEL)] = "ollama/llama3.2"
+    code, text = judge(args)
+    assert code == 2 and "openai" in text
+
+
+def test_the_mock_batch_api_speaks_to_the_official_sdk(tmp_path):
+    with MockLLMServer(models=("mock-model",), batch_failure_share=0.5) as srv:
+        client = openai.OpenAI(base_url=srv.openai_url, api_key="sk-x")
+        lines = b"".join(
+            json.dumps(
+                {
+                    "custom_id": f"{i:064x}",
+                    "method": "POST",
+                    "url": "/v1/chat/completions",
+                    "body": {"model": "mock-model", "messages": [{"role": "user", "content": f"hello {i}"}]},
+                }
+            ).encode()
+            + b"\n"
+            for i in range(20)
+        )
+        uploaded = client.files.create(file=("wave.jsonl", io.BytesIO(lines)), purpose="batch")
+        assert uploaded.bytes == len(lines) and [f.filename for f in client.files.list(purpose="batch")] == [
+            "wave.jsonl"
+        ]
+        batch = client.batches.create(
+            input_file_id=uploaded.id,
+            endpoint="/v1/chat/completions",
+            completion_window="24h",
+            metadata={"k": "v"},
+        )
+        done = srv.batches.hold("poll")
+        srv.batches.release("poll")
+        assert not done.is_set()
+        while batch.status not in ("completed", "failed", "expired", "cancelled"):
+            batch = client.batches.retrieve(batch.id)
+        counts = batch.request_counts
+        assert counts.total == 20 and counts.completed + counts.failed == 20 and 0 < counts.failed < 20
+        output = client.files.content(batch.output_file_id).text.splitlines()
+        errors = client.files.content(batch.error_file_id).text.splitlines()
+        assert len(output) == counts.completed and len(errors) == counts.failed
+        assert json.loads(output[0])["response"]["body"]["choices"][0]["message"]["content"]
+        assert json.loads(errors[0])["response"]["status_code"] == 500
+        assert [b.metadata for b in client.batches.list()] == [{"k": "v"}]
+        assert srv.batches.resubmitted == 0 and srv.calls == 0
+
+
+def test_a_hostile_batch_api_is_bounded_and_its_echoed_key_never_kept(tmp_path):
+    with MockLLMServer(models=("gpt-4o-mini",), batch_hostile=True) as srv:
+        code, text = judge(argv(srv, tmp_path, "run", "--limit", "12", "--batch"))
+        assert code == EXIT_OK, text
+        assert "6 output line(s) rejected" in text  # not JSON, a list, nesting, 9 MiB, a stranger, a repeat
+        got = records(tmp_path / "run")
+        assert len(got) == 12 and all(r.status == "ok" for r in got)
+        assert srv.batches.resubmitted == 0
+    secret = ENV["OPENAI_API_KEY"].encode()
+    for path in tmp_path.rglob("*"):  # records, manifest, qrels, batch files, the cache (and its WAL)
+        if path.is_file():
+            assert secret not in path.read_bytes(), path
+    assert any("***" in (r.raw or "") for r in got)  # the echo, masked
+
+
+def test_a_download_stops_at_its_bound(server, tmp_path):
+    from reljudge.llm.batch.service import BatchService
+
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"".join(b'{"n": %05d}\n' % i for i in range(10_000)))  # 13 bytes a line
+
+    async def read(limit: int) -> list:
+        service = BatchService(base_url=server.openai_url, api_key="sk-x", max_download_bytes=limit)
+        try:
+            file_id = await service.upload(path, "f.jsonl")
+            return [line async for line in service.lines(file_id)]
+        finally:
+            await service.aclose()
+
+    assert len(asyncio.run(read(10**9))) == 10_000
+    cut = asyncio.run(read(1000))
+    assert len(cut) == 76 and cut[-1] == b'{"n": 00075}\n'  # whole lines within the first 1000 bytes
+
+
+def test_a_run_without_batch_on_a_directory_with_batches_in_flight_is_refused(server, tmp_path):
+    args = argv(server, tmp_path, "run", "--limit", "5", "--batch", "--batch-max-wait", "0.05")
+    server.batches.completion_delay_s = 10**6  # the batch stays in progress
+    code, text = judge(args)
+    assert code == 75 and "re-attach" in text  # --batch-max-wait passed: everything saved
+    code, text = judge([a for a in args if a not in ("--batch", "--batch-max-wait", "0.05")])
+    assert code == 2 and "in flight" in text and server.calls == 0
+    job = [a for a in args if a not in ("--batch", "--batch-max-wait", "0.05", "--batch-poll", "0.02")]
+    exported = tmp_path / "requests.jsonl"
+    code, text = judge(["batch", "export", *job[1:], "--requests", str(exported)])  # nor to another engine
+    assert code == 2 and "in flight" in text and not exported.exists()
+    server.batches.completion_delay_s = 0.0
+    code, text = judge(args)
+    assert code == EXIT_OK, text
+    assert len(records(tmp_path / "run")) == 5 and server.batches.resubmitted == 0
+
+
+def test_waves_wait_for_room_under_the_enqueued_token_limit(server, tmp_path):
+    # a umbrela request line is about 1.8 kB (~450 tokens at 4 bytes a token): 10 fit in 6000
+    # tokens, 20 do not, so the 3 waves of 10 go one after the other
+    limits = ["--batch-limit", "requests=10", "--batch-limit", "tokens=6000"]
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "30", "--batch", *limits))
+    assert code == EXIT_OK, text
+    kinds = [kind for kind, _ in server.batches.events]
+    assert kinds == ["create", "content"] * 3  # each wave created once the one before was read
+    assert len(records(tmp_path / "run")) == 30 and server.batches.resubmitted == 0
+    server.batches.events.clear()
+    code, text = judge(
+        argv(server, tmp_path, "run2", "--limit", "30", "--batch", "--batch-limit", "requests=10")
+    )
+    assert code == EXIT_OK, text
+    assert [kind for kind, _ in server.batches.events] == ["create"] * 3 + ["content"] * 3  # all at once
+    code, text = judge(argv(server, tmp_path, "run3", "--limit", "3", "--batch", "--batch-limit", "pages=3"))
+    assert code == 2 and "--batch-limit pages" in text
+
+
+def test_a_batch_the_provider_fails_as_a_whole_gives_api_errors_that_retry_failed_sends_again(
+    server, tmp_path
+):
+    server.batches.fail_next = 1
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "6", "--batch"))
+    assert code == 1 and "mock validation failure" in text
+    got = records(tmp_path / "run")
+    assert len(got) == 6 and {r.status for r in got} == {"api_error"}
+    assert all("mock validation failure" in (r.error or "") for r in got)
+    code, text = judge(argv(server, tmp_path, "run", "--limit", "6", "--batch", "--retry-failed"))
+    assert code == EXIT_OK, text
+    assert {s for s, _ in latest(tmp_path / "run").values()} == {"ok"}
+    assert sorted(server.batches.submissions.values()) == [1] * 6  # the failed batch answered nothing
+
+
+def test_judge_generate_takes_batch_too(server, tmp_path):
+    base = ["generate", "--model", MODEL, "--base-url", server.openai_url, "--dataset", "dl19-sample"]
+    base += ["--topics-limit", "3", "--no-progress", "--batch-poll", "0.02", "--name", "system"]
+    code, text = judge([*base, "--output", str(tmp_path / "sync"), "--cache", str(tmp_path / "s.sqlite")])
+    assert code == EXIT_OK, text
+    code, text = judge(
+        [*base, "--output", str(tmp_path / "batch"), "--cache", str(tmp_path / "b.sqlite"), "--batch"]
+    )
+    assert code == EXIT_OK, text
+    assert server.calls == 3 and len(server.batches.submissions) == 3  # 3 answers each way
+    sync = (tmp_path / "sync" / "answers.tsv").read_text()
+    assert (tmp_path / "batch" / "answers.tsv").read_text() == sync and sync.count("\n") == 3
+
+
+@pytest.mark.slow
+def test_a_killed_retry_failed_run_started_again_does_not_send_its_new_failures_again(tmp_path):
+    with MockLLMServer(models=("gpt-4o-mini",), batch_failure_share=0.5) as srv:
+        base = argv(srv, tmp_path, "run", "--limit", "24", "--batch")
+        code, text = judge(base)
+        failed = [r for r in records(tmp_path / "run") if r.status == "api_error"]
+        assert code == 1 and len(failed) >= 4, text
+        # the retry in two waves, one after the other (the token limit): the first fails as a
+        # whole (its lines go to the new failure log), the run is killed reading the second
+        per_wave = len(failed) // 2 + len(failed) % 2
+        retry = [*base, "--retry-failed", "--batch-limit", f"requests={per_wave}"]
+        retry += ["--batch-limit", f"tokens={per_wave * 700}"]  # ~450 tokens a request: one wave at a time
+        srv.batches.fail_next = 1
+        reached = srv.batches.hold("content")
+        env = {**os.environ, **ENV, "PYTHONPATH": SRC}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reljudge", *retry],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            assert reached.wait(REACH_S), "the retry never read its second wave"
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(REACH_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.stdout.close()  # type: ignore[union-attr]
+        srv.batches.release("content")
+        assert len(srv.batches.batches) == 3
+        code, text = judge(retry)  # the same command goes on with the retry's failure log
+        assert code == 1, text  # the first wave's requests failed again: kept as api_error
+        assert len(srv.batches.batches) == 3  # nothing sent again
+        assert srv.batches.resubmitted == len(failed) - per_wave  # the second wave's, once each
+        got = latest(tmp_path / "run")
+        assert sum(1 for s, _ in got.values() if s == "api_error") == per_wave
+        code, text = judge(retry)  # a new --retry-failed run: a new log, so they go again
+        assert code == EXIT_OK, text
+        assert len(srv.batches.batches) == 4

@@ -124,7 +124,8 @@ class Resource:
     passes the result in ``JudgeInputs.resources[name]``. The judge never reads the file itself."""
 
     name: str
-    read: Callable[[Path], Any]
+    #: called with the file's `Path`, or with a list of them for a repeatable option (``--answers A B``)
+    read: Callable[[Any], Any]
     dataset_file: str | None = None
     help: str = ""
 

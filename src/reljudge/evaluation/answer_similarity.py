@@ -14,7 +14,7 @@ per system or run), ``cross_grade.csv`` and, with anchors, ``anchors.csv``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ def answer_similarity_paths(
     embeddings: str | Path | None = None,
     ids: str | Path | None = None,
     runs: str | Path | None = None,
-    anchors: list[str | Path] | None = None,
+    anchors: Sequence[str | Path] | None = None,
     k: int = 10,
     min_grade: float = 2,
     max_per_topic: int | None = None,

@@ -30,6 +30,7 @@ def load_preferences(
     if judged is None:
         from reljudge.io.trec import read_qrels
 
+        assert human_qrels is not None  # one source at least, checked above
         prefs = human_preferences(sorted(wanted), read_qrels(human_qrels))
         info["source_human_qrels"] = 1
         info["unjudged_no_grade"] = len(prefs.unjudged)

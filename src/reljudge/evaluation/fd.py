@@ -65,21 +65,21 @@ def fd_paths(
         raise InputError("--pooling and --max-length apply to a local or Hugging Face --encoder only")
     human = read_qrels(qrels)
     run_map = load_runs(runs)
-    selection = dict(
+    selection: dict[str, Any] = dict(
         k=k, max_per_topic=max_per_topic, min_grade=min_grade, unjudged_only=unjudged_only, seed=seed
     )
     if embeddings is not None:
         from reljudge.evaluation.embeddings import load_embeddings
 
         source = load_embeddings(embeddings, ids)
-        return fd_runs(human, run_map, source, measure=measure, n_boot=n_boot, **selection)  # type: ignore[arg-type]
+        return fd_runs(human, run_map, source, measure=measure, n_boot=n_boot, **selection)
     from reljudge.evaluation.embeddings import TextEmbeddings, default_cache_path
     from reljudge.evaluation.encoders import SentenceTransformerEncoder
     from reljudge.io.corpus import load_corpus
 
     if corpus is None:
         raise InputError("--encoder needs --corpus with the passage texts")
-    needed = fd_docids(human, run_map, **selection)  # type: ignore[arg-type]
+    needed = fd_docids(human, run_map, **selection)
     texts = load_corpus(corpus, docids=needed)
     from reljudge.evaluation.endpoint_encoder import EndpointEncoder
 
@@ -110,7 +110,7 @@ def fd_paths(
     try:
         report = fd_runs(
             human, run_map, text_source, texts=texts, measure=measure, n_boot=n_boot, **selection
-        )  # type: ignore[arg-type]
+        )
     finally:
         close = getattr(model, "close", None)
         if close is not None:

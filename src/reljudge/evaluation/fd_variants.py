@@ -154,7 +154,7 @@ def write_fd_variants(report: FDVariantsReport, out_dir: str | Path, *, plot: bo
     return written
 
 
-def _figure(report: FDVariantsReport):  # type: ignore[no-untyped-def]
+def _figure(report: FDVariantsReport):
     """Panel 1: the measure per run with its interval; one panel per FD variant with FD's."""
     import numpy as np
 

@@ -6,7 +6,7 @@ console tables, ``do_hsa.json`` / ``do_hsa.csv`` / ``correlations.csv`` and, wit
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from reljudge.metrics.histogram import HistogramReport, do_hsa_runs
@@ -27,13 +27,15 @@ def histogram_paths(
     if (runs is None) == (scores is None):
         raise InputError("give exactly one of --runs DIR or --scores FILE")
     human = read_qrels(qrels)
+    run_map: Mapping[str, Mapping[str, Mapping[str, float]]]
     if runs is not None:
         from reljudge.analyses.inputs import load_runs
 
         run_map = load_runs(runs)
     else:
-        run_map = read_system_scores(scores)  # type: ignore[arg-type]
-    return do_hsa_runs(human, run_map, **options)  # type: ignore[arg-type]
+        assert scores is not None  # exactly one of the two, checked above
+        run_map = read_system_scores(scores)
+    return do_hsa_runs(human, run_map, **options)
 
 
 def read_system_scores(path: str | Path) -> dict[str, dict[str, dict[str, float]]]:
@@ -158,7 +160,7 @@ def _order(report: HistogramReport, names: Sequence[str]) -> list[str]:
     return sorted(names, key=lambda n: -(values.get(n, 0.0) if values.get(n) == values.get(n) else -1.0))
 
 
-def _histogram_figure(report: HistogramReport, *, log_ratio: bool):  # type: ignore[no-untyped-def]
+def _histogram_figure(report: HistogramReport, *, log_ratio: bool):
     """One panel per system (sorted by the last measure, best first): the two log histograms, or
     ln(h_r/h_nr) with the fitted line."""
     import numpy as np
@@ -207,14 +209,14 @@ def _histogram_figure(report: HistogramReport, *, log_ratio: bool):  # type: ign
         ax.tick_params(labelsize=6.5)
     for ax in axes.ravel()[len(names) :]:
         ax.axis("off")
-    s = report.settings
+    settings = report.settings
     what = (
         "ln(h_R / h_NR) per supported bin and the fitted HSA line"
         if log_ratio
         else "counts (log scale): relevant (blue) and non-relevant (red)"
     )
     fig.suptitle(
-        f"{what}\nx = {s['values']} value in [0, 1] ({s['bins']} bins; non-relevant: {s['nonrel']}); panels by {measure}, best first",
+        f"{what}\nx = {settings['values']} value in [0, 1] ({settings['bins']} bins; non-relevant: {settings['nonrel']}); panels by {measure}, best first",
         fontsize=10,
     )
     # fixed margins: tight_layout over dozens of panels costs many seconds

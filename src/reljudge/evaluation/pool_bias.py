@@ -21,7 +21,7 @@ def pool_bias_paths(qrels: str | Path, runs: str | Path, run_info: str | Path, *
     human = read_qrels(qrels)
     run_map = load_runs(runs)
     info = read_run_info(run_info)
-    report = simulate(human, run_map, info, **options)  # type: ignore[arg-type]
+    report = simulate(human, run_map, info, **options)
     report.settings["listed_not_found"] = sorted(r for r in info if r not in run_map)
     report.settings["run_info"] = str(run_info)
     return report
@@ -113,7 +113,7 @@ _COLORS = ("#2c6fbb", "#d35400", "#4c9a2a", "#8e44ad", "#7f8c8d")
 _MARKERS = ("o", "^", "s", "D", "v")
 
 
-def _found_figure(report: PoolBiasReport):  # type: ignore[no-untyped-def]
+def _found_figure(report: PoolBiasReport):
     from reljudge.io.figures import pyplot
 
     plt = pyplot()
@@ -132,7 +132,7 @@ def _found_figure(report: PoolBiasReport):  # type: ignore[no-untyped-def]
     return fig
 
 
-def _scatter_figure(report: PoolBiasReport):  # type: ignore[no-untyped-def]
+def _scatter_figure(report: PoolBiasReport):
     from reljudge.io.figures import pyplot
 
     plt = pyplot()

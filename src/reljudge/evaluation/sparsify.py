@@ -13,7 +13,7 @@ def sparsify_paths(qrels: str | Path, runs: str | Path, **options) -> SparsifyRe
     from reljudge.analyses.inputs import load_runs
     from reljudge.io.trec import read_qrels
 
-    return sparsified_agreement(read_qrels(qrels), load_runs(runs), **options)  # type: ignore[arg-type]
+    return sparsified_agreement(read_qrels(qrels), load_runs(runs), **options)
 
 
 def format_sparsify(report: SparsifyReport) -> str:
@@ -59,7 +59,7 @@ def write_sparsify(report: SparsifyReport, out_dir: str | Path, *, plot: bool = 
     return written
 
 
-def _figure(report: SparsifyReport):  # type: ignore[no-untyped-def]
+def _figure(report: SparsifyReport):
     from reljudge.io.figures import pyplot
 
     plt = pyplot()

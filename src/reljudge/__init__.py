@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from reljudge.version import __version__
 
-# name -> module that defines it
+#: The public names, each with the module it is imported from: the one list of the façade. It drives
+#: the lazy loading (``__getattr__``), ``__all__`` and ``dir()``; the imports under TYPE_CHECKING
+#: below repeat it for type checkers (tests/test_facade.py checks that the two agree).
 _EXPORTS: dict[str, str] = {
     "Judgment": "reljudge.records",
     "Usage": "reljudge.records",
@@ -53,26 +55,45 @@ _EXPORTS: dict[str, str] = {
     "ClientConfig": "reljudge.llm",
 }
 
-if TYPE_CHECKING:  # the real names, for type checkers and editors (imported lazily at run time)
-    from reljudge.datasets import Dataset, list_datasets, load_dataset
-    from reljudge.errors import InputError
-    from reljudge.io.corpus import Corpus, load_corpus
-    from reljudge.io.export import (
-        judgments_from_qrels,
-        to_dataframe,
-        to_ir_measures_qrels,
-        to_qrels,
-        to_ranx_qrels,
-    )
-    from reljudge.io.judgments import JudgmentWriter, iter_judgments, load_judgments, read_judgments
-    from reljudge.io.rundir import RunDir
-    from reljudge.io.trec import Run, read_qrels, read_run, read_topics, write_qrels, write_run
-    from reljudge.judges.registry import available_judges, get_judge
-    from reljudge.judges.scoring import judgments_to_scores, score_sets
-    from reljudge.llm import ClientConfig, LLMClient
-    from reljudge.prompts import PromptTemplate, get_prompt, list_prompts
-    from reljudge.records import Judgment, Provenance, Usage
-    from reljudge.run import RunConfig, RunSummary, run_job, run_job_async
+if TYPE_CHECKING:  # the same names for type checkers and editors ("X as X": exported)
+    from reljudge.datasets import Dataset as Dataset
+    from reljudge.datasets import list_datasets as list_datasets
+    from reljudge.datasets import load_dataset as load_dataset
+    from reljudge.errors import InputError as InputError
+    from reljudge.io.corpus import Corpus as Corpus
+    from reljudge.io.corpus import load_corpus as load_corpus
+    from reljudge.io.export import judgments_from_qrels as judgments_from_qrels
+    from reljudge.io.export import to_dataframe as to_dataframe
+    from reljudge.io.export import to_ir_measures_qrels as to_ir_measures_qrels
+    from reljudge.io.export import to_qrels as to_qrels
+    from reljudge.io.export import to_ranx_qrels as to_ranx_qrels
+    from reljudge.io.judgments import JudgmentWriter as JudgmentWriter
+    from reljudge.io.judgments import iter_judgments as iter_judgments
+    from reljudge.io.judgments import load_judgments as load_judgments
+    from reljudge.io.judgments import read_judgments as read_judgments
+    from reljudge.io.rundir import RunDir as RunDir
+    from reljudge.io.trec import Run as Run
+    from reljudge.io.trec import read_qrels as read_qrels
+    from reljudge.io.trec import read_run as read_run
+    from reljudge.io.trec import read_topics as read_topics
+    from reljudge.io.trec import write_qrels as write_qrels
+    from reljudge.io.trec import write_run as write_run
+    from reljudge.judges.registry import available_judges as available_judges
+    from reljudge.judges.registry import get_judge as get_judge
+    from reljudge.judges.scoring import judgments_to_scores as judgments_to_scores
+    from reljudge.judges.scoring import score_sets as score_sets
+    from reljudge.llm import ClientConfig as ClientConfig
+    from reljudge.llm import LLMClient as LLMClient
+    from reljudge.prompts import PromptTemplate as PromptTemplate
+    from reljudge.prompts import get_prompt as get_prompt
+    from reljudge.prompts import list_prompts as list_prompts
+    from reljudge.records import Judgment as Judgment
+    from reljudge.records import Provenance as Provenance
+    from reljudge.records import Usage as Usage
+    from reljudge.run import RunConfig as RunConfig
+    from reljudge.run import RunSummary as RunSummary
+    from reljudge.run import run_job as run_job
+    from reljudge.run import run_job_async as run_job_async
 
 
 def __getattr__(name: str) -> Any:
@@ -86,44 +107,4 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
 
 
-__all__ = [
-    "__version__",
-    "ClientConfig",
-    "Corpus",
-    "Dataset",
-    "InputError",
-    "Judgment",
-    "JudgmentWriter",
-    "LLMClient",
-    "PromptTemplate",
-    "Provenance",
-    "Run",
-    "RunConfig",
-    "RunDir",
-    "RunSummary",
-    "Usage",
-    "available_judges",
-    "get_judge",
-    "get_prompt",
-    "iter_judgments",
-    "judgments_from_qrels",
-    "judgments_to_scores",
-    "list_datasets",
-    "list_prompts",
-    "load_corpus",
-    "load_dataset",
-    "load_judgments",
-    "read_judgments",
-    "read_qrels",
-    "read_run",
-    "read_topics",
-    "run_job",
-    "run_job_async",
-    "score_sets",
-    "to_dataframe",
-    "to_ir_measures_qrels",
-    "to_qrels",
-    "to_ranx_qrels",
-    "write_qrels",
-    "write_run",
-]
+__all__ = ["__version__", *_EXPORTS]

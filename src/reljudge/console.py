@@ -49,7 +49,7 @@ def int_list(text: str, option: str) -> list[int]:
     return values
 
 
-class _StderrWarnings(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrWarnings(logging.StreamHandler):
     """``warning: MESSAGE`` on whatever `sys.stderr` is when the warning is logged (a command run
     in-process, e.g. by a test runner, gets its warnings on its own standard error)."""
 

@@ -398,6 +398,7 @@ def load_dataset(
     qrels_map = read_qrels(paths["qrels"]) if "qrels" in paths else None
     corpus_obj = load_corpus(paths["corpus"]) if "corpus" in paths and passages else None
 
+    max_grade: int | None  # as dataset.json gives it (a number, made int below), else the qrels'
     if spec is not None:
         name = spec.name
         min_grade, max_grade, threshold = spec.min_grade, spec.max_grade, spec.relevant_threshold

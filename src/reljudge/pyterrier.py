@@ -56,7 +56,7 @@ def judged_qrels(source: str | Path, *, method: str | None = None) -> Any:
 def _make_transformer_class() -> type:
     pt = _pt()
 
-    class LLMJudge(pt.Transformer):  # type: ignore[misc, name-defined]
+    class LLMJudge(pt.Transformer):  # type: ignore[name-defined]  # a base class loaded at run time
         """Judge a result frame with one method and model (see the module docstring); any other
         keyword is a `reljudge.run.RunConfig` field (``base_url``, ``concurrency``, ``options``...)."""
 

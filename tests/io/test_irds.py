@@ -65,6 +65,18 @@ def test_grade_scale_conventions():
     assert grade_scale({}, None) == (0, None, 1)
 
 
+def test_fractional_qrels_grades_give_an_integer_scale(tiny, tmp_path):
+    # a qrels file with fractional grades over an irds dataset: the scale is whole grades (as for a
+    # dataset directory), so that the grade listing (judge datasets --grades) can count them
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 2.5\nq1 0 d3 0.5\n")
+    assert grade_scale({}, {"q": {"d": 0.5, "e": 2.5}}) == (0, 2, 2)
+    ds = load_dataset(f"irds:{tiny}", qrels=qrels, passages=False)
+    assert (ds.min_grade, ds.max_grade, ds.relevant_threshold) == (0, 2, 2)
+    counts = ds.grade_counts()["per_grade"]
+    assert [(c["grade"], c["count"]) for c in counts] == [(0, 0), (1, 0), (2, 0), (0.5, 1), (2.5, 1)]
+
+
 def test_judge_run_on_irds_dataset(tiny, tmp_path):
     out = tmp_path / "run"
     with MockLLMServer() as srv:

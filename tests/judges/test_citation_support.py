@@ -437,6 +437,7 @@ def test_a_one_field_json_object_and_a_label_with_an_explanation_are_read():
     ):
         parsed = read(answer)
         assert (parsed.status, parsed.label, parsed.how) == ("ok", score, how), answer
+        assert isinstance(parsed.items, tuple) and len(parsed.items) == 1, answer  # as every parser gives
     for answer in (
         rendered[-1]["content"],  # the echoed prompt holds all three labels
         "full_support. Not partial_support, though.",  # two labels named

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from reljudge.errors import InputError
 
 if TYPE_CHECKING:
+    from reljudge.io.trec import Run
     from reljudge.records import Judgment
 
 Scores = dict[str, dict[str, float]]
@@ -80,6 +81,7 @@ def load_human_labels(
         unacceptable = ds.min_grade if unacceptable is None else unacceptable
         human_threshold = ds.relevant_threshold if human_threshold is None else human_threshold
     else:
+        assert qrels is not None  # exactly one of the two, checked above
         human = read_qrels(qrels)
     return HumanLabels(
         human,
@@ -174,7 +176,7 @@ def load_judgment_sets(specs: Sequence[str | Path], *, missing_zero: Sequence[st
     return sets
 
 
-def load_runs(path: str | Path) -> dict[str, object]:
+def load_runs(path: str | Path) -> dict[str, Run]:
     """Every run file in a directory (``.gz`` allowed), keyed by run name (the runid column);
     see `reljudge.io.trec.read_runs_dir`."""
     from reljudge.io.trec import read_runs_dir

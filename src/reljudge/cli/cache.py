@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -31,6 +32,7 @@ def cache_stats_cmd(
     from reljudge.llm import ResponseCache
 
     path = _cache_file(cache)
+    stats: dict[str, Any]
     if not path.exists():
         stats = {"path": str(path), "exists": False, "entries": 0, "size_bytes": 0, "by_model": {}}
     else:

@@ -96,10 +96,6 @@ def _grades_table(entries: list[dict]) -> str:
     """Markdown: one row per available dataset, topics with judgments and a column per grade."""
     available = [e for e in entries if e["available"]]
     grades = sorted({g["grade"] for e in available for g in e["per_grade"]})
-    label = {}
-    for e in available:
-        for g in e["per_grade"]:
-            label.setdefault(g["grade"], set()).add(g["label"])
     head = ["dataset", "topics"] + [f"grade {g:g}" for g in grades]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for e in available:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from reljudge.errors import InputError
+
+if TYPE_CHECKING:
+    from reljudge.testing import AutoResponder
 
 
 def mock_server_cmd(
@@ -167,7 +171,7 @@ def mock_server_cmd(
         )
 
 
-def _by_grade(inner: object, qrels: str, corpus: str | None, topics: str | None) -> object:
+def _by_grade(inner: object, qrels: str, corpus: str | None, topics: str | None) -> AutoResponder:
     """The auto responder with the nugget assigner that follows the human grade in front."""
     from reljudge.testing import AutoResponder
     from reljudge.testing.grades import GradeBook

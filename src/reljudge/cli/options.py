@@ -148,7 +148,7 @@ def _bound(field: FieldInfo, *names: str) -> float | None:
         for name in names:
             value = getattr(meta, name, None)
             if value is not None:
-                return value  # type: ignore[no-any-return]
+                return value
     return None
 
 

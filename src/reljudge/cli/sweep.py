@@ -153,7 +153,7 @@ def sweep_cmd(
             outp[key] = value
         return outp
 
-    def analysis_json(analysis) -> dict:  # type: ignore[no-untyped-def]
+    def analysis_json(analysis) -> dict:
         return {
             "summary": analysis.summary,
             "pooled": analysis.pooled,
@@ -265,7 +265,7 @@ def sweep_cmd(
         warn_if_no_matplotlib()
     done = {"n": 0}
 
-    def on_cell(cell, summary) -> None:  # type: ignore[no-untyped-def]
+    def on_cell(cell, summary) -> None:
         done["n"] += 1
         typer.echo(
             f"[{done['n']}/{len(plan.cells)}] {cell.id}: {summary.usage.calls} calls, {summary.records} records",

@@ -51,7 +51,7 @@ def offline(blocked: list[str]) -> Iterator[None]:
     (the sources are appended to ``blocked``); local files and the cache are read as usual."""
     from ir_datasets.util import download
 
-    classes = [
+    classes: list[Any] = [  # the mirror classes, whose ``stream`` is replaced while inside
         cls
         for cls in vars(download).values()
         if isinstance(cls, type)
@@ -67,7 +67,7 @@ def offline(blocked: list[str]) -> Iterator[None]:
 
     saved = {cls: cls.__dict__.get("stream") for cls in classes}
     for cls in classes:
-        cls.stream = stop  # type: ignore[method-assign]
+        cls.stream = stop
     try:
         yield
     finally:
@@ -75,7 +75,7 @@ def offline(blocked: list[str]) -> Iterator[None]:
             if original is None:
                 delattr(cls, "stream")
             else:
-                cls.stream = original  # type: ignore[method-assign]
+                cls.stream = original
 
 
 def _text(record: Any) -> str:
@@ -176,12 +176,13 @@ def _passages(ds: Any, dataset_id: str, docids: Collection[str]) -> dict[str, st
 
 
 def grade_scale(
-    labels: Mapping[int, str], qrels: Mapping[str, Mapping[str, int]] | None
+    labels: Mapping[int, str], qrels: Mapping[str, Mapping[str, float]] | None
 ) -> tuple[int, int | None, int]:
     """(min grade, max grade, relevant threshold) of a collection: from its qrels definitions, else
-    from the grades in its qrels. The threshold is 1 on a binary scale, else ``min + 2`` (capped at
-    the maximum): 2 on TREC DL's 0-3 and 3 on ANTIQUE's 1-4, the conventions of those collections."""
-    grades = set(labels) or {g for docs in (qrels or {}).values() for g in docs.values()}
+    from the grades in its qrels (truncated to whole grades, as for a dataset directory). The
+    threshold is 1 on a binary scale, else ``min + 2`` (capped at the maximum): 2 on TREC DL's 0-3
+    and 3 on ANTIQUE's 1-4, the conventions of those collections."""
+    grades = set(labels) or {int(g) for docs in (qrels or {}).values() for g in docs.values()}
     if not grades:
         return 0, None, 1
     low, high = min(grades), max(grades)

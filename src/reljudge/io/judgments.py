@@ -144,7 +144,7 @@ class ExistingRecords(Mapping[Key, Judgment]):
     def __contains__(self, key: object) -> bool:
         return key in self._kept or key in self._offsets
 
-    def get(self, key: Key, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: Key, default: Any = None) -> Any:
         return self[key] if key in self else default
 
     def __iter__(self) -> Iterator[Key]:

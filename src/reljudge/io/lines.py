@@ -84,7 +84,7 @@ def _whole(path: Path) -> Iterator[tuple[int, str]]:
         yield number, line.rstrip("\r")
 
 
-def _bounded(handle: IO[bytes], limit: int, path: Path) -> Iterator[bytes]:
+def _bounded(handle: IO[bytes] | gzip.GzipFile, limit: int, path: Path) -> Iterator[bytes]:
     """The lines of ``handle``, each read at most ``limit + 1`` bytes at a time."""
     number = 0
     while raw := handle.readline(limit + 1):

@@ -33,7 +33,7 @@ import re
 import socket
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -319,7 +319,7 @@ class RunDir:
         self,
         *,
         lazy_methods: Sequence[str] = (),
-        exclude_statuses: Sequence[str] = (),
+        exclude_statuses: Collection[str] = (),
         stats: bool = False,
     ) -> JudgmentsIndex:
         """One streamed pass over ``judgments.jsonl``: the keys, which records later ones

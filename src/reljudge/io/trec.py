@@ -42,6 +42,7 @@ _lines = read_lines
 
 
 def _number(text: str, what: str, path: Path, line: int) -> Grade:
+    value: Grade
     try:
         value = int(text)
     except ValueError:

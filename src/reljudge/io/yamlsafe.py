@@ -49,7 +49,7 @@ class BoundedLoader(yaml.SafeLoader):
     def _fail(self, message: str, mark: yaml.Mark | None) -> InputError:
         return InputError(message, self.source, None if mark is None else mark.line + 1)
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         event = self.peek_event()
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise self._fail(ALIAS_MESSAGE, event.start_mark)

@@ -32,7 +32,6 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from reljudge.records import Key
@@ -124,7 +123,8 @@ class Resource:
     passes the result in ``JudgeInputs.resources[name]``. The judge never reads the file itself."""
 
     name: str
-    read: Callable[[Path], Any]
+    #: called with the file's `Path`, or with a list of them for a repeatable option (``--answers A B``)
+    read: Callable[[Any], Any]
     dataset_file: str | None = None
     help: str = ""
 

@@ -11,7 +11,8 @@ from reljudge.records import Judgment, Key, Provenance
 if TYPE_CHECKING:
     from reljudge.judges.reading import Answer
     from reljudge.llm import ChatResult, LLMClient
-    from reljudge.prompts import Parsed, PromptTemplate
+    from reljudge.prompts import PromptTemplate
+    from reljudge.prompts.parsing import Parsed
 
 #: how many items a judge's fan-out works on at once, per unit of the client's concurrency:
 #: enough to keep every connection busy, few enough that prompts are not all held in memory
@@ -157,7 +158,9 @@ def _run_sets_max_tokens(client: Any) -> bool:
     if getattr(config, "max_tokens", None) is not None:
         return True
     extra = getattr(config, "extra_params", None) or {}
-    options = extra.get("options") if isinstance(extra.get("options"), Mapping) else {}
+    options = extra.get("options")
+    if not isinstance(options, Mapping):
+        options = {}
     return any(k in extra for k in ("max_tokens", "max_completion_tokens", "num_predict")) or (
         "num_predict" in options
     )

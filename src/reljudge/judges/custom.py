@@ -86,7 +86,7 @@ class CustomJudge(Judge):
         if kind == "pairwise":
             if constrain is not None:
                 raise InputError("custom: constrained output applies to binary and graded prompts")
-            inner = PairwiseJudge(
+            inner: PointwiseJudge | PairwiseJudge = PairwiseJudge(
                 prompt=template,
                 pairs=pairs or "all",
                 p=7 if p is None else p,

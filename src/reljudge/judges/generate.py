@@ -76,7 +76,7 @@ class GenerateJudge(Judge):
         if problem is not None:
             ctx.emit(skipped_record(ctx, self.prompt, problem, method=ANSWER_METHOD, qid=qid))
             return
-        params = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+        params: dict[str, Any] = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
         answer = await ctx.ask(
             self.prompt,
             {"query": inputs.topics[qid]},

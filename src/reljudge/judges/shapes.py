@@ -41,10 +41,10 @@ def shape_sets(
                 f"records of method {r.method!r} grade items (item_id) of passages, and no judge "
                 "declares that method: install the judge that made them to score them"
             )
-        group = groups.setdefault(r.method, (kind, []))
-        if group[0] != kind:
-            raise ValueError(f"records of method {r.method!r} mix {group[0]} and {kind} judgments")
-        group[1].append(r)
+        first_kind, grouped = groups.setdefault(r.method, (kind, []))
+        if first_kind != kind:
+            raise ValueError(f"records of method {r.method!r} mix {first_kind} and {kind} judgments")
+        grouped.append(r)
     out: dict[str, AggregatedScores] = {}
     for method, (kind, group) in groups.items():
         if kind == "pointwise":

@@ -191,6 +191,7 @@ class LLMClient:
         if self.batch is not None:  # collect mode (`reljudge.llm.batch.collect`): a re-ask has its own key
             key, refresh = self.batch.slot(key, refresh), False
         cache_key = key if self._cache.db is not None else None
+        result: ChatResult | None  # the answer, once there is one
 
         if self._cache.db is not None and not refresh:
             # a point read in WAL mode takes tens of microseconds: cheaper inline than a thread hop
@@ -219,7 +220,7 @@ class LLMClient:
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         reserved: float | None = None
-        result: ChatResult | None = None
+        result = None
         try:
             if self.budget is not None:  # the cost cap: reserve this call's estimate first
                 bound, expected = self._estimated_cost(msg_dicts, effective)

@@ -100,10 +100,12 @@ def parse_map(data: Any) -> dict[str, MapEntry]:
         if mode is not None and mode not in TEXT_MODES:
             continue
         numbers = {ours: per_million(value.get(theirs)) for theirs, ours in FIELDS.items()}
-        if numbers["input"] is None or numbers["output"] is None:
+        input_price, output_price = numbers.pop("input"), numbers.pop("output")
+        if input_price is None or output_price is None:
             continue
         provider = value.get("litellm_provider")
-        entries[key] = MapEntry(key, provider if isinstance(provider, str) else "", Price(**numbers))
+        price = Price(input_price, output_price, **numbers)
+        entries[key] = MapEntry(key, provider if isinstance(provider, str) else "", price)
     return entries
 
 

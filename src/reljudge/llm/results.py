@@ -15,7 +15,14 @@ from typing import Any
 
 from reljudge.io.redact import KnownSecrets
 from reljudge.llm.pricing import Price, price_cost
-from reljudge.llm.types import MAX_ANSWER_CHARS, MAX_ERROR_CHARS, ChatResult, Completion, ProviderError
+from reljudge.llm.types import (
+    MAX_ANSWER_CHARS,
+    MAX_ERROR_CHARS,
+    ChatResult,
+    ChatStatus,
+    Completion,
+    ProviderError,
+)
 from reljudge.records import Usage
 
 
@@ -59,7 +66,9 @@ class ResultBuilder:
         oversized = len(text) > MAX_ANSWER_CHARS
         if oversized:
             text = text[:MAX_ANSWER_CHARS]
-        status, error, kind = "ok", None, None
+        status: ChatStatus = "ok"
+        error: str | None = None
+        kind: str | None = None
         if completion.refusal or completion.finish_reason == "content_filter":
             status, kind = "refused", "content_filter"
             error = self.redact(completion.refusal or "the provider's content filter stopped the answer")

@@ -17,13 +17,14 @@ on the wrong side; the *basic* interval ``(2θ̂ − q_{1−α/2}, 2θ̂ − q_{
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from reljudge.metrics.base import percentile_interval
 
-METHODS: tuple[str, ...] = ("BCa", "basic", "percentile")
+IntervalMethod = Literal["BCa", "basic", "percentile"]
+METHODS: tuple[IntervalMethod, ...] = ("BCa", "basic", "percentile")
 
 
 def counts(draws: np.ndarray, n_topics: int) -> np.ndarray:
@@ -79,7 +80,7 @@ def bootstrap_interval(
                 n_resamples=0 if found else n_boot,
                 bootstrap_result=next(iter(found.values()), None),
                 confidence_level=level,
-                method=m,
+                method=cast(IntervalMethod, m),  # one of METHODS, checked above
                 random_state=np.random.default_rng(seed),
             )
     first = next(iter(found.values()))

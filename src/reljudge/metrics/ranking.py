@@ -21,10 +21,10 @@ sweep analysis use them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -111,7 +111,12 @@ def _tested(x: np.ndarray, y: np.ndarray, method: str) -> tuple[float, float]:
     y = np.asarray(y, float)
     if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan"), float("nan")
-    test = {"kendall": stats.kendalltau, "spearman": stats.spearmanr, "pearson": stats.pearsonr}[method]
+    tests: dict[str, Callable[..., Any]] = {
+        "kendall": stats.kendalltau,
+        "spearman": stats.spearmanr,
+        "pearson": stats.pearsonr,
+    }
+    test = tests[method]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = test(x, y)

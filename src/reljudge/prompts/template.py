@@ -217,7 +217,7 @@ class PromptTemplate:
             source = {"paper": source}
         return cls(
             id=pid,
-            messages=tuple(messages),  # type: ignore[arg-type]
+            messages=tuple(messages),
             output=spec,
             variables=variables,
             version=None if data.get("version") is None else str(data.get("version")),

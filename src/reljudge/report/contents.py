@@ -101,12 +101,17 @@ def _money(value: Any) -> str:
     return f"${float(value):.4f}" if isinstance(value, int | float) else "-"
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """A manifest section, or an empty one when it is missing or not an object."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _run_facts(directory: Path, page: Page, qrels: Path | None, max_items: int) -> None:
     rundir = RunDir(directory)
     manifest = rundir.read_manifest()
     config = manifest.get("config") or {}
-    summary = manifest.get("summary") if isinstance(manifest.get("summary"), Mapping) else {}
-    extra = manifest.get("extra") if isinstance(manifest.get("extra"), Mapping) else {}
+    summary = _mapping(manifest.get("summary"))
+    extra = _mapping(manifest.get("extra"))
     page.facts += [
         ("kind", "run"),
         ("method", str(config.get("method", "-"))),
@@ -118,7 +123,7 @@ def _run_facts(directory: Path, page: Page, qrels: Path | None, max_items: int) 
         ("started", str(manifest.get("started_at", "-"))),
         ("finished", str(manifest.get("finished_at") or "not finished")),
     ]
-    usage = summary.get("usage") if isinstance(summary.get("usage"), Mapping) else {}
+    usage = _mapping(summary.get("usage"))
     for key in ("calls", "prompt_tokens", "completion_tokens"):
         if isinstance(usage.get(key), int):
             page.facts.append((key.replace("_", " "), f"{usage[key]:,}"))

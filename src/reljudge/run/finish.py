@@ -156,7 +156,7 @@ def finish(
         "cost_usd": round(summary.total_usage.cost_usd, 6),
         "price_known": summary.price_known,
         # where the price came from (litellm's map and its version, or --prices) and its figures
-        "price": job.prices.quote(config.model).as_dict() if job.prices is not None else None,
+        "price": job.prices.quote(config.model).as_dict(),
         "wall_time_s": round(earlier_wall + wall, 3),
         "qrels": qrels_info,
         "api_error_kinds": summary.api_error_kinds,

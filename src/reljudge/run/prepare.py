@@ -41,7 +41,7 @@ class PreparedJob:
     #: what reading the pooled passages found (long passages, truncation)
     passages: PassageStats = field(default_factory=lambda: PassageStats())
     #: the job's price table (litellm's map, updated from ``--prices``)
-    prices: PriceTable | None = None
+    prices: PriceTable = field(kw_only=True)
 
 
 def prepare(

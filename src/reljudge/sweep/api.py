@@ -33,7 +33,7 @@ def conventions_from(config: Any) -> Conventions:
 def _load_runs(runs: Mapping[str, str | None]) -> dict[str, dict[str, Any]]:
     from reljudge.analyses.inputs import load_runs
 
-    return {ds: load_runs(path) for ds, path in runs.items() if path}  # type: ignore[misc]
+    return {ds: load_runs(path) for ds, path in runs.items() if path}
 
 
 def analyze_sweep_dir(root: Path, *, with_runs: bool = True) -> SweepAnalysis:

@@ -151,7 +151,7 @@ async def run_cells_batch(
                 config = config.model_copy(update={"max_cost": cap()})
             try:
                 summary = await run_batch_async(
-                    config, limits, say=lambda text, c=cell: say(f"{c.id}: {text}"), cap=cap
+                    config, limits, say=lambda text: say(f"{cell.id}: {text}"), cap=cap
                 )
             except BatchCapped as stop:
                 stopped[cell.id] = stop.summary

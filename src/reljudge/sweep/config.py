@@ -35,6 +35,7 @@ other ``{name}`` is an error too (it would reach the model unfilled).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from reljudge.errors import InputError, input_error_from_validation, shown
 from reljudge.sweep.yamlines import LineMap, load_file_with_lines
 
-TASKS: tuple[str, ...] = ("binary", "graded", "pairwise")
+TASKS: tuple[Task, ...] = ("binary", "graded", "pairwise")
 PLACEHOLDERS: dict[str, tuple[str, ...]] = {
     "binary": ("query", "document"),
     "graded": ("query", "document"),
@@ -254,14 +255,17 @@ class Limits(_Strict):
         return value
 
 
+def _alpha_levels() -> dict[str, Literal["nominal", "ordinal", "interval"]]:
+    """Each task's α level unless the config names another."""
+    return {"binary": "nominal", "graded": "ordinal", "pairwise": "nominal"}
+
+
 class Analysis(_Strict):
     """Conventions of the agreement tables (all stated in the report)."""
 
     threshold: float = 2  # binary relevance: human grade >= threshold (TREC DL: 2-3 relevant)
     kappa_weights: Literal["linear", "quadratic"] | None = None  # graded κ (None = unweighted)
-    alpha_level: dict[str, Literal["nominal", "ordinal", "interval"]] = Field(
-        default_factory=lambda: {"binary": "nominal", "graded": "ordinal", "pairwise": "nominal"}
-    )
+    alpha_level: dict[str, Literal["nominal", "ordinal", "interval"]] = Field(default_factory=_alpha_levels)
     ranking_measure: str = "nDCG@10"
     plots: bool = True
 
@@ -271,8 +275,7 @@ class Analysis(_Strict):
         unknown = sorted(set(value) - set(TASKS))
         if unknown:
             raise ValueError(f"unknown task(s) {unknown}; tasks are {list(TASKS)}")
-        defaults = {"binary": "nominal", "graded": "ordinal", "pairwise": "nominal"}
-        return {**defaults, **value}
+        return {**_alpha_levels(), **value}
 
 
 class SweepConfig(_Strict):
@@ -297,12 +300,13 @@ class SweepConfig(_Strict):
     def _unique(self) -> SweepConfig:
         if not self.prompts and not self.judges:
             raise ValueError("a sweep needs 'prompts', 'judges' or both")
-        for what, names in (
+        named: tuple[tuple[str, Sequence[str]], ...] = (
             ("dataset", [d.name for d in self.datasets]),
             ("model name", [m.label for m in self.models]),
             ("method", list(self.methods)),
             ("judge name", [j.label for j in self.judges]),
-        ):
+        )
+        for what, names in named:
             dupes = sorted({n for n in names if names.count(n) > 1})
             if dupes:
                 raise ValueError(f"duplicate {what}(s): {', '.join(dupes)}")

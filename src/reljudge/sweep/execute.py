@@ -120,7 +120,7 @@ def prepare_inputs(config: SweepConfig, inputs_root: Path | None = None) -> dict
         source = str(config.path(spec.path)) if spec.path else (None if "topics" in files else spec.name)
         runs = str(config.path(spec.runs)) if spec.runs else None
         try:
-            data = load_dataset(source, **files)
+            data = load_dataset(source, topics=files.get("topics"), qrels=files.get("qrels"), corpus=files.get("corpus"))
             qrels = data.qrels
         except InputError as err:
             raise InputError(f"dataset {spec.name!r}: {err}", config.source, line) from None
@@ -250,7 +250,7 @@ def estimate(plan: SweepPlan) -> dict[str, Any]:
     from reljudge.run import estimate_job, prepare
     from reljudge.run.inputs import SharedInputs
 
-    total = {
+    total: dict[str, Any] = {
         "cells": len(plan.cells),
         "calls": 0,
         "prompt_tokens": 0,
@@ -381,7 +381,7 @@ def cell_labels_from_dir(
     if entry.get("judge"):
         return _judge_cell_labels(cell, directory, records)
     cell.usage = _spent(records)
-    prefs = []
+    prefs: list[tuple[str, str, str, int]] = []
     qids: list[str] = []
     docids: list[str] = []
     values: list[float] = []
@@ -395,7 +395,7 @@ def cell_labels_from_dir(
         if not r.ok or r.label is None:
             cell.invalid += 1
             continue
-        if is_pair:
+        if r.docid_b is not None:  # is_pair
             prefs.append((r.qid, r.docid, r.docid_b, int(r.label)))
         else:
             qids.append(r.qid)

@@ -25,7 +25,7 @@ def _heatmap(
     vmin: float,
     vmax: float,
     annotate: bool,
-):  # type: ignore[no-untyped-def]
+):
     image = ax.imshow(np.ma.masked_invalid(data), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(
         range(len(cols)), cols, rotation=90 if max(map(len, cols), default=0) > 8 else 0, fontsize=9

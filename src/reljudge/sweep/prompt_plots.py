@@ -34,7 +34,7 @@ def _prompt_order(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
     )
 
 
-def _bars_panel(ax, rows: list[dict[str, Any]], models: list[str], title: str) -> None:  # type: ignore[no-untyped-def]
+def _bars_panel(ax, rows: list[dict[str, Any]], models: list[str], title: str) -> None:
     order = _prompt_order(rows)
     value = {(r["prompt"], r["model"]): r.get("value", np.nan) for r in rows}
     height = 0.8 / len(models)
@@ -114,7 +114,7 @@ def write_prompt_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Pat
     return written
 
 
-def _diversity_plot(plt, save_figure, rows: list[dict[str, Any]], out_dir: Path) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
+def _diversity_plot(plt, save_figure, rows: list[dict[str, Any]], out_dir: Path) -> tuple[Path, str]:
     groups = sorted({r["group"] for r in rows}, key=lambda g: (_GROUP_ORDER.get(g, 0), g))
     groups = [g for g in groups if sum(r["group"] == g for r in rows) > 6] or groups  # UMBRELA: one prompt
     fig, ax = plt.subplots(figsize=(2.2 + 1.6 * len(groups), 4.2))

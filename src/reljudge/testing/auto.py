@@ -146,7 +146,7 @@ def _pairwise_reply(req: MockRequest) -> str:
     else:  # no stated format: name the passage as the prompt does
         slot = _SLOT.search(req.last_user)
         label = re.match(r"<?\s*(\w+?)[\s_]*([12ab])\b", slot.group(0), re.IGNORECASE) if slot else None
-        if label is None:
+        if slot is None or label is None:
             answer = "Passage A" if pick_first else "Passage B"
         else:
             name = slot.group(0).lstrip("<").strip()

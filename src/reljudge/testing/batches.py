@@ -197,7 +197,7 @@ class MockBatchService:
         handler._send_json(200, _public(item))
 
     def _add_file(self, path: Path, name: str, purpose: str) -> dict[str, Any]:
-        item = {
+        item: dict[str, Any] = {
             "id": path.name,
             "object": "file",
             "bytes": path.stat().st_size,

@@ -216,7 +216,7 @@ class MockHandler(BaseHTTPRequestHandler):
         texts = body.get("input") if body is not None else None
         if isinstance(texts, str):
             texts = [texts]
-        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        if body is None or not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             self._error(
                 "openai", 400, "the request body must have an 'input' string or list of strings", None
             )
@@ -224,13 +224,15 @@ class MockHandler(BaseHTTPRequestHandler):
         messages = [{"role": "user", "content": t} for t in texts]
         req = self.mock._register(
             "openai", {**body, "messages": messages}, self._headers(), path, self._raw_authorization()
-        )  # type: ignore[dict-item]
+        )
         try:
             mock = self.mock
             reply = mock._answer(req)
             if self._faulted("openai", reply):
                 return
-            dim = body.get("dimensions") if isinstance(body.get("dimensions"), int) else EMBEDDING_DIM  # type: ignore[union-attr]
+            dim = body.get("dimensions")
+            if not isinstance(dim, int):
+                dim = EMBEDDING_DIM
             data = [
                 {"object": "embedding", "index": i, "embedding": mock_embedding(t, dim)}
                 for i, t in enumerate(texts)

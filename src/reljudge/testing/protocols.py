@@ -143,7 +143,7 @@ def openai_body(req: MockRequest, ans: Answer, reply: MockReply) -> tuple[dict[s
                 alt["bytes"] = _token_bytes(alt["token"])
     content = ans.text if reply.content is NOT_SET else reply.content
     usage, literals = _usage(ans.prompt_tokens, ans.completion_tokens, reply.usage_literals)
-    payload = {
+    payload: dict[str, Any] = {
         "id": f"chatcmpl-mock-{req.index}",
         "object": "chat.completion",
         "created": int(time.time()),

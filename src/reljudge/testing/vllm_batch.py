@@ -85,7 +85,9 @@ def _output_line(
         )
     if fail_share > 0 and _draw(custom_id) < fail_share:
         return _engine_error(custom_id, 500, "InternalServerError", "mock engine failure")
-    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        messages = []
     req = MockRequest(api="openai", model=model, messages=messages, body=body, index=index, seen=0)
     req.seen = seen.get(req.content_key, 0)
     seen[req.content_key] = req.seen + 1

@@ -76,7 +76,7 @@ class EndpointEncoder:
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
     @property
-    def usage(self):  # type: ignore[no-untyped-def]
+    def usage(self):
         return self._client.usage
 
     def close(self) -> None:

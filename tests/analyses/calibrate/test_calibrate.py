@@ -34,6 +34,16 @@ def test_cut_points_map_scores_to_grades():
     assert apply_cuts(scores, low, cuts).tolist() == grades.tolist()
 
 
+def test_no_cut_points_give_the_lowest_grade_for_every_score():
+    # fitted on passages of one human grade: no cut-point, every score maps to that grade
+    assert apply_cuts(np.array([0.1, 0.9]), 0.0, []).tolist() == [0.0, 0.0]
+    qrels = {"a": {"d1": 0, "d2": 0, "d3": 0}, "b": {"d1": 0, "d2": 2, "d3": 3}}
+    scores = {"a": {"d1": 0, "d2": 1, "d3": 2}, "b": {"d1": 0, "d2": 2, "d3": 3}}
+    result = cross_validate(qrels, scores, repeats=4, seed=0)  # some splits fit on topic a alone
+    assert any(s.fit_topics == ["a"] and not s.cuts for s in result.splits)
+    assert all(s.graded_calibrated is not None for s in result.splits)
+
+
 def _shifted(n_topics: int = 20, docs: int = 30):
     """Human grades, and judge scores on a 0-1 scale where relevance starts at 0.6 (a default
     "> 0" threshold calls everything relevant)."""

@@ -85,6 +85,16 @@ def _average(per_topic: Mapping[str, list[float]], macro: bool) -> float:
     return float(np.mean(np.concatenate([np.asarray(v) for v in per_topic.values()])))
 
 
+def _answer_of(by_qid: Mapping[str, str]) -> Callable[[str, str], str | None]:
+    """The other side of a generator's pair: its answer to the topic, whatever the target."""
+    return lambda qid, _target: by_qid.get(qid)
+
+
+def _first_other_in(ranked: Mapping[str, Sequence[str]]) -> Callable[[str, str], str | None]:
+    """The other side of a run's pair: f_R(q, t), the run's first passage that is not t."""
+    return lambda qid, target: first_other(ranked.get(qid, ()), target)
+
+
 def _scale_score(
     targets: Mapping[str, list[str]],
     other: Callable[[str, str], str | None],
@@ -95,9 +105,9 @@ def _scale_score(
     per_topic: dict[str, list[float]] = {}
     missing = no_result = 0
     for qid, tq in targets.items():
-        pairs = [(t, other(qid, t)) for t in tq]
-        no_result += sum(o is None for _, o in pairs)
-        pairs = [(t, o) for t, o in pairs if o is not None]
+        asked = [(t, other(qid, t)) for t in tq]
+        no_result += sum(o is None for _, o in asked)
+        pairs = [(t, o) for t, o in asked if o is not None]
         if not pairs:
             continue
         unit = _unit_rows(source, list(dict.fromkeys(x for pair in pairs for x in pair)), texts)
@@ -115,7 +125,7 @@ def generator_scale_scores(qrels: Scores, answers: AnswerIds, source: EmbeddingS
     """Each generator's mean cos(answer_q, t) over the (q, t ∈ T_q) pairs."""
     targets = top_grade_targets(qrels, min_grade=min_grade)
     return {
-        system: _scale_score(targets, lambda q, _t, by=by_qid: by.get(q), source, texts, macro)
+        system: _scale_score(targets, _answer_of(by_qid), source, texts, macro)
         for system, by_qid in answers.items()
     }
 
@@ -127,9 +137,7 @@ def run_scale_scores(qrels: Scores, runs: Mapping[str, Scores], source: Embeddin
     out: dict[str, ScaleScore] = {}
     for name, run in runs.items():
         ranked = {q: trec_ranked(run[q]) for q in targets if run.get(q)}
-        out[name] = _scale_score(
-            targets, lambda q, t, r=ranked: first_other(r.get(q, ()), t), source, texts, macro
-        )
+        out[name] = _scale_score(targets, _first_other_in(ranked), source, texts, macro)
     return out
 
 

@@ -35,7 +35,7 @@ def answer_similarity_paths(
     embeddings: str | Path | None = None,
     ids: str | Path | None = None,
     runs: str | Path | None = None,
-    anchors: list[str | Path] | None = None,
+    anchors: Sequence[str | Path] | None = None,
     k: int = 10,
     min_grade: float = 2,
     max_per_topic: int | None = None,
@@ -186,13 +186,13 @@ def common_scale_section(
 
     options = dict(min_grade=min_grade, macro=macro, texts=texts)
     systems: dict[str, dict[str, Any]] = {}
-    for name, s in generator_scale_scores(human, answers, source, **options).items():  # type: ignore[arg-type]
+    for name, s in generator_scale_scores(human, answers, source, **options).items():
         systems[name] = {"kind": "answers", **s.as_dict(), MEASURE: float("nan")}  # no ranking
     measure: dict[str, float] = {}
     if runs:
         per_topic = system_measures(human, runs, MEASURE)
         measure = {r: sum(v.values()) / len(v) if v else float("nan") for r, v in per_topic.items()}
-        for name, s in run_scale_scores(human, runs, source, **options).items():  # type: ignore[arg-type]
+        for name, s in run_scale_scores(human, runs, source, **options).items():
             if name in systems:
                 raise InputError(f"a run and an answer system are both named {name!r}")
             systems[name] = {"kind": "run", **s.as_dict(), MEASURE: measure.get(name, float("nan"))}

@@ -70,7 +70,7 @@ def fit_cuts(scores: np.ndarray, grades: np.ndarray) -> tuple[float, list[float]
 
 def apply_cuts(scores: np.ndarray, low: float, cuts: Sequence[float]) -> np.ndarray:
     s = np.asarray(scores, dtype=float)
-    return low + sum((s >= c).astype(float) for c in cuts)
+    return low + sum(((s >= c).astype(float) for c in cuts), np.zeros_like(s))
 
 
 @dataclass

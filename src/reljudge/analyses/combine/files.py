@@ -8,7 +8,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from reljudge.analyses.combine.members import Member
 from reljudge.errors import InputError
@@ -35,17 +35,18 @@ def _sets(specs: Sequence[str | Path], duplicates: str) -> list[Any]:
     ``last`` or ``max``) for a (qid, docid) listed twice."""
     from reljudge.analyses.inputs import JudgmentSet, _expand, _set_name, load_judgment_sets
     from reljudge.io.judgments import is_judgments_path
-    from reljudge.io.trec import read_qrels
+    from reljudge.io.trec import OnDuplicate, read_qrels
 
     if duplicates not in ("error", "last", "max"):
         raise InputError(f"--duplicates must be error, last or max, got {duplicates!r}")
+    on_duplicate = cast(OnDuplicate, duplicates)  # one of the three, checked above
     found: list[Any] = []
     for spec in specs:
         for path in _expand(spec):
             if path.is_file() and not is_judgments_path(path):
                 found.append(
-                    JudgmentSet(_set_name(path), read_qrels(path, on_duplicate=duplicates), None, str(path))
-                )  # type: ignore[arg-type]
+                    JudgmentSet(_set_name(path), read_qrels(path, on_duplicate=on_duplicate), None, str(path))
+                )
             else:
                 found.extend(load_judgment_sets([path]))
     return found
@@ -85,9 +86,9 @@ def load_members(
                     continue
                 kept.setdefault(qid, {})[docid] = value
         members.append(Member(js.name, source, js.name, kept, invalid, _digest(source)))
-    names = [m.name for m in members]
+    member_names = [m.name for m in members]
     for m in members:
-        if names.count(m.name) > 1:
+        if member_names.count(m.name) > 1:
             m.name = f"{m.name}@{Path(m.source).parent.name}"
     if len(members) < 2:
         raise InputError("judge combine needs at least two judgment sets")

@@ -44,7 +44,7 @@ def evaluate_paths(
     report = evaluate(
         human.qrels,
         sets,
-        run_map,  # type: ignore[arg-type]
+        run_map,
         unacceptable=human.unacceptable,
         human_threshold=human.human_threshold,
         **options,

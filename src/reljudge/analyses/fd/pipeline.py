@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from reljudge.analyses.fd.per_run import FDReport, fd_docids, fd_runs
 from reljudge.analyses.fd.variants import FDVariantsReport, measure_intervals, tau_matrix, variant_label
@@ -66,21 +67,21 @@ def fd_paths(
         raise InputError("--pooling and --max-length apply to a local or Hugging Face --encoder only")
     human = read_qrels(qrels)
     run_map = load_runs(runs)
-    selection = dict(
+    selection: dict[str, Any] = dict(
         k=k, max_per_topic=max_per_topic, min_grade=min_grade, unjudged_only=unjudged_only, seed=seed
     )
     if embeddings is not None:
         from reljudge.vectors.npy import load_embeddings
 
         source = load_embeddings(embeddings, ids)
-        return fd_runs(human, run_map, source, measure=measure, n_boot=n_boot, **selection)  # type: ignore[arg-type]
+        return fd_runs(human, run_map, source, measure=measure, n_boot=n_boot, **selection)
     from reljudge.io.corpus import load_corpus
     from reljudge.vectors.embedding_cache import TextEmbeddings, default_cache_path
     from reljudge.vectors.encoders import SentenceTransformerEncoder
 
     if corpus is None:
         raise InputError("--encoder needs --corpus with the passage texts")
-    needed = fd_docids(human, run_map, **selection)  # type: ignore[arg-type]
+    needed = fd_docids(human, run_map, **selection)
     texts = load_corpus(corpus, docids=needed)
     from reljudge.vectors.endpoint import EndpointEncoder
 
@@ -111,7 +112,7 @@ def fd_paths(
     try:
         report = fd_runs(
             human, run_map, text_source, texts=texts, measure=measure, n_boot=n_boot, **selection
-        )  # type: ignore[arg-type]
+        )
     finally:
         close = getattr(model, "close", None)
         if close is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from reljudge.analyses.fd.variants import FDVariantsReport
 
 
-def bootstrap_figure(report: FDVariantsReport):  # type: ignore[no-untyped-def]
+def bootstrap_figure(report: FDVariantsReport):
     """Panel 1: the measure per run with its interval; one panel per FD variant with FD's."""
     import numpy as np
 

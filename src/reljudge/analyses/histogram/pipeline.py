@@ -3,6 +3,7 @@ from a qrels file and a directory of TREC runs or a file of scores."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from reljudge.analyses.histogram.do_hsa import HistogramReport, do_hsa_runs
@@ -24,10 +25,12 @@ def histogram_paths(
     if (runs is None) == (scores is None):
         raise InputError("give exactly one of --runs DIR or --scores FILE")
     human = read_qrels(qrels)
+    run_map: Mapping[str, Mapping[str, Mapping[str, float]]]
     if runs is not None:
         from reljudge.analyses.inputs import load_runs
 
         run_map = load_runs(runs)
     else:
-        run_map = read_system_scores(scores)  # type: ignore[arg-type]
-    return do_hsa_runs(human, run_map, **options)  # type: ignore[arg-type]
+        assert scores is not None  # exactly one of the two, checked above
+        run_map = read_system_scores(scores)
+    return do_hsa_runs(human, run_map, **options)

@@ -18,7 +18,7 @@ def _order(report: HistogramReport, names: Sequence[str]) -> list[str]:
     return sorted(names, key=lambda n: -(values.get(n, 0.0) if values.get(n) == values.get(n) else -1.0))
 
 
-def histogram_figure(report: HistogramReport, *, log_ratio: bool):  # type: ignore[no-untyped-def]
+def histogram_figure(report: HistogramReport, *, log_ratio: bool):
     """One panel per system (sorted by the last measure, best first): the two log histograms, or
     ln(h_r/h_nr) with the fitted line."""
     import numpy as np
@@ -67,14 +67,14 @@ def histogram_figure(report: HistogramReport, *, log_ratio: bool):  # type: igno
         ax.tick_params(labelsize=6.5)
     for ax in axes.ravel()[len(names) :]:
         ax.axis("off")
-    s = report.settings
+    settings = report.settings
     what = (
         "ln(h_R / h_NR) per supported bin and the fitted HSA line"
         if log_ratio
         else "counts (log scale): relevant (blue) and non-relevant (red)"
     )
     fig.suptitle(
-        f"{what}\nx = {s['values']} value in [0, 1] ({s['bins']} bins; non-relevant: {s['nonrel']}); panels by {measure}, best first",
+        f"{what}\nx = {settings['values']} value in [0, 1] ({settings['bins']} bins; non-relevant: {settings['nonrel']}); panels by {measure}, best first",
         fontsize=10,
     )
     # fixed margins: tight_layout over dozens of panels costs many seconds

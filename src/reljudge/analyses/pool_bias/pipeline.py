@@ -19,7 +19,7 @@ def pool_bias_paths(qrels: str | Path, runs: str | Path, run_info: str | Path, *
     human = read_qrels(qrels)
     run_map = load_runs(runs)
     info = read_run_info(run_info)
-    report = simulate(human, run_map, info, **options)  # type: ignore[arg-type]
+    report = simulate(human, run_map, info, **options)
     report.settings["listed_not_found"] = sorted(r for r in info if r not in run_map)
     report.settings["run_info"] = str(run_info)
     return report

@@ -12,7 +12,7 @@ _COLORS = ("#2c6fbb", "#d35400", "#4c9a2a", "#8e44ad", "#7f8c8d")
 _MARKERS = ("o", "^", "s", "D", "v")
 
 
-def found_figure(report: PoolBiasReport):  # type: ignore[no-untyped-def]
+def found_figure(report: PoolBiasReport):
     from reljudge.io.figures import pyplot
 
     plt = pyplot()
@@ -31,7 +31,7 @@ def found_figure(report: PoolBiasReport):  # type: ignore[no-untyped-def]
     return fig
 
 
-def scatter_figure(report: PoolBiasReport):  # type: ignore[no-untyped-def]
+def scatter_figure(report: PoolBiasReport):
     from reljudge.io.figures import pyplot
 
     plt = pyplot()

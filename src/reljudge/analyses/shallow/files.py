@@ -103,8 +103,8 @@ def pairwise_outcomes(path: str | Path) -> tuple[list[tuple[str, str, str, int |
         if label is not None and label not in (0, 1, 2):
             raise InputError(f"pair record {number}: label {label!r} is not 1, 2 or 0 (tie)", path)
         a, b = record.docid, record.docid_b
-        key = (record.qid, *sorted((a, b)))
-        latest[key] = (record.qid, a, b, None if label is None else int(label), number)  # type: ignore[assignment]
+        first, second = sorted((a, b))
+        latest[(record.qid, first, second)] = (record.qid, a, b, None if label is None else int(label), number)
     return list(latest.values()), other
 
 
@@ -150,6 +150,7 @@ def load_preferences(
     if judged is None:
         from reljudge.io.trec import read_qrels
 
+        assert human_qrels is not None  # one source at least, checked above
         prefs = human_preferences(sorted(wanted), read_qrels(human_qrels))
         info["source_human_qrels"] = 1
         info["unjudged_no_grade"] = len(prefs.unjudged)

@@ -394,7 +394,7 @@ def leaderboard_step(
             "orig_high": round(orig_ci[name][1], 4),
             "rank_original": orig_rank[name],
         }
-        if compare_values is not None:
+        if compare and compare_values is not None:
             row[compare] = round(lb.means(compare_values)[name], 4)
         c = lb.consistency(rankings[name], prefs)
         row["consistency_pairs"] = c["pairs"]

@@ -60,7 +60,7 @@ class WinRatios:
                 r = self.ratio(i, j) if i != j else float("nan")
                 row[col_run] = "" if r != r else round(r, 4)
             rows.append(row)
-        beats = {"row": "rows beaten (ratio > 0.5 / significant)"}
+        beats: dict[str, object] = {"row": "rows beaten (ratio > 0.5 / significant)"}
         for i, col_run in enumerate(self.runs):
             b, s = self.beaten(i)
             beats[col_run] = f"{b}/{s}"

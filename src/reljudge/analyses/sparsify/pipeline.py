@@ -12,4 +12,4 @@ def sparsify_paths(qrels: str | Path, runs: str | Path, **options) -> SparsifyRe
     from reljudge.analyses.inputs import load_runs
     from reljudge.io.trec import read_qrels
 
-    return sparsified_agreement(read_qrels(qrels), load_runs(runs), **options)  # type: ignore[arg-type]
+    return sparsified_agreement(read_qrels(qrels), load_runs(runs), **options)

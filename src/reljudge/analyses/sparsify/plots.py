@@ -6,7 +6,7 @@ from __future__ import annotations
 from reljudge.analyses.sparsify.sparse_qrels import SparsifyReport
 
 
-def sparsified_figure(report: SparsifyReport):  # type: ignore[no-untyped-def]
+def sparsified_figure(report: SparsifyReport):
     from reljudge.io.figures import pyplot
 
     plt = pyplot()

@@ -222,7 +222,7 @@ class CitationSupportJudge(Judge):
 
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         parser = self.parser()
-        params = {"max_tokens": self.max_tokens} if self.max_tokens is not None else {}
+        params: dict[str, Any] = {"max_tokens": self.max_tokens} if self.max_tokens is not None else {}
 
         async def judge(entry: tuple[str, Any]) -> None:
             kind, value = entry

@@ -235,7 +235,7 @@ class ExamJudge(Judge):
                 ctx, skipped_record(ctx, self.question_prompt, problem, method=QUESTION_METHOD, qid=qid)
             )
             return None
-        params = {} if self.question_max_tokens is None else {"max_tokens": self.question_max_tokens}
+        params: dict[str, Any] = {} if self.question_max_tokens is None else {"max_tokens": self.question_max_tokens}
         answer = await ctx.ask(
             self.question_prompt,
             {"query": inputs.topics[qid]},
@@ -290,7 +290,7 @@ class ExamJudge(Judge):
             ctx.emit(skipped_record(ctx, self.prompt, problem, **fields))
             return
         variables = {"question": question.text, "document": inputs.corpus[docid]}
-        params = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+        params: dict[str, Any] = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
         answer = await ctx.ask(self.prompt, variables, parser, budget=GRADE_BUDGET, **params)
         ctx.emit(record_from_answer(ctx, self.prompt, answer, extra={"scale": self.mode}, **fields))
 

@@ -150,7 +150,7 @@ def answer_table(
                     per.setdefault((system, qid), dict.fromkeys(NUGGET_SCORES))[score] = value
     order = list(systems) if systems is not None else []
     order += sorted({s for s, _ in per} - set(order))
-    topic_rows = [
+    topic_rows: list[dict[str, Any]] = [
         {"system": s, "qid": q, **per[(s, q)]}
         for s in order
         for q in sorted((q for t, q in per if t == s), key=answer_tables.qid_order)

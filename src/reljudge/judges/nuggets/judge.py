@@ -349,7 +349,7 @@ class NuggetJudge(Judge):
         )
         items = [item for batch in labelled for item in batch]
         nuggets = [
-            Nugget.create(qid, text, item.label if item.status == "ok" else None)  # type: ignore[arg-type]
+            Nugget.create(qid, text, item.label if item.status == "ok" else None)
             for text, item in zip(texts, items, strict=True)
         ]
         selected = {
@@ -364,7 +364,7 @@ class NuggetJudge(Judge):
                     qid=qid,
                     item_id=nugget.id,
                     method=NUGGET_METHOD,
-                    status=item.status,  # type: ignore[arg-type]
+                    status=item.status,
                     raw=item.raw,
                     error=item.error,
                     parse=item.how,

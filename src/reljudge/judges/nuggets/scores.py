@@ -166,7 +166,7 @@ def _value(j: Judgment) -> float:
             f"a nugget assignment label is 1 (support), 0.5 (partial) or 0 (not support); "
             f"got {j.label!r} for {_key(j)}"
         )
-    return float(j.label)  # type: ignore[arg-type]
+    return float(j.label)
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -249,8 +249,8 @@ def nugget_scores(
     for key in failed:
         assigned.setdefault(key[:2], {})[key[2]] = None
     for qid, _docid, item in [(q, d, i) for (q, d), items in assigned.items() for i in items]:
-        nug = bank.get(item)
-        if nug is None or nug.qid != qid:
+        given = bank.get(item)
+        if given is None or given.qid != qid:
             raise ValueError(f"nugget {item} (topic {qid}) is not among the given nuggets")
 
     scores: dict[str, dict[str, NuggetScores]] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from reljudge.aggregation.exclusions import Exclusions, FailurePolicy
 from reljudge.aggregation.qrels import AggregatedScores
@@ -29,7 +29,7 @@ NUGGET_METHOD = "nugget"
 CREATION_METHOD = "nugget-creation"
 ASSIGN_METHOD = "nugget-assignment"
 NUGGET_SETS: tuple[str, ...] = tuple(f"nuggets-{score}" for score in NUGGET_SCORES)
-RECORDED = "recorded"
+RECORDED: Final = "recorded"
 TopK = int | None | Literal["recorded"]
 
 
@@ -82,7 +82,7 @@ def _assessed_nuggets(records: list[Any], top_k: TopK, assigned: set[str]) -> li
     if top_k == RECORDED and any(flag is not None for *_, flag in ranked):
         selected = [n for _, _, n, flag in ranked if flag]
     else:
-        selected = select_nuggets(bank, DEFAULT_TOP_K if top_k == RECORDED else top_k)  # type: ignore[arg-type]
+        selected = select_nuggets(bank, DEFAULT_TOP_K if top_k == RECORDED else top_k)
     chosen = {n.id for n in selected}
     return selected + [n for n in bank if n.id in assigned and n.id not in chosen]
 

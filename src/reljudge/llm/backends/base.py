@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from reljudge.llm.types import MAX_TOKENS_PER_CALL, Completion, ProviderError
@@ -192,6 +193,7 @@ def clean_logprobs(items: Any) -> list[dict[str, Any]] | None:
 
 
 def _token_fields(item: Any) -> tuple[str | None, float | None, Any]:
+    get: Callable[[str], Any]
     if isinstance(item, dict):
         get = item.get
     else:

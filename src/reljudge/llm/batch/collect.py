@@ -172,12 +172,12 @@ def failed_result(
             error = _str(entry.get("error"))
             result = replace(result, status=status, error=error, error_kind=_str(entry.get("kind")))
         return replace(result, usage=_batch_usage(result.usage, results))
-    error = ProviderError(
+    failure = ProviderError(
         _str(entry.get("kind")) or "other",
         _str(entry.get("error")) or "the batch line failed",
         status_code=entry.get("status_code") if isinstance(entry.get("status_code"), int) else None,
     )
-    return results.failure(error, digest, params, 1, start)
+    return results.failure(failure, digest, params, 1, start)
 
 
 def _str(value: Any) -> str | None:

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TypeGuard
 
 from reljudge.llm.types import MAX_ERROR_CHARS, MAX_RESPONSE_BYTES
 
@@ -33,7 +33,7 @@ class BadLine(ValueError):
     """An output line that is not one (not JSON, not an object, no usable custom_id, ...)."""
 
 
-def is_custom_id(value: Any) -> bool:
+def is_custom_id(value: Any) -> TypeGuard[str]:
     """Whether ``value`` is a custom_id reljudge writes (a response-cache key)."""
     return isinstance(value, str) and _CUSTOM_ID.fullmatch(value) is not None
 

@@ -67,7 +67,7 @@ def parse_choice(text: str | None, vocabulary: Sequence[str]) -> Parsed:
     raw = _normalise(unicodedata.normalize("NFKC", visible_answer(text))).strip()
     label = _one_field(raw, vocab)
     if label is not None:
-        return Parsed(None, "ok", "json-field", [label])
+        return Parsed(None, "ok", "json-field", (label,))
     body = _demarkdown(raw).strip()
     starts = [
         v
@@ -79,4 +79,4 @@ def parse_choice(text: str | None, vocabulary: Sequence[str]) -> Parsed:
     named = _mentions(body, vocabulary)
     if named != {starts[0]}:
         return _unparsed("ambiguous")  # the explanation names another label
-    return Parsed(None, "ok", "label-first", [starts[0]])
+    return Parsed(None, "ok", "label-first", (starts[0],))

@@ -102,7 +102,7 @@ def _pointwise_row(cell: CellLabels, units: _Units, conv: Conventions) -> dict[s
         row["kappa"] = (
             cohen_kappa(human, judge, weights=conv.kappa_weights, labels=labels + extra)
             if idx.size
-            else math.nan  # type: ignore[arg-type]
+            else math.nan
         )
         row["kappa_binary"] = (
             _binary_kappa(human, judge, conv.threshold, conv.threshold) if idx.size else math.nan

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reljudge.metrics.agreement import KappaWeights
 from reljudge.metrics.registry import ranking_measure
 
 Qrels = Mapping[str, Mapping[str, float]]
@@ -23,7 +24,7 @@ INVALID_CATEGORY: float = -1.0
 @dataclass(frozen=True)
 class Conventions:
     threshold: float = 2
-    kappa_weights: str | None = None
+    kappa_weights: KappaWeights = None
     alpha_level: Mapping[str, str] = field(
         default_factory=lambda: {"binary": "nominal", "graded": "ordinal", "pairwise": "nominal"}
     )

@@ -119,22 +119,12 @@ async def run_batch_async(
 
 
 def _service(session: BatchSession) -> BatchService:
-    from reljudge.llm.batch.service import BatchService
-
+    """The Batch API adapter of the job's backend (`reljudge.llm.backends.capabilities`)."""
     cfg = session.client.config
+    model = session.model
     try:
-        if session.backend == "litellm":
-            from reljudge.llm.batch.litellm_service import LitellmBatchService
-            from reljudge.llm.routing import resolve_model
-
-            return LitellmBatchService(  # type: ignore[return-value]  # BatchService's interface
-                resolve_model(session.config.model).model,
-                base_url=cfg.base_url,
-                api_key=cfg.api_key,
-                timeout_s=max(cfg.timeout_s, 60.0),
-                redact=session.client._redact,
-            )
-        return BatchService(
+        service: BatchService = model.capabilities.batch_service(
+            model.model,
             base_url=cfg.base_url,
             api_key=cfg.api_key,
             timeout_s=max(cfg.timeout_s, 60.0),
@@ -142,6 +132,7 @@ def _service(session: BatchSession) -> BatchService:
         )
     except ValueError as err:
         raise InputError(str(err)) from None
+    return service
 
 
 class _Runner:

@@ -112,5 +112,7 @@ def confirm_batch_job(config: RunConfig, confirm: Callable[[dict[str, Any]], boo
     job = prepare(config, read_existing=False)
     if job.rundir.judgments_path.exists() or (job.rundir.path / "batch").exists():
         return
-    if not confirm(estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices, batch=True)):
+    if not confirm(
+        estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices, batch=True, model=job.model)
+    ):
         raise NotConfirmed("not confirmed: nothing was sent and nothing was written")

@@ -50,18 +50,24 @@ class SweepBatchCapped(Exception):
 
 
 def check_batch_models(plan: SweepPlan) -> None:
-    """Every model of the sweep must speak OpenAI's batch format: `InputError` before anything is
-    sent, naming the first that does not."""
+    """Every model of the sweep must be one whose requests its backend can send through a batch
+    (`reljudge.llm.backends.capabilities`): `InputError` before anything is sent, naming the first
+    that cannot."""
     from reljudge.llm.routing import resolve_model
 
     for model in sorted({cell.model_spec.model_string for cell in plan.cells}):
-        backend, _ = resolve_model(model)
-        if backend != "openai":
+        resolved = resolve_model(model)
+        backend = resolved.capabilities
+        if not backend.sends_batches:
             raise InputError(
-                f"--batch sends OpenAI batch requests: {model} uses the {backend} backend (use an OpenAI "
-                "model or openai/<name> with base_url)",
+                f"--batch sends OpenAI batch requests: {model} uses the {resolved.backend} backend (use an "
+                "OpenAI model, openai/<name> with base_url, or litellm/<provider>/<name>)",
                 plan.config.source,
             )
+        try:
+            backend.check_batch_model(resolved.model)
+        except ValueError as err:
+            raise InputError(f"--batch: {model}: {err}", plan.config.source) from None
 
 
 def refuse_live_batches(plan: SweepPlan) -> None:

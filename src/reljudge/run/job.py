@@ -261,7 +261,7 @@ def _expected_records(judge: Judge, inputs: JudgeInputs, existing: Mapping[Any, 
 def _refuse_live_batches(path: Any) -> None:
     """A run without ``--batch`` on a directory whose batches are still in flight would send
     their requests again: refused (`reljudge.run.batch`)."""
-    from reljudge.run.batch_state import live_waves
+    from reljudge.run.batch.state import live_waves
 
     live = live_waves(path)
     if live:

@@ -19,7 +19,7 @@ the unreadable answers the judge asked again from the cache.
 
 The run directory keeps the batch's files under ``batch/`` (`BATCH_DIR`): ``failures.jsonl``
 (the lines that brought no good answer; ``--retry-failed`` starts it anew so that they are sent
-again), and the waves of `reljudge.run.batch`.
+again), and the waves of `reljudge.run.batch.passes`.
 """
 
 from __future__ import annotations
@@ -142,8 +142,8 @@ class BatchSession:
         ``requests``, replaced) for what cannot. ``live``: custom_ids sent and not yet ingested
         (deferred, not collected again); ``fresh``: those this run's batches answered (default:
         those this session ingested); ``sink``: where the lines go instead of that file (anything
-        with ``write(bytes)`` and ``close()``, e.g. `reljudge.llm.batch.shards.ShardedRequestFiles`)."""
-        from reljudge.llm.batch.collect import RequestFile
+        with ``write(bytes)`` and ``close()``, e.g. `reljudge.run.batch.requests.ShardedRequestFiles`)."""
+        from reljudge.run.batch.requests import RequestFile
         from reljudge.run.job import run_job_async
 
         sink = RequestFile(requests) if sink is None else sink

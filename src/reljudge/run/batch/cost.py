@@ -20,8 +20,8 @@ from reljudge.llm.client import UNBOUNDED_ANSWER_TOKENS
 from reljudge.llm.pricing import batch_price, price_cost
 
 if TYPE_CHECKING:
-    from reljudge.run.batch_collect import BatchSession
-    from reljudge.run.batch_state import BatchState, Wave
+    from reljudge.run.batch.seam import BatchSession
+    from reljudge.run.batch.state import BatchState, Wave
     from reljudge.run.config import RunConfig
     from reljudge.run.summary import RunSummary
 

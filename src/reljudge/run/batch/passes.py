@@ -1,6 +1,6 @@
 """``judge run --batch``: a job through a provider's Batch API, resumably.
 
-The job runs in passes (`reljudge.run.batch_collect.BatchSession`): a pass makes the records it
+The job runs in passes (`reljudge.run.batch.seam.BatchSession`): a pass makes the records it
 can and collects the requests it cannot answer yet; these are split into waves under the
 provider's limits (`MAX_REQUESTS_PER_BATCH` requests, `MAX_BATCH_FILE_BYTES` bytes per file),
 each wave uploaded and created as one batch (the official SDK, `reljudge.llm.batch.service`),
@@ -9,7 +9,7 @@ next pass. A multi-stage method runs as successive rounds; the job ends with a p
 nothing.
 
 Never twice: the waves and how far each got live in ``batch/state.json``
-(`reljudge.run.batch_state`), written before every remote action. A run started again re-attaches
+(`reljudge.run.batch.state`), written before every remote action. A run started again re-attaches
 to the waves not yet ingested -- finding a file or batch sent just before a kill by its name or
 metadata -- before collecting anything, so no request is sent in two batches.
 
@@ -35,9 +35,9 @@ from reljudge.llm.batch.lines import (
     is_custom_id,
     request_custom_id,
 )
-from reljudge.run.batch_collect import BatchSession
-from reljudge.run.batch_cost import fit_waves
-from reljudge.run.batch_state import STATE_FILE, BatchState, Wave
+from reljudge.run.batch.cost import fit_waves
+from reljudge.run.batch.seam import BatchSession
+from reljudge.run.batch.state import STATE_FILE, BatchState, Wave
 
 if TYPE_CHECKING:
     from reljudge.llm.batch.service import BatchInfo, BatchService

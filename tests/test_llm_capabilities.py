@@ -50,6 +50,20 @@ def test_the_facts_the_callers_ask():
         capabilities("litellm").check_batch_model("azure/gpt-4o")
 
 
+def test_a_missing_provider_library_is_named(monkeypatch):
+    """The client turns the ValueError into an `InputError` naming the package to install."""
+    import sys
+
+    from reljudge.errors import InputError
+    from reljudge.llm import ClientConfig, LLMClient
+
+    monkeypatch.delitem(sys.modules, "reljudge.llm.backends.ollama", raising=False)
+    monkeypatch.setitem(sys.modules, "ollama", None)  # `import ollama` fails as if not installed
+    client = LLMClient(ClientConfig(model="ollama/llama3.2", cache_path=None))
+    with pytest.raises(InputError, match=r"the ollama backend needs the ollama package.*pip install ollama"):
+        client.open()
+
+
 def test_model_string_is_the_inverse_of_resolving():
     for named in ("gpt-4o", "ollama/llama3.2", "litellm/anthropic/claude-x", "Qwen/Qwen2.5-7B"):
         resolved = resolve_model(named)

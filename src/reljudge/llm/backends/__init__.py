@@ -53,9 +53,19 @@ def create_backend(
     concurrency: int | None = None,
 ) -> Backend:
     """A backend; ``concurrency`` (the most requests in flight) sizes the HTTP connection pool of
-    the adapters that keep one."""
-    module, _, class_name = capabilities(name).adapter.partition(":")
-    adapter: type[Backend] = getattr(importlib.import_module(module), class_name)
+    the adapters that keep one. ValueError for an unknown backend, or one whose provider library
+    is not installed."""
+    backend = capabilities(name)
+    module, _, class_name = backend.adapter.partition(":")
+    try:
+        adapter: type[Backend] = getattr(importlib.import_module(module), class_name)
+    except ModuleNotFoundError as err:
+        if err.name != backend.sdk:
+            raise
+        raise ValueError(
+            f"the {name} backend needs the {backend.sdk} package, which is not installed "
+            f"(pip install {backend.sdk})"
+        ) from None
     return adapter(model, base_url=base_url, api_key=api_key, timeout_s=timeout_s, concurrency=concurrency)
 
 

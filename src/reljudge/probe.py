@@ -190,7 +190,7 @@ async def probe_async(
     from reljudge.judges.context import JudgeContext
     from reljudge.run.inputs import resolve_inputs
     from reljudge.run.pool import build_pool
-    from reljudge.run.prepare import build_judge, client_config
+    from reljudge.run.prepare import build_judge, client_config, resolve_job_model
     from reljudge.version import __version__
 
     if sample < 1:
@@ -199,7 +199,8 @@ async def probe_async(
     unknown = [n for n in names if n not in PERTURBATIONS]
     if unknown:
         raise InputError(f"unknown perturbation {unknown[0]!r}; available: {', '.join(PERTURBATIONS)}")
-    judge = build_judge(config)
+    model = resolve_job_model(config)  # once: the judges and the client take it resolved
+    judge = build_judge(config, model=model)
     _check_pointwise(judge, config.method)
     resolved = resolve_inputs(config)
     pool = build_pool(config, resolved)
@@ -234,7 +235,9 @@ async def probe_async(
                 pool={qid: docids},
             )
             per_topic.append(
-                build_judge(config).run(inputs, JudgeContext(llm, emit, {}, tool_version=__version__))
+                build_judge(config, model=model).run(
+                    inputs, JudgeContext(llm, emit, {}, tool_version=__version__)
+                )
             )
         await asyncio.gather(*per_topic)
 
@@ -244,7 +247,7 @@ async def probe_async(
     if client is None:
         from reljudge.llm import LLMClient
 
-        async with LLMClient(client_config(config)) as own:
+        async with LLMClient(client_config(config, model=model)) as own:
             await run_all(own)
     else:
         await run_all(client)

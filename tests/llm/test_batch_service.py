@@ -61,7 +61,7 @@ def test_a_long_cut_off_answer_is_logged_within_bounds_and_never_sent_again(tmp_
     from reljudge.io.judgments import read_judgments
     from reljudge.llm.batch.failures import MAX_ENTRY_BYTES
     from reljudge.run import RunConfig
-    from reljudge.run.batch import BatchLimits, run_batch_async
+    from reljudge.run.batch.passes import BatchLimits, run_batch_async
     from reljudge.testing import MockReply
 
     def long_cut_off(req):  # 60,000 words, wide characters, cut at the token limit
@@ -87,10 +87,10 @@ def test_a_long_cut_off_answer_is_logged_within_bounds_and_never_sent_again(tmp_
 def test_a_run_killed_between_splitting_and_reserving_its_waves_sends_nothing_over_the_cap(
     tmp_path, monkeypatch
 ):
-    import reljudge.run.batch as batch_module
+    import reljudge.run.batch.passes as batch_module
     from reljudge.run import RunConfig
-    from reljudge.run.batch import BatchLimits, run_batch_async
-    from reljudge.run.batch_cost import BatchCapped
+    from reljudge.run.batch.cost import BatchCapped
+    from reljudge.run.batch.passes import BatchLimits, run_batch_async
 
     class Killed(BaseException):
         pass

@@ -11,7 +11,7 @@ import pytest
 
 from _reliability import SECRET as RUN_SECRET
 from _reliability import cli, make_dataset, run_args
-from reljudge.llm import ChatResult, ClientConfig, LLMClient, ProviderAbort, resolve_model
+from reljudge.llm import ChatResult, ClientConfig, LLMClient, ProviderAbort, ResolvedModel, resolve_model
 from reljudge.testing import MockLLMServer, MockReply, PerPrompt, responders
 
 SECRET = "sk-test-SECRET-9f8e7d6c5b4a"
@@ -261,10 +261,13 @@ def test_a_typo_in_the_backend_prefix_is_refused():
         resolve_model("litelm/anthropic/claude")
     with pytest.raises(ValueError, match="did you mean 'openai'"):
         LLMClient(ClientConfig(model="opneai/gpt-4o", cache_path=None))
-    assert resolve_model("openai/ollam/llama3.2") == ("openai", "ollam/llama3.2")
-    assert resolve_model("Qwen/Qwen2.5-7B-Instruct") == ("openai", "Qwen/Qwen2.5-7B-Instruct")
-    assert resolve_model("meta-llama/Llama-3-8B") == ("openai", "meta-llama/Llama-3-8B")
-    assert resolve_model("Ollama/llama3.2") == ("ollama", "llama3.2")
+    for named, backend, name in [
+        ("openai/ollam/llama3.2", "openai", "ollam/llama3.2"),
+        ("Qwen/Qwen2.5-7B-Instruct", "openai", "Qwen/Qwen2.5-7B-Instruct"),
+        ("meta-llama/Llama-3-8B", "openai", "meta-llama/Llama-3-8B"),
+        ("Ollama/llama3.2", "ollama", "llama3.2"),
+    ]:
+        assert resolve_model(named) == ResolvedModel(backend, name, named)
 
 
 @pytest.mark.slow

@@ -30,7 +30,8 @@ from reljudge.llm.retry import parse_retry_after, retry_after_from_headers
     ],
 )
 def test_resolve_model(model, backend, name):
-    assert resolve_model(model) == (backend, name)
+    resolved = resolve_model(model)
+    assert (resolved.backend, resolved.model, resolved.named) == (backend, name, model)
 
 
 @pytest.mark.parametrize("bad", ["", "  ", "ollama/", "litellm/"])

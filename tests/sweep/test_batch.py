@@ -207,6 +207,28 @@ def test_a_batch_sweep_needs_openai_models(tmp_path):
     assert code == 2 and "OpenAI batch requests" in text
 
 
+def test_a_batch_sweep_takes_the_litellm_models_judge_run_batch_takes(tmp_path):
+    """A litellm/<provider>/<name> model goes through LiteLLM's batch API, as with ``judge run
+    --batch``; a provider LiteLLM sends no OpenAI-format batches for is refused with the reason."""
+    with MockLLMServer(models=MODELS) as server:
+        cfg = write_sweep(tmp_path, server.openai_url, "lite")
+        text = cfg.read_text(encoding="utf-8").replace("model: openai/", "model: litellm/openai/")
+        cfg.write_text(text.replace("api_key_env: RELJUDGE_TEST_KEY", "api_key_env: OPENAI_API_KEY"))
+        result = CliRunner().invoke(
+            app,
+            ["sweep", str(cfg), "--batch", "--batch-poll", "0.02"],
+            env={"OPENAI_API_KEY": "sk-test-lite"},
+        )
+        assert result.exit_code == EXIT_OK, result.output
+        assert server.calls == 0  # every request went through a batch
+        assert sum(server.batches.submissions.values()) == len(records(tmp_path / "lite")) > 20
+        assert server.batches.resubmitted == 0
+        refused = text.replace("output: lite", "output: refused")
+        cfg.write_text(refused.replace("litellm/openai/gpt-4.1-nano", "litellm/azure/gpt-4.1-nano"))
+        code, text = sweep(cfg, "--batch", "--dry-run")
+        assert code == 2 and "litellm/azure/gpt-4.1-nano" in text and "no bounded download" in text, text
+
+
 def test_batch_max_wait_stops_a_sweep_with_exit_75_and_the_same_command_re_attaches(tmp_path):
     with MockLLMServer(models=MODELS) as server:
         server.batches.completion_delay_s = 1e9  # the batches never end while this holds

@@ -1,6 +1,6 @@
 """``judge batch export|import``: a job's requests as OpenAI batch files for an engine reljudge does
 not drive (``vllm run-batch``, Ray Data), and that engine's output back into the run directory
-(`reljudge.run.batch_files`). Their options are those of ``judge run`` less the ones about sending
+(`reljudge.run.batch.exchange`). Their options are those of ``judge run`` less the ones about sending
 requests (`reljudge.run.options.NOT_BATCH_FILES`), so the same job options name the same run
 directory and the same cache keys.
 """
@@ -49,7 +49,7 @@ def export_cmd(
     import asyncio
 
     from reljudge.console import echo_json
-    from reljudge.run.batch_files import export_requests
+    from reljudge.run.batch.exchange import export_requests
 
     config = run_config("batch-files", run_options, command=["judge", *sys.argv[1:]])
     result = asyncio.run(export_requests(config, requests, shards=shards))
@@ -89,7 +89,7 @@ def import_cmd(
     import asyncio
 
     from reljudge.console import echo_json
-    from reljudge.run.batch_files import import_outputs
+    from reljudge.run.batch.exchange import import_outputs
 
     config = run_config("batch-files", run_options, command=["judge", *sys.argv[1:]])
     result = asyncio.run(import_outputs(config, outputs, requests=requests or None, skip_bad=skip_bad_lines))

@@ -105,15 +105,15 @@ async def run_or_batch(config: Any, confirm: Any = None) -> Any:
     if not config.batch or config.dry_run:
         return await run_job_async(config, confirm=confirm)
     from reljudge.llm.types import ProviderError
-    from reljudge.run.batch import BatchLimits, BatchPending, run_batch_async
-    from reljudge.run.batch_cost import BatchCapped
+    from reljudge.run.batch.cost import BatchCapped
+    from reljudge.run.batch.passes import BatchLimits, BatchPending, run_batch_async
     from reljudge.run.options import BATCH_LIMITS
 
     limits = BatchLimits(poll_s=config.batch_poll, max_wait_s=config.batch_max_wait)
     for name, value in config.batch_limits.items():  # --batch-limit requests=N, mb=M, tokens=T
         setattr(limits, BATCH_LIMITS[name], value * 1_000_000 if name == "mb" else value)
     if confirm is not None:
-        from reljudge.run.batch_cost import confirm_batch_job
+        from reljudge.run.batch.cost import confirm_batch_job
 
         confirm_batch_job(config, confirm)
     try:

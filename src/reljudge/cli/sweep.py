@@ -273,7 +273,7 @@ def sweep_cmd(
         )
 
     from reljudge.llm.types import ProviderError
-    from reljudge.run.batch import BatchPending
+    from reljudge.run.batch.passes import BatchPending
 
     try:
         result = api.run_sweep(plan, out=out, plots=plots, on_cell=on_cell, max_cost=max_cost, batch=limits)
@@ -305,9 +305,9 @@ def sweep_cmd(
 
 
 def batch_limits(poll: float, max_wait: float | None, items: list[str]) -> object:
-    """The `reljudge.run.batch.BatchLimits` of ``--batch-poll``, ``--batch-max-wait`` and
+    """The `reljudge.run.batch.passes.BatchLimits` of ``--batch-poll``, ``--batch-max-wait`` and
     ``--batch-limit`` (as in ``judge run``)."""
-    from reljudge.run.batch import BatchLimits
+    from reljudge.run.batch.passes import BatchLimits
     from reljudge.run.options import BATCH_LIMITS, batch_limit_list
 
     limits = BatchLimits(poll_s=poll, max_wait_s=max_wait)

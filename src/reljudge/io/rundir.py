@@ -64,15 +64,14 @@ MANIFEST_VERSION = 1
 #: a manifest is a few kilobytes; one larger than this is not read
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
+#: the libraries whose versions every manifest records (the run adds its backends' provider
+#: libraries: `RunDir`'s ``libraries``)
 KEY_LIBRARIES: tuple[str, ...] = (
     "pydantic",
     "typer",
     "numpy",
     "scipy",
     "pandas",
-    "openai",
-    "litellm",
-    "ollama",
     "ir-measures",
     "ranx",
 )
@@ -82,17 +81,18 @@ def _now() -> str:
     return utc_now()
 
 
-def environment() -> dict[str, Any]:
-    """Python, platform, reljudge and key library versions (installed ones only)."""
-    return copy.deepcopy(_environment())
+def environment(libraries: Sequence[str] = ()) -> dict[str, Any]:
+    """Python, platform, reljudge and the versions of `KEY_LIBRARIES` and ``libraries``
+    (installed ones only)."""
+    return copy.deepcopy(_environment((*KEY_LIBRARIES, *libraries)))
 
 
 @functools.cache
-def _environment() -> dict[str, Any]:  # looking versions up costs ~50 ms: once per process
+def _environment(names: tuple[str, ...]) -> dict[str, Any]:  # ~50 ms: once per process
     from reljudge.version import __version__
 
     libraries: dict[str, str] = {}
-    for name in KEY_LIBRARIES:
+    for name in dict.fromkeys(names):
         try:
             libraries[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -245,10 +245,13 @@ class RunDirLock:
 
 
 class RunDir:
-    """A run directory (created on first write). See the module docstring for the layout."""
+    """A run directory (created on first write). See the module docstring for the layout.
+    ``libraries``: the libraries whose versions its manifest records besides `KEY_LIBRARIES`
+    (a job's: the provider libraries of the backends)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, libraries: Sequence[str] = ()):
         self.path = Path(path)
+        self.libraries = tuple(libraries)
         if self.path.exists() and not self.path.is_dir():
             raise InputError("exists and is not a directory", self.path)
 
@@ -393,7 +396,7 @@ class RunDir:
             "finished_at": finished_at,
             "command": scrub_argv(list(command if command is not None else sys.argv)),
             "config": scrub_secrets(dict(config or {})),
-            "environment": environment(),
+            "environment": environment(self.libraries),
             "files": {"judgments": JUDGMENTS_FILE, "qrels": QRELS_FILE if self.qrels_path.exists() else None},
             "records": every.judgments,
             "summary": latest.as_dict(),

@@ -10,9 +10,9 @@ Mechanisms (`MECHANISMS`):
   ``label`` is an enum of the scale; the answer ``{"label": 2}`` is read by the parsers' JSON rule);
 - ``ollama-format``: Ollama's ``format`` with the same schema.
 
-`auto_mechanism` picks one from the backend: Ollama -> ``ollama-format``; OpenAI's own API ->
-``json-schema``; another OpenAI-compatible server -> ``grammar`` (llama.cpp; choose
-``guided-choice`` for vLLM).
+`auto_mechanism` asks the backend for its own (`reljudge.llm.backends.capabilities`): Ollama ->
+``ollama-format``; OpenAI's own API -> ``json-schema``; another OpenAI-compatible server ->
+``grammar`` (llama.cpp; choose ``guided-choice`` for vLLM).
 """
 
 from __future__ import annotations
@@ -80,10 +80,12 @@ def constraint_params(output: Any, mechanism: str) -> dict[str, Any]:
 
 def auto_mechanism(backend: str, base_url: str | None) -> str:
     """The native mechanism of a backend (see the module docstring); ValueError when it has none."""
-    if backend == "ollama":
-        return "ollama-format"
-    if backend == "openai":
-        return "json-schema" if not base_url or "api.openai.com" in base_url else "grammar"
+    from reljudge.llm.backends import BACKENDS
+
+    known = BACKENDS.get(backend)
+    mechanism = known.constraint_mechanism(base_url) if known is not None else None
+    if mechanism is not None:
+        return mechanism
     raise ValueError(
         f"no known constrained-output mechanism for the {backend} backend; choose one of {', '.join(MECHANISMS)}"
     )

@@ -82,12 +82,12 @@ class JudgeContext:
         """Render ``prompt`` with ``variables`` and send it. ``budget`` is the judge's default
         answer length in tokens: sent as ``max_tokens`` unless the call or the run sets one
         (``--max-tokens``, ``--param max_tokens=...``), so no answer is unbounded."""
-        from reljudge.llm.batch.shards import REQUEST_TOPIC  # the client's package: loaded already
+        from reljudge.llm.batch.collect import REQUEST_TOPIC  # the client's package
 
         messages = prompt.render(**variables)
         if budget is not None and "max_tokens" not in params and not _run_sets_max_tokens(self.client):
             params["max_tokens"] = budget
-        # the topic the chat is about: batch request files can be split by it (`llm.batch.shards`)
+        # the topic the chat is about: batch request files can be split by it (`run.batch.requests`)
         query = variables.get("query")
         token = REQUEST_TOPIC.set(query if isinstance(query, str) else None)
         try:

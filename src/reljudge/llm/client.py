@@ -87,7 +87,10 @@ class LLMClient:
         self.config = config
         #: the collect mode's `reljudge.llm.batch.BatchCollector` (requests are collected, not sent)
         self.batch = batch
-        self.backend_name, self.model = resolve_model(config.model)
+        resolved = config.resolved if config.resolved is not None else resolve_model(config.model)
+        #: the model as resolved (its backend's capabilities: ``resolved.capabilities``)
+        self.resolved = resolved
+        self.backend_name, self.model = resolved.backend, resolved.model
         self.on_event = on_event
         self.usage = Usage()
         self.stats = ClientStats()
@@ -105,7 +108,7 @@ class LLMClient:
             self.backend_name,
             self.model,
             self._keys.base_url,
-            PriceTable.of(config.prices).quote(config.model).price,  # the model is fixed: look it up once
+            PriceTable.of(config.prices).quote(resolved).price,  # the model is fixed: look it up once
             KnownSecrets(config.api_key, config.base_url),
         )
         self._failfast = FailFast(config, self.backend_name, self.model, self._results.redact)

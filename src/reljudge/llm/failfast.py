@@ -19,6 +19,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from reljudge.llm.backends import capabilities
 from reljudge.llm.backends.base import normalise_base_url
 from reljudge.llm.types import RETRYABLE_KINDS, ChatResult, ClientConfig, ProviderAbort, ProviderError
 
@@ -141,24 +142,15 @@ class FailFast:
 
 
 def abort_hint(error: ProviderError, config: ClientConfig, backend_name: str, model: str) -> str | None:
-    """What to check, for the failures that usually mean a misconfiguration."""
+    """What to check, for the failures that usually mean a misconfiguration (the backend's own
+    hints: `reljudge.llm.backends.capabilities`)."""
+    backend = capabilities(backend_name)
     base = config.base_url
-    where = normalise_base_url(base) or {"ollama": "the default Ollama address"}.get(
-        backend_name, "the provider's default address"
-    )
+    where = normalise_base_url(base) or backend.default_address
     if error.kind == "auth":
-        if backend_name == "openai":
-            return "check the API key (OPENAI_API_KEY / --api-key-env)"
-        return "check the API key (the provider's key variable / --api-key-env)"
+        return f"check the API key ({backend.key_variable} / --api-key-env)"
     if error.status_code == 404:
-        path = normalise_base_url(base).partition("://")[2].partition("/")[2]
-        if backend_name == "openai" and base and not path.endswith("v1"):
-            return f"the base URL may need /v1 ({normalise_base_url(base)}/v1)"
-        if backend_name == "ollama":
-            if path.endswith("v1"):
-                return "the ollama backend takes the server address without /v1"
-            return f"is the model pulled? (ollama pull {model})"
-        return f"is the model {model!r} served at {where}?"
+        return backend.not_found_hint(base, model) or f"is the model {model!r} served at {where}?"
     if error.kind == "connection":
         return f"is the server running at {where}?"
     if error.kind == "timeout":

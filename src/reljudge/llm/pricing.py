@@ -25,8 +25,8 @@ Where a price comes from (`PriceTable.quote`, which says so in `Quote.source`):
    ``-``, ``:`` or ``@``; a map key that matches more of the name wins over a user's prefix
    (the user's ``gpt-4o`` does not price ``gpt-4o-mini``).
 
-A model neither lists costs 0 with ``price_known=False``, except a local one (the ``ollama``
-backend): free, price known.
+A model neither lists costs 0 with ``price_known=False``, except a local one (a backend whose
+capabilities say ``free``: ``ollama``): free, price known.
 """
 
 from __future__ import annotations
@@ -36,10 +36,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError, clip, shown
 from reljudge.llm.price_map import Price, PriceMap, litellm_map
+
+if TYPE_CHECKING:
+    from reljudge.llm.routing import ResolvedModel
 
 __all__ = [
     "Price",
@@ -99,15 +102,12 @@ class PriceTable:
             return value
         return cls({str(k): _entry(str(k), v, None) for k, v in (value or {}).items()})
 
-    def quote(self, model: str) -> Quote:
-        """The price of a model as the user names it (see the module docstring). A user entry
-        without ``input``/``output`` for a model the map does not list is an `InputError`."""
-        from reljudge.llm.routing import resolve_model
-
-        try:
-            backend, name = resolve_model(model)
-        except ValueError:
-            backend, name = "openai", model
+    def quote(self, model: str | ResolvedModel) -> Quote:
+        """The price of a model as the user names it, or as a job resolved it (see the module
+        docstring). A user entry without ``input``/``output`` for a model the map does not list is
+        an `InputError`."""
+        resolved = _resolved(model)
+        backend, name, model = resolved.backend, resolved.model, resolved.named
         table = self.builtin if self.builtin is not None else litellm_map()
         found, matched = map_match(table, backend, name)
         user_key, exact = _user_key(self.overrides, [model, name, name.rsplit("/", 1)[-1]])
@@ -132,12 +132,27 @@ class PriceTable:
             return Quote(Price(**fields), f"{where}: {user_key}")
         return Quote(Price(**fields), f"{table.source}: {found.key}, with {', '.join(given)} from {where}")
 
-    def __getitem__(self, model: str) -> Price:
+    def __getitem__(self, model: str | ResolvedModel) -> Price:
         """The price of ``model`` (KeyError when unknown)."""
         price = self.quote(model).price
         if price is None:
             raise KeyError(model)
         return price
+
+
+def _resolved(model: str | ResolvedModel) -> ResolvedModel:
+    """``model`` resolved (a string that names no backend rightly is priced as named, by the
+    default backend)."""
+    from reljudge.llm.routing import ResolvedModel, resolve_model
+
+    if isinstance(model, ResolvedModel):
+        return model
+    try:
+        return resolve_model(model)
+    except ValueError:
+        from reljudge.llm.backends import DEFAULT_BACKEND
+
+        return ResolvedModel(DEFAULT_BACKEND, model, model)
 
 
 def map_entry(table: PriceMap, backend: str, name: str) -> Any:
@@ -147,7 +162,7 @@ def map_entry(table: PriceMap, backend: str, name: str) -> Any:
 
 def map_match(table: PriceMap, backend: str, name: str) -> tuple[Any, int]:
     """(the map entry of a provider model name or None, the length of the name its key matched)."""
-    provider, bare = ("ollama", name) if backend == "ollama" else (None, name)
+    provider, bare = _price_provider(backend), name
     head, sep, rest = name.partition("/")
     if provider is None and sep and rest and _is_provider(table, head):
         provider, bare = head, rest
@@ -169,6 +184,14 @@ def map_match(table: PriceMap, backend: str, name: str) -> tuple[Any, int]:
             if best is None or len(candidate) > best[0]:
                 best = (len(candidate), entry)
     return (best[1], best[0]) if best is not None else (None, 0)
+
+
+def _price_provider(backend: str) -> str | None:
+    """The provider of litellm's map that prices a backend's models (None: by the name)."""
+    from reljudge.llm.backends import BACKENDS
+
+    found = BACKENDS.get(backend)
+    return found.price_provider if found is not None else None
 
 
 def _same_provider(listed: str, provider: str) -> bool:
@@ -265,8 +288,9 @@ def cost_usd(
     backend: str, model: str, prompt_tokens: int, completion_tokens: int, table: PriceTable
 ) -> tuple[float, bool]:
     """(cost in USD, price known) of one response of ``backend``'s ``model``."""
-    full = model if backend == "openai" else f"{backend}/{model}"
-    quote = table.quote(full)
+    from reljudge.llm.routing import ResolvedModel, model_string
+
+    quote = table.quote(ResolvedModel(backend, model, model_string(backend, model)))
     return price_cost(quote.price, backend, prompt_tokens, completion_tokens)
 
 
@@ -311,23 +335,33 @@ def has_batch_price(price: Price | None) -> bool:
 
 
 def is_free(backend: str) -> bool:
-    """Whether a model no price lists costs nothing: a local one (``ollama``)."""
-    return backend == "ollama"
+    """Whether a model no price lists costs nothing: a local one (the backend's
+    `reljudge.llm.backends.capabilities.Capabilities.free`)."""
+    from reljudge.llm.backends import BACKENDS
+
+    found = BACKENDS.get(backend)
+    return found is not None and found.free
 
 
 def model_cost(
-    model: str, prompt_tokens: int, completion_tokens: int, table: PriceTable, *, batch: bool = False
+    model: str | ResolvedModel,
+    prompt_tokens: int,
+    completion_tokens: int,
+    table: PriceTable,
+    *,
+    batch: bool = False,
 ) -> tuple[float, bool]:
     """(cost in USD, price known) of ``prompt_tokens`` + ``completion_tokens`` with a model as
-    the user names it (``gpt-4o``, ``ollama/llama3.2``; see `reljudge.llm.routing`),
-    synchronously or (``batch``) through the provider's Batch API."""
+    the user names it (``gpt-4o``, ``ollama/llama3.2``; see `reljudge.llm.routing`) or as a job
+    resolved it, synchronously or (``batch``) through the provider's Batch API."""
     from reljudge.llm.routing import resolve_model
 
-    backend = resolve_model(model).backend
-    price = table.quote(model).price
-    return (batch_cost if batch else price_cost)(price, backend, prompt_tokens, completion_tokens)
+    resolved = model if not isinstance(model, str) else resolve_model(model)
+    price = table.quote(resolved).price
+    return (batch_cost if batch else price_cost)(price, resolved.backend, prompt_tokens, completion_tokens)
 
 
-def price_known(model: str, table: PriceTable) -> bool:
-    """Whether the cost of a model as the user names it is known (listed, or free)."""
+def price_known(model: str | ResolvedModel, table: PriceTable) -> bool:
+    """Whether the cost of a model as the user names it (or as a job resolved it) is known
+    (listed, or free)."""
     return table.quote(model).known

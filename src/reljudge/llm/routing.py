@@ -18,22 +18,36 @@ name that itself contains ``/`` but no known prefix (``Qwen/Qwen2.5-7B``) goes t
 A first segment within edit distance 2 of a backend name (``ollam/llama3.2``, ``opneai/gpt-4o``) is
 taken for a typo and refused (ValueError) before anything is sent; ``openai/ollam/llama3.2`` sends
 such a name as is.
+
+A job resolves its model string once (`reljudge.run.prepare`): the `ResolvedModel` travels with
+the job to the client, the prices and the batch path, and says what the backend can do
+(`ResolvedModel.capabilities`).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
-from reljudge.llm.backends import BACKENDS
+from reljudge.llm.backends import BACKENDS, DEFAULT_BACKEND, Capabilities
 
 
-class ResolvedModel(NamedTuple):
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model string, resolved: its backend, the model name sent to the provider, and the
+    string as it was named (prices given by the user match it)."""
+
     backend: str
     model: str
+    named: str
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the backend can do (`reljudge.llm.backends.capabilities`)."""
+        return BACKENDS[self.backend]
 
 
 def resolve_model(model: str) -> ResolvedModel:
-    """Split a model string into (backend, provider model name); see the module docstring."""
+    """Split a model string into its backend and provider model name; see the module docstring."""
     text = model.strip()
     if not text:
         raise ValueError("empty model name")
@@ -41,15 +55,21 @@ def resolve_model(model: str) -> ResolvedModel:
     if sep and prefix.lower() in BACKENDS:
         if not rest.strip():
             raise ValueError(f"model string {model!r} names the backend {prefix!r} but no model")
-        return ResolvedModel(prefix.lower(), rest.strip())
+        return ResolvedModel(prefix.lower(), rest.strip(), model)
     if sep:
         near = [b for b in BACKENDS if edit_distance(prefix.lower(), b, limit=2) <= 2]
         if near:
             raise ValueError(
                 f"unknown backend prefix {prefix!r} (did you mean {near[0]!r}?); "
-                f"write openai/{text} to send the name as is"
+                f"write {DEFAULT_BACKEND}/{text} to send the name as is"
             )
-    return ResolvedModel("openai", text)
+    return ResolvedModel(DEFAULT_BACKEND, text, model)
+
+
+def model_string(backend: str, model: str) -> str:
+    """The model string that selects ``backend`` with the provider name ``model`` (the default
+    backend's names go without a prefix)."""
+    return model if backend == DEFAULT_BACKEND else f"{backend}/{model}"
 
 
 def edit_distance(a: str, b: str, limit: int | None = None) -> int:

@@ -150,10 +150,16 @@ class ClientConfig:
     max_cost_usd: float | None = None
     #: what was spent before this client (earlier sessions of a run), counted under the cap
     spent_usd: float = 0.0
+    #: ``model`` as the job resolved it (a `reljudge.llm.routing.ResolvedModel`, which needs the
+    #: backends this module is below), which the client then does not resolve again; None: the
+    #: client resolves ``model``
+    resolved: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.model or not isinstance(self.model, str):
             raise ValueError("ClientConfig.model must be a non-empty string")
+        if self.resolved is not None and self.resolved.named != self.model:
+            raise ValueError(f"ClientConfig.resolved is not the model {self.model!r} resolved")
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
         if self.max_attempts < 1:

@@ -11,6 +11,7 @@ from reljudge.run.pool import Pool
 if TYPE_CHECKING:
     from reljudge.judges.base import Judge, JudgeInputs
     from reljudge.llm.pricing import PriceTable
+    from reljudge.llm.routing import ResolvedModel
 
 
 #: how prompt tokens are counted without the model's tokenizer (`reljudge.llm.tokens`)
@@ -48,14 +49,17 @@ def estimate_job(
     prices: PriceTable | None = None,
     *,
     batch: bool = False,
+    model: ResolvedModel | None = None,
 ) -> dict[str, Any]:
     """Calls, tokens and cost the job would spend from scratch, with how calls grow with depth
     (`Judge.estimate_growth`). ``prices``: the job's price table (default: read from
     ``config.prices``, see `reljudge.llm.pricing.price_table`). The cost is given both ways:
     synchronous calls (``cost_usd_sync``) and the provider's Batch API (``cost_usd_batch``);
-    ``cost_usd`` is the one the job pays: the batch cost when ``batch`` (``judge run --batch``)."""
+    ``cost_usd`` is the one the job pays: the batch cost when ``batch`` (``judge run --batch``).
+    ``model``: the job's resolved model (default: ``config.model``, resolved for the quote)."""
     from reljudge.judges.token_count import counting_with
-    from reljudge.llm.pricing import has_batch_price, model_cost, price_table
+    from reljudge.llm.pricing import batch_cost, has_batch_price, price_cost, price_table
+    from reljudge.llm.routing import resolve_model
     from reljudge.llm.tokens import TokenCounter
 
     with counting_with(TokenCounter(config.model)):  # the model's tokenizer, where one is offline
@@ -74,9 +78,10 @@ def estimate_job(
             records=est.label_records,
         )
     table = prices if prices is not None else price_table(config.prices)
-    quote = table.quote(config.model)
-    sync, known = model_cost(config.model, est.prompt_tokens, est.completion_tokens, table)
-    in_batch, _ = model_cost(config.model, est.prompt_tokens, est.completion_tokens, table, batch=True)
+    resolved = model if model is not None else resolve_model(config.model)
+    quote = table.quote(resolved)
+    sync, known = price_cost(quote.price, resolved.backend, est.prompt_tokens, est.completion_tokens)
+    in_batch, _ = batch_cost(quote.price, resolved.backend, est.prompt_tokens, est.completion_tokens)
     return {
         "method": config.method,
         "model": config.model,

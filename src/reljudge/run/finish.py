@@ -114,7 +114,7 @@ def finish(
         fallbacks=dict(sorted(back.fallbacks.items())),
         usage=usage,
         total_usage=back.spent.total(),
-        price_known=price_known(config.model, job.prices),
+        price_known=price_known(job.model, job.prices),
         cache_hits=ledger.cache_hits,
         retries=ledger.retries,
         reasks=ledger.reasks,
@@ -156,7 +156,7 @@ def finish(
         "cost_usd": round(summary.total_usage.cost_usd, 6),
         "price_known": summary.price_known,
         # where the price came from (litellm's map and its version, or --prices) and its figures
-        "price": job.prices.quote(config.model).as_dict(),
+        "price": job.prices.quote(job.model).as_dict(),
         "wall_time_s": round(earlier_wall + wall, 3),
         "qrels": qrels_info,
         "api_error_kinds": summary.api_error_kinds,

@@ -52,7 +52,9 @@ if TYPE_CHECKING:
 
 def dry_run(job: PreparedJob) -> RunSummary:
     """The summary of ``--dry-run``: the estimate, nothing called, nothing written."""
-    est = estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices, batch=job.config.batch)
+    est = estimate_job(
+        job.config, job.judge, job.inputs, job.pool, job.prices, batch=job.config.batch, model=job.model
+    )
     est["passages"] = job.passages.as_dict()
     if job.existing:
         est.update(existing_records=len(job.existing), output_dir=str(job.rundir.path))
@@ -94,17 +96,19 @@ async def run_job_async(
     long_passages = job.passages.warning()
     if long_passages is not None:
         logger.warning("%s", long_passages)
-    own_config = client_config(config, job.prices) if client is None else None
+    own_config = client_config(config, job.prices, job.model) if client is None else None
     if own_config is not None and config.max_cost is not None:
         from reljudge.llm.pricing import model_cost
 
-        if model_cost(config.model, 1_000_000, 1_000_000, job.prices) == (0.0, False):
+        if model_cost(job.model, 1_000_000, 1_000_000, job.prices) == (0.0, False):
             raise InputError(
                 f"--max-cost needs the price of {config.model}: it is not in the price table "
                 "(give it with --prices FILE)"
             )
     if confirm is not None and not job.rundir.judgments_path.exists():  # a resume does not ask again
-        if not confirm(estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices)):
+        if not confirm(
+            estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices, model=job.model)
+        ):
             raise NotConfirmed("not confirmed: nothing was called and nothing was written")
 
     created = not job.rundir.path.exists()
@@ -257,7 +261,7 @@ def _expected_records(judge: Judge, inputs: JudgeInputs, existing: Mapping[Any, 
 def _refuse_live_batches(path: Any) -> None:
     """A run without ``--batch`` on a directory whose batches are still in flight would send
     their requests again: refused (`reljudge.run.batch`)."""
-    from reljudge.run.batch_state import live_waves
+    from reljudge.run.batch.state import live_waves
 
     live = live_waves(path)
     if live:

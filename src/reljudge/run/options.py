@@ -46,7 +46,7 @@ NOT_GENERATE = frozenset(
 )
 #: the options of `judge run` that `judge batch export|import` do not take: those files go to
 #: and come from an engine reljudge does not drive, so nothing about sending, pacing or paying
-#: for requests applies (`reljudge.run.batch_files`)
+#: for requests applies (`reljudge.run.batch.exchange`)
 NOT_BATCH_FILES = frozenset(
     {
         "concurrency",
@@ -237,7 +237,7 @@ def parse_concurrency_flag(value: Any) -> int | str:
         raise InputError(str(err)) from None
 
 
-#: the limits ``--batch-limit`` sets (`reljudge.run.batch.BatchLimits`): requests and megabytes per
+#: the limits ``--batch-limit`` sets (`reljudge.run.batch.passes.BatchLimits`): requests and megabytes per
 #: batch file, and the provider's enqueued-token limit
 BATCH_LIMITS = {"requests": "max_requests", "mb": "max_bytes", "tokens": "max_enqueued_tokens"}
 

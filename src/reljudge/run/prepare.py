@@ -1,6 +1,7 @@
 """Preparing a job: everything that can fail on bad input, before anything is written or called
--- the judge, the inputs and pool, the passages, the run directory's identity, the LLM client's
-settings and the price table."""
+-- the model string (resolved once: the `ResolvedModel` travels with the job), the judge, the
+inputs and pool, the passages, the run directory's identity, the LLM client's settings and the
+price table."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from reljudge.judges.base import Judge, JudgeInputs
     from reljudge.llm import ClientConfig
     from reljudge.llm.pricing import PriceTable
+    from reljudge.llm.routing import ResolvedModel
     from reljudge.records import Judgment
 
 
@@ -30,6 +32,8 @@ class PreparedJob:
     """A job whose inputs are read and checked (nothing written, nothing called yet)."""
 
     config: RunConfig
+    #: the job's model string, resolved once (its backend and what the backend can do)
+    model: ResolvedModel
     resolved: ResolvedInputs
     pool: Pool
     judge: Judge
@@ -38,10 +42,10 @@ class PreparedJob:
     manifest: dict[str, Any]
     #: the latest record of each key already in the run directory (a compact, lazy mapping)
     existing: Mapping[tuple[str, str, str, str, str], Judgment]
+    #: the job's price table (litellm's map, updated from ``--prices``)
+    prices: PriceTable
     #: what reading the pooled passages found (long passages, truncation)
     passages: PassageStats = field(default_factory=lambda: PassageStats())
-    #: the job's price table (litellm's map, updated from ``--prices``)
-    prices: PriceTable = field(kw_only=True)
 
 
 def prepare(
@@ -53,9 +57,11 @@ def prepare(
     holds its lock, see `reljudge.run.job.run_job_async`). ``shared``: inputs shared with other
     jobs on the same data (a sweep's cells), each dataset resolved and its passages read once."""
     from reljudge.io.rundir import RunDir
+    from reljudge.llm.backends import sdk_libraries
     from reljudge.llm.pricing import price_table
 
-    judge = build_judge(config)
+    model = resolve_job_model(config)
+    judge = build_judge(config, model=model)
     if config.samples > 1 and not judge.pointwise:
         raise InputError(
             f"--samples applies to pointwise judges (binary, umbrela, custom binary/graded), not {config.method}"
@@ -82,17 +88,18 @@ def prepare(
         pool = build_pool(config, resolved, topics_only=True)
         passages = PassageStats()
         check_passages(pool, resolved, skip_missing=False)
-    rundir = RunDir(config.output or default_output_dir(config, resolved.name))
+    rundir = RunDir(config.output or default_output_dir(config, resolved.name), libraries=sdk_libraries())
     manifest = check_identity(rundir, job_identity(config, judge))
     existing: Mapping[tuple[str, str, str, str, str], Judgment] = (
         rundir.index(lazy_methods=label_methods(judge)).existing if read_existing else {}
     )
     prices = price_table(config.prices)
-    prices.quote(config.model)  # a --prices entry that cannot price the model is bad input, now
+    prices.quote(model)  # a --prices entry that cannot price the model is bad input, now
     if config.dry_run and existing:  # an estimate that can count what is done (nuggets of answers)
         resources["existing_records"] = existing
     return PreparedJob(
         config=config,
+        model=model,
         resolved=resolved,
         pool=pool,
         judge=judge,
@@ -173,10 +180,21 @@ def judge_inputs(inputs: ResolvedInputs, pool: Pool, given: Mapping[str, Any] | 
     )
 
 
-def judge_options(config: RunConfig) -> dict[str, Any]:
+def resolve_job_model(config: RunConfig) -> ResolvedModel:
+    """The job's model string, resolved (`reljudge.llm.routing`); a typo in its backend prefix
+    is bad input."""
+    from reljudge.llm.routing import resolve_model
+
+    try:
+        return resolve_model(config.model)
+    except ValueError as err:
+        raise InputError(f"--model {config.model!r}: {err}") from None
+
+
+def judge_options(config: RunConfig, model: ResolvedModel | None = None) -> dict[str, Any]:
     """The judge's constructor options: ``--option``s and ``--prompt``, adapted by the judge to
     the run's inputs (`Judge.adapt_options`: with a ``--pairs`` file a pairwise judge judges
-    exactly those pairs)."""
+    exactly those pairs). ``model``: the job's resolved model (resolved here when not given)."""
     from reljudge.judges.registry import registered
 
     options = dict(config.options)
@@ -188,16 +206,15 @@ def judge_options(config: RunConfig) -> dict[str, Any]:
     if cls is not None:
         options = cls.adapt_options(options, pairs_given=config.pairs is not None)
     if config.constrain != "off":
-        options["constrain"] = _constraint(config, cls, options)
+        options["constrain"] = _constraint(config, cls, options, model)
     return options
 
 
-def _constraint(config: RunConfig, cls: Any, options: Mapping[str, Any]) -> str:
+def _constraint(config: RunConfig, cls: Any, options: Mapping[str, Any], model: ResolvedModel | None) -> str:
     """The mechanism of ``--constrain`` (``auto``: the backend's own, `reljudge.judges.constrain`)."""
     import inspect
 
     from reljudge.judges.constrain import auto_mechanism
-    from reljudge.llm.routing import resolve_model
 
     if "constrain" in options:
         raise InputError(
@@ -209,38 +226,39 @@ def _constraint(config: RunConfig, cls: Any, options: Mapping[str, Any]) -> str:
         )
     if config.constrain != "auto":
         return config.constrain
+    backend = (model or resolve_job_model(config)).backend
     try:
-        return auto_mechanism(resolve_model(config.model).backend, config.base_url)
+        return auto_mechanism(backend, config.base_url)
     except ValueError as err:
         raise InputError(f"--constrain auto: {err}") from None
 
 
-def build_judge(config: RunConfig, **overrides: Any) -> Judge:
-    """The judge of a job (an unknown method is bad input)."""
+def build_judge(config: RunConfig, *, model: ResolvedModel | None = None, **overrides: Any) -> Judge:
+    """The judge of a job (an unknown method is bad input); ``model``: the job's resolved model
+    (resolved when needed and not given)."""
     from reljudge.judges.registry import available_judges, get_judge
 
     names = available_judges()
     if config.method not in names:
         raise InputError(f"unknown method {config.method!r}; available: {', '.join(names)}")
-    return get_judge(config.method, **{**judge_options(config), **overrides})
+    return get_judge(config.method, **{**judge_options(config, model), **overrides})
 
 
 #: the alternatives asked for at each token with ``--scores expected`` (OpenAI's maximum)
 EXPECTED_TOP_LOGPROBS = 20
 
 
-def client_config(config: RunConfig, prices: PriceTable | None = None) -> ClientConfig:
+def client_config(
+    config: RunConfig, prices: PriceTable | None = None, model: ResolvedModel | None = None
+) -> ClientConfig:
     """The `ClientConfig` of a job; the API key is read from ``api_key_env`` (when given) and
     exists only in memory. ``prices``: the job's price table (default: read from
-    ``config.prices``, see `reljudge.llm.pricing.price_table`)."""
+    ``config.prices``, see `reljudge.llm.pricing.price_table`); ``model``: the job's resolved
+    model (default: resolved here)."""
     from reljudge.llm import ClientConfig
     from reljudge.llm.pricing import price_table
-    from reljudge.llm.routing import resolve_model
 
-    try:
-        resolve_model(config.model)
-    except ValueError as err:
-        raise InputError(f"--model {config.model!r}: {err}") from None
+    resolved = model if model is not None else resolve_job_model(config)
     api_key: str | None = None
     if config.api_key_env is not None:
         api_key = os.environ.get(config.api_key_env)
@@ -250,6 +268,7 @@ def client_config(config: RunConfig, prices: PriceTable | None = None) -> Client
         prices = price_table(config.prices)
     kwargs: dict[str, Any] = dict(
         model=config.model,
+        resolved=resolved,
         base_url=config.base_url,
         api_key=api_key,
         concurrency=concurrency_setting(config.concurrency)[0],

@@ -206,8 +206,8 @@ def run_sweep(
     when ``plots`` and the sweep file's analysis want them). ``max_cost``: one cost cap in USD
     over the whole sweep, earlier sessions included (`reljudge.sweep.budget`); when it stops the
     sweep, the cells keep what they did and no analysis is written (``SweepRun.capped``).
-    ``batch``: a `reljudge.run.batch.BatchLimits` to send every cell through the provider's Batch
-    API (`reljudge.sweep.batch`; `reljudge.run.batch.BatchPending` after ``max_wait_s``)."""
+    ``batch``: a `reljudge.run.batch.passes.BatchLimits` to send every cell through the provider's Batch
+    API (`reljudge.sweep.batch`; `reljudge.run.batch.passes.BatchPending` after ``max_wait_s``)."""
     from reljudge.sweep import execute
     from reljudge.sweep.budget import capped_sweep, sweep_budget
     from reljudge.sweep.report import write_report

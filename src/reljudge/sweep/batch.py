@@ -1,6 +1,6 @@
 """``judge sweep --batch``: every cell of a sweep through the provider's Batch API.
 
-Each cell is one ``judge run --batch`` job (`reljudge.run.batch.run_batch_async`) on the cell's
+Each cell is one ``judge run --batch`` job (`reljudge.run.batch.passes.run_batch_async`) on the cell's
 run directory, with the cell's own request lines (``custom_id`` = the response-cache key, the
 body exactly what the synchronous sweep would send), waves and ``batch/state.json``. Up to
 ``limits.cells`` cells run at the same time, as in a synchronous sweep, so their batches are in
@@ -12,7 +12,7 @@ cells makes many small batches (one or more per cell and round), and ``--batch-l
 holds per cell, not across cells.
 
 ``--max-cost``: one cap over the sweep, at the batch price. When a cell reserves its next waves
-(`reljudge.run.batch_cost.fit_waves`), its cap is the sweep's cap less what every other cell
+(`reljudge.run.batch.cost.fit_waves`), its cap is the sweep's cap less what every other cell
 has spent or reserved (`cell_spent`: its records' cost, or the sum of its waves' reservations,
 whichever is larger). That is read and used with no ``await`` in between, so two cells never
 reserve the same room. When not one request of a cell fits, that cell stops, no new cell starts,
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from reljudge.errors import InputError
 
 if TYPE_CHECKING:
-    from reljudge.run.batch import BatchLimits
+    from reljudge.run.batch.passes import BatchLimits
     from reljudge.sweep.budget import CappedSweep
     from reljudge.sweep.execute import SweepPlan
     from reljudge.sweep.grid import Cell
@@ -50,24 +50,30 @@ class SweepBatchCapped(Exception):
 
 
 def check_batch_models(plan: SweepPlan) -> None:
-    """Every model of the sweep must speak OpenAI's batch format: `InputError` before anything is
-    sent, naming the first that does not."""
+    """Every model of the sweep must be one whose requests its backend can send through a batch
+    (`reljudge.llm.backends.capabilities`): `InputError` before anything is sent, naming the first
+    that cannot."""
     from reljudge.llm.routing import resolve_model
 
     for model in sorted({cell.model_spec.model_string for cell in plan.cells}):
-        backend, _ = resolve_model(model)
-        if backend != "openai":
+        resolved = resolve_model(model)
+        backend = resolved.capabilities
+        if not backend.sends_batches:
             raise InputError(
-                f"--batch sends OpenAI batch requests: {model} uses the {backend} backend (use an OpenAI "
-                "model or openai/<name> with base_url)",
+                f"--batch sends OpenAI batch requests: {model} uses the {resolved.backend} backend (use an "
+                "OpenAI model, openai/<name> with base_url, or litellm/<provider>/<name>)",
                 plan.config.source,
             )
+        try:
+            backend.check_batch_model(resolved.model)
+        except ValueError as err:
+            raise InputError(f"--batch: {model}: {err}", plan.config.source) from None
 
 
 def refuse_live_batches(plan: SweepPlan) -> None:
     """A sweep without ``--batch`` whose cells have batches in flight would send their requests
     again: `InputError` before anything is sent, naming the first such cell."""
-    from reljudge.run.batch_state import live_waves
+    from reljudge.run.batch.state import live_waves
 
     for cell in plan.cells:
         live = live_waves(cell.directory(plan.config.output_dir))
@@ -81,10 +87,10 @@ def refuse_live_batches(plan: SweepPlan) -> None:
 
 def cell_spent(plan: SweepPlan, cell: Cell) -> float:
     """What a cell has spent: its records' cost or what its batch waves were reserved under the cap,
-    whichever is larger (`reljudge.run.batch_cost.spent_usd`)."""
+    whichever is larger (`reljudge.run.batch.cost.spent_usd`)."""
     from reljudge.io.rundir import stream_stats
-    from reljudge.run.batch_collect import BATCH_DIR
-    from reljudge.run.batch_state import STATE_FILE, BatchState
+    from reljudge.run.batch.seam import BATCH_DIR
+    from reljudge.run.batch.state import STATE_FILE, BatchState
 
     directory = cell.directory(plan.config.output_dir)
     path = directory / "judgments.jsonl"
@@ -97,8 +103,8 @@ def cell_spent(plan: SweepPlan, cell: Cell) -> float:
 
 def waves_reserved(plan: SweepPlan) -> int:
     """How many waves the sweep's cells have reserved so far (sent or to be sent)."""
-    from reljudge.run.batch_collect import BATCH_DIR
-    from reljudge.run.batch_state import STATE_FILE, BatchState
+    from reljudge.run.batch.seam import BATCH_DIR
+    from reljudge.run.batch.state import STATE_FILE, BatchState
 
     paths = (cell.directory(plan.config.output_dir) / BATCH_DIR / STATE_FILE for cell in plan.cells)
     return sum(len(BatchState.load(path).waves) for path in paths if path.exists())
@@ -114,12 +120,12 @@ async def run_cells_batch(
 ) -> dict[str, Any]:
     """Run every cell of ``plan`` through the Batch API, up to ``limits.cells`` at the same time
     (see the module docstring); the cells' summaries by cell id. Raises `SweepBatchCapped` at the
-    cap, and `reljudge.run.batch.BatchPending` (``--batch-max-wait``) once every cell started has
+    cap, and `reljudge.run.batch.passes.BatchPending` (``--batch-max-wait``) once every cell started has
     finished or stopped waiting."""
     import asyncio
 
-    from reljudge.run.batch import BatchPending, run_batch_async
-    from reljudge.run.batch_cost import BatchCapped
+    from reljudge.run.batch.cost import BatchCapped
+    from reljudge.run.batch.passes import BatchPending, run_batch_async
     from reljudge.sweep.execute import cell_run_config, write_index
 
     check_batch_models(plan)

@@ -263,7 +263,7 @@ def estimate(plan: SweepPlan) -> dict[str, Any]:
     shared = SharedInputs()  # each dataset loaded, and its pooled passages read, once
     for cell in plan.cells:
         job = prepare(cell_run_config(plan, cell, dry_run=True), shared=shared)
-        est = estimate_job(job.config, job.judge, job.inputs, job.pool)
+        est = estimate_job(job.config, job.judge, job.inputs, job.pool, model=job.model)
         m = per_model.setdefault(cell.model, {"cells": 0, "calls": 0, "cost_usd": 0.0, "done_records": 0})
         m["cells"] += 1
         m["calls"] += est["calls"]

@@ -1,4 +1,4 @@
-"""``judge batch export|import`` (`reljudge.run.batch_files`): a job's requests as OpenAI batch
+"""``judge batch export|import`` (`reljudge.run.batch.exchange`): a job's requests as OpenAI batch
 files, answered by a stand-in for ``vllm run-batch`` (`reljudge.testing.vllm_batch`, vLLM's output
 format), and imported back: the same records a synchronous run makes against the mock server,
 sharded by topic, multi-stage in rounds, and bad output files refused with FILE:LINE."""
@@ -12,8 +12,8 @@ import pytest
 
 from _cli import judge
 from reljudge.io.judgments import read_judgments
-from reljudge.llm.batch.shards import shard_name, shard_of
 from reljudge.run import RunConfig, run_job
+from reljudge.run.batch.requests import shard_name, shard_of
 from reljudge.testing import MockLLMServer
 from reljudge.testing.vllm_batch import run_batch
 

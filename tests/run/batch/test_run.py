@@ -23,7 +23,7 @@ from reljudge.cli import app
 from reljudge.errors import EXIT_BUDGET, EXIT_OK, InputError
 from reljudge.io.judgments import read_judgments
 from reljudge.run import RunConfig
-from reljudge.run.batch import BatchLimits, run_batch_async
+from reljudge.run.batch.passes import BatchLimits, run_batch_async
 from reljudge.testing import MockLLMServer
 
 MODEL = "openai/gpt-4o-mini"

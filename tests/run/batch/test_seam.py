@@ -1,4 +1,4 @@
-"""The batch seam (`reljudge.run.batch_collect`, `reljudge.llm.batch`): collect a job's requests
+"""The batch seam (`reljudge.run.batch.seam`, `reljudge.llm.batch`): collect a job's requests
 as OpenAI batch lines, answer them elsewhere, ingest the output lines, and the next pass makes the
 same records a synchronous run makes. Here the lines are answered by posting each body to the
 mock server's chat route (a real HTTP server on 127.0.0.1), the way ``vllm run-batch`` would."""
@@ -20,7 +20,7 @@ from reljudge.llm.batch.lines import (
     request_custom_id,
 )
 from reljudge.run import RunConfig, run_job
-from reljudge.run.batch_collect import BatchSession
+from reljudge.run.batch.seam import BatchSession
 from reljudge.testing import MockLLMServer
 
 MODEL = "openai/gpt-4o-mini"
@@ -210,7 +210,7 @@ def test_the_batch_price_is_the_tables_own_else_the_synchronous_one():
 
 def test_a_damaged_batch_state_is_an_input_error(tmp_path):
     from reljudge.errors import InputError
-    from reljudge.run.batch_state import BatchState, live_waves
+    from reljudge.run.batch.state import BatchState, live_waves
 
     path = tmp_path / "batch" / "state.json"
     path.parent.mkdir()
@@ -219,7 +219,7 @@ def test_a_damaged_batch_state_is_an_input_error(tmp_path):
         BatchState.load(path)
     assert live_waves(tmp_path) == 0
     state = BatchState(path)
-    from reljudge.run.batch_state import Wave
+    from reljudge.run.batch.state import Wave
 
     state.waves.append(Wave(n=0, file="wave-00000.jsonl", lines=1, bytes=10))
     state.step(state.waves[0], "creating")

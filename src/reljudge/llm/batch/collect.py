@@ -14,14 +14,17 @@ collected earlier in this pass is written once. An answer of one of this run's b
 unreadable answer (``refresh=True``) is its own request, under `refresh_key`, since the first
 answer must stay readable until the item's record is written; the judge's `LLMClient.forget`
 calls are kept and done by `BatchCollector.apply_forgets` once no pass defers anything.
+
+Where the lines go is the sink's business (`reljudge.run.batch.requests`: one request file, or
+shards by topic); a judge's chat names its topic in `REQUEST_TOPIC` for the sink that sorts by it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Container
+from contextvars import ContextVar
 from dataclasses import replace
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from reljudge.llm.batch.failures import FailureLog
 from reljudge.llm.batch.lines import request_line
@@ -30,38 +33,21 @@ from reljudge.llm.results import ResultBuilder
 from reljudge.llm.types import ChatResult, Completion, Deferred, ProviderError
 from reljudge.records import Usage, sha256_text
 
+#: the topic (query text) of the chat being made in this task, None when the chat names none
+#: (set by `reljudge.judges.context.JudgeContext.chat`; read by a sink that sorts lines by topic)
+REQUEST_TOPIC: ContextVar[str | None] = ContextVar("reljudge_request_topic", default=None)
+
 
 def refresh_key(key: str) -> str:
     """The custom_id (and cache key) of the re-ask of the request ``key`` in a batch."""
     return sha256_text(f"refresh:{key}")
 
 
-class RequestFile:
-    """Request lines appended to one file as they are collected (never held in memory)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle: IO[bytes] | None = self.path.open("wb")
-        self.lines = 0
-        self.bytes = 0
-
-    def write(self, line: bytes) -> None:
-        assert self._handle is not None, "the request file is closed"
-        self._handle.write(line)
-        self.lines += 1
-        self.bytes += len(line)
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-
 class BatchCollector:
     """What the client needs in collect mode (see the module docstring).
 
-    ``sink`` receives the request lines (a `RequestFile`, or anything with ``write(bytes)``);
+    ``sink`` receives the request lines (anything with ``write(bytes)``, e.g.
+    `reljudge.run.batch.requests.RequestFile`);
     ``failures`` the failed lines of this run's batches; ``live`` the custom_ids of batches sent
     and not yet ingested; ``fresh`` those whose answers this run's batches brought."""
 
@@ -190,4 +176,4 @@ def _count(value: Any) -> int:
     return clamp_tokens(value)
 
 
-__all__ = ["BatchCollector", "Deferred", "RequestFile", "failed_result", "refresh_key"]
+__all__ = ["REQUEST_TOPIC", "BatchCollector", "Deferred", "failed_result", "refresh_key"]

@@ -1,7 +1,7 @@
 """A provider's Batch API through LiteLLM's batch functions (``litellm.acreate_file``,
 ``acreate_batch``, ``aretrieve_batch``, ``afile_content``, ``afile_list``, ``alist_batches``,
 ``acancel_batch``): the second adapter of the batch service, with `BatchService`'s interface,
-chosen for a ``litellm/<provider>/<model>`` model (`reljudge.run.batch`).
+chosen for a ``litellm/<provider>/<model>`` model (`reljudge.llm.backends.capabilities`).
 
 Providers (`reljudge.llm.backends.litellm.BATCH_PROVIDERS`): LiteLLM 1.106 speaks OpenAI's files
 and batches for ``openai`` (OpenAI, or any server implementing ``/v1/files`` and ``/v1/batches``

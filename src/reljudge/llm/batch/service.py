@@ -79,7 +79,7 @@ class BatchService:
         #: for what must not happen twice (an upload, a batch's creation): no retry by the SDK, which
         #: sends no idempotency key -- a timeout after the provider acted would make a second file
         #: or batch, paid twice. A failure ends the run; the same command looks the file or batch
-        #: up by name or metadata before it sends again (`reljudge.run.batch`).
+        #: up by name or metadata before it sends again (`reljudge.run.batch.passes`).
         self._once = self._client.with_options(max_retries=0)
         self.max_download_bytes = max_download_bytes
         self._redact = redact

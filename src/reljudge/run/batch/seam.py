@@ -19,7 +19,7 @@ the unreadable answers the judge asked again from the cache.
 
 The run directory keeps the batch's files under ``batch/`` (`BATCH_DIR`): ``failures.jsonl``
 (the lines that brought no good answer; ``--retry-failed`` starts it anew so that they are sent
-again), and the waves of `reljudge.run.batch`.
+again), and the waves of `reljudge.run.batch.passes`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from reljudge.llm.batch.collect import BatchCollector
     from reljudge.llm.batch.failures import FailureLog
     from reljudge.llm.batch.ingest import IngestReport
+    from reljudge.llm.routing import ResolvedModel
     from reljudge.run.config import RunConfig
     from reljudge.run.summary import RunSummary
 
@@ -61,6 +62,21 @@ class BatchPass:
         return self.deferred == 0
 
 
+def check_batch_model(model: ResolvedModel) -> None:
+    """`InputError` when the requests of ``model`` cannot go through a batch: its backend sends
+    none, or not for this model (`reljudge.llm.backends.capabilities`)."""
+    backend = model.capabilities
+    if not backend.sends_batches:
+        raise InputError(
+            f"batch mode sends OpenAI batch requests: use an OpenAI model, openai/<name> with "
+            f"--base-url, or litellm/<provider>/<name> (not the {model.backend} backend)"
+        )
+    try:
+        backend.check_batch_model(model.model)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+
+
 def run_directory(config: RunConfig) -> Path:
     """The run directory of ``config`` (its ``--out``, or the default one of its dataset)."""
     if config.output is not None:
@@ -78,28 +94,15 @@ class BatchSession:
         from reljudge.llm import LLMClient
         from reljudge.llm.batch.collect import BatchCollector
         from reljudge.llm.batch.failures import FailureLog
-        from reljudge.llm.routing import resolve_model
-        from reljudge.run.prepare import client_config
+        from reljudge.run.prepare import client_config, resolve_job_model
 
         if not config.use_cache:
             raise InputError(
                 "batch mode needs the response cache (answers come back through it): drop --no-cache"
             )
-        backend, name = resolve_model(config.model)
-        if backend == "litellm":
-            from reljudge.llm.backends.litellm import batch_provider
-
-            try:
-                batch_provider(name)
-            except ValueError as err:
-                raise InputError(str(err)) from None
-        elif backend != "openai":
-            raise InputError(
-                f"batch mode sends OpenAI batch requests: use an OpenAI model, openai/<name> with "
-                f"--base-url, or litellm/<provider>/<name> (not the {backend} backend)"
-            )
-        #: the backend the batches go through ("openai": the SDK; "litellm": LiteLLM's batch API)
-        self.backend = backend
+        #: the job's model, resolved once; its backend's batch service sends the waves
+        self.model = resolve_job_model(config)
+        check_batch_model(self.model)
         self.dir = run_directory(config)
         self.config = config.model_copy(update={"output": self.dir})
         self.batch_dir = self.dir / BATCH_DIR
@@ -107,7 +110,7 @@ class BatchSession:
         self.collector: BatchCollector = BatchCollector(None, failures=self.failures)
         #: the custom_ids whose answers this session ingested (their hits count as calls)
         self.fresh: set[str] = set()
-        cfg = replace(client_config(self.config), max_cost_usd=None)
+        cfg = replace(client_config(self.config, model=self.model), max_cost_usd=None)
         self.client: LLMClient = LLMClient(cfg, batch=self.collector)  # its backend opens when first used
         self.client._cache.open()
         if self.client._cache.db is None:
@@ -139,8 +142,8 @@ class BatchSession:
         ``requests``, replaced) for what cannot. ``live``: custom_ids sent and not yet ingested
         (deferred, not collected again); ``fresh``: those this run's batches answered (default:
         those this session ingested); ``sink``: where the lines go instead of that file (anything
-        with ``write(bytes)`` and ``close()``, e.g. `reljudge.llm.batch.shards.ShardedRequestFiles`)."""
-        from reljudge.llm.batch.collect import RequestFile
+        with ``write(bytes)`` and ``close()``, e.g. `reljudge.run.batch.requests.ShardedRequestFiles`)."""
+        from reljudge.run.batch.requests import RequestFile
         from reljudge.run.job import run_job_async
 
         sink = RequestFile(requests) if sink is None else sink

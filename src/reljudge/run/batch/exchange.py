@@ -3,10 +3,10 @@ engine reljudge does not drive (``vllm run-batch`` on one's own GPUs, a Ray Data
 tool that reads and writes the OpenAI batch format), and that engine's output files back into the
 run directory.
 
-Both stand on the batch seam (`reljudge.run.batch_collect.BatchSession`): an export is one pass
+Both stand on the batch seam (`reljudge.run.batch.seam.BatchSession`): an export is one pass
 of the job in collect mode -- every item whose answers are there gets its record, the requests of
 the others are written as request lines, optionally split by topic into shards
-(`reljudge.llm.batch.shards`) -- and an import ingests output lines into the job's response cache
+(`reljudge.run.batch.requests`) -- and an import ingests output lines into the job's response cache
 and failure log exactly as a synchronous answer would be stored, then makes a pass that writes
 the records the answers complete. A multi-stage method (EXAM, nuggets, the pairwise sampler)
 needs export -> run -> import once per stage; an export that collects nothing says the job is
@@ -32,7 +32,7 @@ from reljudge.records import utc_now
 
 if TYPE_CHECKING:
     from reljudge.llm.batch.ingest import IngestReport
-    from reljudge.run.batch_collect import BatchSession
+    from reljudge.run.batch.seam import BatchSession
     from reljudge.run.config import RunConfig
     from reljudge.run.summary import RunSummary
 
@@ -146,7 +146,7 @@ async def export_requests(config: RunConfig, target: Path, *, shards: int = 1) -
     """One collect pass of ``config``'s job writing its request lines to ``target``: a file
     (``shards`` 1), or a directory of ``shards`` files split by topic. Files appear whole (written
     as ``*.part``, renamed at the end); a directory's earlier shard files are replaced."""
-    from reljudge.run.batch_collect import BatchSession, run_directory
+    from reljudge.run.batch.seam import BatchSession, run_directory
 
     target = Path(target)
     _refuse_live_batches(run_directory(config))
@@ -177,7 +177,7 @@ async def export_requests(config: RunConfig, target: Path, *, shards: int = 1) -
 def _refuse_live_batches(run_dir: Path) -> None:
     """Files for another engine would ask again what batches of ``judge run --batch`` are
     answering: refused while that run directory has batches in flight."""
-    from reljudge.run.batch_state import live_waves
+    from reljudge.run.batch.state import live_waves
 
     live = live_waves(run_dir)
     if live:
@@ -192,8 +192,7 @@ class _RequestSink:
     (`ShardedRequestFiles`); ``*.part`` until `commit`."""
 
     def __init__(self, target: Path, shards: int) -> None:
-        from reljudge.llm.batch.collect import RequestFile
-        from reljudge.llm.batch.shards import MAX_SHARDS, ShardedRequestFiles
+        from reljudge.run.batch.requests import MAX_SHARDS, RequestFile, ShardedRequestFiles
 
         if not 1 <= shards <= MAX_SHARDS:
             raise InputError(f"--shards must be between 1 and {MAX_SHARDS}, not {shards}")
@@ -215,7 +214,7 @@ class _RequestSink:
     def discard(self) -> None:
         import shutil
 
-        from reljudge.llm.batch.collect import RequestFile
+        from reljudge.run.batch.requests import RequestFile
 
         self.close()
         if isinstance(self.sink, RequestFile):
@@ -227,8 +226,7 @@ class _RequestSink:
         """Put the files in place; their paths, lines and bytes (none when nothing was written)."""
         import os
 
-        from reljudge.llm.batch.collect import RequestFile
-        from reljudge.llm.batch.shards import shard_name
+        from reljudge.run.batch.requests import RequestFile, shard_name
 
         self.close()
         sink = self.sink
@@ -310,7 +308,7 @@ async def import_outputs(
 ) -> ImportResult:
     """Ingest ``outputs`` (OpenAI batch output or error files, ``vllm run-batch`` output) into
     ``config``'s job, then make a pass that writes the records they complete (module docstring)."""
-    from reljudge.run.batch_collect import BATCH_DIR, BatchSession, run_directory
+    from reljudge.run.batch.seam import BATCH_DIR, BatchSession, run_directory
 
     run_dir = run_directory(config)
     _refuse_live_batches(run_dir)

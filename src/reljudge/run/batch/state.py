@@ -39,7 +39,7 @@ class Wave:
     completed: int = 0
     failed: int = 0
     cost_usd: float = 0.0  # what the wave was reserved under the cost cap
-    tokens: int = 0  # its tokens as the enqueued-token limit counts them (`reljudge.run.batch`)
+    tokens: int = 0  # its tokens as the enqueued-token limit counts them (`reljudge.run.batch.passes`)
 
     @property
     def live(self) -> bool:

@@ -20,8 +20,8 @@ from reljudge.llm.client import UNBOUNDED_ANSWER_TOKENS
 from reljudge.llm.pricing import batch_price, price_cost
 
 if TYPE_CHECKING:
-    from reljudge.run.batch_collect import BatchSession
-    from reljudge.run.batch_state import BatchState, Wave
+    from reljudge.run.batch.seam import BatchSession
+    from reljudge.run.batch.state import BatchState, Wave
     from reljudge.run.config import RunConfig
     from reljudge.run.summary import RunSummary
 
@@ -112,5 +112,7 @@ def confirm_batch_job(config: RunConfig, confirm: Callable[[dict[str, Any]], boo
     job = prepare(config, read_existing=False)
     if job.rundir.judgments_path.exists() or (job.rundir.path / "batch").exists():
         return
-    if not confirm(estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices, batch=True)):
+    if not confirm(
+        estimate_job(job.config, job.judge, job.inputs, job.pool, job.prices, batch=True, model=job.model)
+    ):
         raise NotConfirmed("not confirmed: nothing was sent and nothing was written")

@@ -1,6 +1,6 @@
 """``judge run --batch``: a job through a provider's Batch API, resumably.
 
-The job runs in passes (`reljudge.run.batch_collect.BatchSession`): a pass makes the records it
+The job runs in passes (`reljudge.run.batch.seam.BatchSession`): a pass makes the records it
 can and collects the requests it cannot answer yet; these are split into waves under the
 provider's limits (`MAX_REQUESTS_PER_BATCH` requests, `MAX_BATCH_FILE_BYTES` bytes per file),
 each wave uploaded and created as one batch (the official SDK, `reljudge.llm.batch.service`),
@@ -9,7 +9,7 @@ next pass. A multi-stage method runs as successive rounds; the job ends with a p
 nothing.
 
 Never twice: the waves and how far each got live in ``batch/state.json``
-(`reljudge.run.batch_state`), written before every remote action. A run started again re-attaches
+(`reljudge.run.batch.state`), written before every remote action. A run started again re-attaches
 to the waves not yet ingested -- finding a file or batch sent just before a kill by its name or
 metadata -- before collecting anything, so no request is sent in two batches.
 
@@ -35,9 +35,9 @@ from reljudge.llm.batch.lines import (
     is_custom_id,
     request_custom_id,
 )
-from reljudge.run.batch_collect import BatchSession
-from reljudge.run.batch_cost import fit_waves
-from reljudge.run.batch_state import STATE_FILE, BatchState, Wave
+from reljudge.run.batch.cost import fit_waves
+from reljudge.run.batch.seam import BatchSession
+from reljudge.run.batch.state import STATE_FILE, BatchState, Wave
 
 if TYPE_CHECKING:
     from reljudge.llm.batch.service import BatchInfo, BatchService
@@ -119,22 +119,12 @@ async def run_batch_async(
 
 
 def _service(session: BatchSession) -> BatchService:
-    from reljudge.llm.batch.service import BatchService
-
+    """The Batch API adapter of the job's backend (`reljudge.llm.backends.capabilities`)."""
     cfg = session.client.config
+    model = session.model
     try:
-        if session.backend == "litellm":
-            from reljudge.llm.batch.litellm_service import LitellmBatchService
-            from reljudge.llm.routing import resolve_model
-
-            return LitellmBatchService(  # type: ignore[return-value]  # BatchService's interface
-                resolve_model(session.config.model).model,
-                base_url=cfg.base_url,
-                api_key=cfg.api_key,
-                timeout_s=max(cfg.timeout_s, 60.0),
-                redact=session.client._redact,
-            )
-        return BatchService(
+        service: BatchService = model.capabilities.batch_service(
+            model.model,
             base_url=cfg.base_url,
             api_key=cfg.api_key,
             timeout_s=max(cfg.timeout_s, 60.0),
@@ -142,6 +132,7 @@ def _service(session: BatchSession) -> BatchService:
         )
     except ValueError as err:
         raise InputError(str(err)) from None
+    return service
 
 
 class _Runner:

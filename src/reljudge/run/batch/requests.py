@@ -1,29 +1,50 @@
-"""Request files split into shards by topic, for running a job's requests on several machines
-(one ``vllm run-batch`` per GPU node, say) with every request of a topic on the same one.
+"""Where a pass's request lines go, the sinks of the collect mode
+(`reljudge.llm.batch.collect.BatchCollector`): one request file (`RequestFile`), or request files
+split into shards by topic (`ShardedRequestFiles`), for running a job's requests on several
+machines (one ``vllm run-batch`` per GPU node, say) with every request of a topic on the same one.
 
 The prompts of one topic share their beginning (the instructions and the query), so keeping a
 topic's requests together lets an engine's prefix cache serve that shared part once. A judge's
-chat says which topic it is about through `REQUEST_TOPIC` (set by
-`reljudge.judges.context.JudgeContext.chat` to the query text); `ShardedRequestFiles`, a sink of
-the collect mode (`reljudge.llm.batch.collect.BatchCollector`), sends each request line to the
-shard its topic hashes to, or -- for a chat that names no topic -- the shard its custom_id hashes
-to. The assignment is stable: the same topic goes to the same shard in every pass and on every
-machine.
+chat says which topic it is about through `reljudge.llm.batch.collect.REQUEST_TOPIC` (set by
+`reljudge.judges.context.JudgeContext.chat` to the query text); `ShardedRequestFiles` sends each
+request line to the shard its topic hashes to, or -- for a chat that names no topic -- the shard
+its custom_id hashes to. The assignment is stable: the same topic goes to the same shard in every
+pass and on every machine.
 """
 
 from __future__ import annotations
 
 import hashlib
-from contextvars import ContextVar
 from pathlib import Path
 from typing import IO
 
+from reljudge.llm.batch.collect import REQUEST_TOPIC
 from reljudge.llm.batch.lines import request_custom_id
 
-#: the topic (query text) of the chat being made in this task, None when the chat names none
-REQUEST_TOPIC: ContextVar[str | None] = ContextVar("reljudge_request_topic", default=None)
 #: the most shards a job's requests are split into
 MAX_SHARDS = 4096
+
+
+class RequestFile:
+    """Request lines appended to one file as they are collected (never held in memory)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle: IO[bytes] | None = self.path.open("wb")
+        self.lines = 0
+        self.bytes = 0
+
+    def write(self, line: bytes) -> None:
+        assert self._handle is not None, "the request file is closed"
+        self._handle.write(line)
+        self.lines += 1
+        self.bytes += len(line)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
 
 def shard_of(topic: str | None, custom_id: str, shards: int) -> int:

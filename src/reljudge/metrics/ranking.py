@@ -25,11 +25,10 @@ checks this with random permutations). Methods:
   meta-evaluation reports it beside Spearman ρ);
 - ``rbo`` — extrapolated RBO of the two orderings (p default 0.9; the ``rbo`` package's default
   p of ``rbo()`` is 1.0, i.e. average overlap, which is not used). Without ties it equals the
-  ``rbo`` package's ``rbo_ext``. With ties it is Corsi & Urbano's RBO^b ("The Treatment of Ties
-  in Rank-Biased Overlap", SIGIR 2024): a system in a tie group that spans depth d counts in the
-  top d with the share of its group above d (its chance to be there under a random order of the
-  group), and the overlap at each depth is normalised by the two rankings' own overlaps, so a
-  ranking has RBO 1 with itself (`rbo_ties`).
+  ``rbo`` package's ``rbo_ext``. With ties, as for ``tau_ap``, the mean over every order that
+  breaks the ties, one order breaking them in both rankings, in closed form (`rbo_ties`): a
+  ranking has RBO 1 with itself, and ties in one ranking only give Corsi & Urbano's RBO^a ("The
+  Treatment of Ties in Rank-Biased Overlap", SIGIR 2024).
 
 Each method is also a `RankingMeasure` (`KENDALL_TAU_B`, `SPEARMAN`, `TAU_AP`, `TAU_AP_B`,
 `RBO_P09`), registered in `reljudge.metrics.registry`, which is how ``judge evaluate``,
@@ -163,38 +162,83 @@ def kendall_tau_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
+def _tie_groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per system: how many systems rank strictly above it, and the size of its tie group."""
+    n_above = (values[:, None] > values[None, :]).sum(axis=0)
+    group = (values[:, None] == values[None, :]).sum(axis=0)
+    return n_above, group
+
+
 def _depth_shares(values: np.ndarray) -> np.ndarray:
     """Systems × depths (1..n): the chance a system is in the top ``d`` when its tie group is in
     random order -- 0 above its group, the share ``(d - p) / t`` of its group (``t`` systems below
     ``p`` others) that fits above ``d`` inside it, 1 below it."""
-    n = values.size
-    n_above = (values[:, None] > values[None, :]).sum(axis=0)
-    group = (values[:, None] == values[None, :]).sum(axis=0)
-    depth = np.arange(1, n + 1, dtype=float)
+    n_above, group = _tie_groups(values)
+    depth = np.arange(1, values.size + 1, dtype=float)
     return np.clip((depth[None, :] - n_above[:, None]) / group[:, None], 0.0, 1.0)
 
 
+def _expected_overlaps(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """E[X_d], d = 1..n: the expected overlap of the top-``d`` sets of the rankings by ``x`` and
+    ``y`` when one uniformly random order of the systems breaks the ties in both.
+
+    A system is in both tops with the product of its two chances (`_depth_shares`) unless ``d``
+    falls inside its tie group in both rankings; then the two events share the system's place
+    ``u`` in the random order: given ``u``, each other member of a group precedes it with chance
+    ``u``, independently, so with ``c`` systems tied with it in both rankings and ``a`` / ``b``
+    in one only, P = ∫₀¹ Σ_k Bin(k; c, u) F(α - k; a, u) F(β - k; b, u) du (α, β: how many may
+    precede it), integrated exactly by Gauss-Legendre (the integrand is a polynomial of degree
+    at most n)."""
+    from scipy.stats import binom
+
+    n = x.size
+    a = _depth_shares(x)
+    b = _depth_shares(y)
+    joint = a * b
+    inside = (a > 0) & (a < 1) & (b > 0) & (b < 1)
+    if inside.any():
+        above_x, _ = _tie_groups(x)
+        above_y, _ = _tie_groups(y)
+        nodes, weights = np.polynomial.legendre.leggauss(n // 2 + 2)
+        u, w = (nodes + 1.0) / 2.0, weights / 2.0
+        for i in np.flatnonzero(inside.any(axis=1)):
+            in_x = x == x[i]
+            in_y = y == y[i]
+            in_x[i] = in_y[i] = False
+            c = int(np.count_nonzero(in_x & in_y))
+            a_only = int(np.count_nonzero(in_x & ~in_y))
+            b_only = int(np.count_nonzero(in_y & ~in_x))
+            shared = binom.pmf(np.arange(c + 1)[:, None], c, u[None, :])  # k × nodes
+            for d0 in np.flatnonzero(inside[i]):
+                alpha = d0 - above_x[i]  # at most alpha systems of its x group may precede it
+                beta = d0 - above_y[i]
+                k = np.arange(c + 1)[:, None]
+                integrand = shared * binom.cdf(alpha - k, a_only, u) * binom.cdf(beta - k, b_only, u)
+                joint[i, d0] = float(integrand.sum(axis=0) @ w)
+    return joint.sum(axis=0)
+
+
 def rbo_ties(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, p: float = 0.9) -> float:
-    """Extrapolated rank-biased overlap of the rankings by ``x`` and ``y`` (the same systems,
-    best-first by the highest value), ties as in Corsi & Urbano's RBO^b (SIGIR 2024):
+    """Extrapolated rank-biased overlap (Webber, Moffat & Zobel 2010) of the rankings by ``x``
+    and ``y`` (the same systems, best-first by the highest value):
 
-        RBO = (1 − p)/p · Σ_{d=1..n} A_d p^d + p^n,   A_d = X_d / √(Σ_i a_id² · Σ_i b_id²),
+        RBO = (1 − p)/p · Σ_{d=1..n} (X_d / d) p^d + p^n,
 
-    ``a_id`` / ``b_id`` the chance system ``i`` is in the top ``d`` of each ranking when its tie
-    group is ordered at random (`_depth_shares`: 0 or 1 outside a tie group spanning ``d``) and
-    ``X_d = Σ_i a_id b_id``. Without ties ``A_d`` is the overlap of the two top-``d`` sets over
-    ``d`` and this is Webber et al.'s RBO_ext (the ``rbo`` package's ``rbo_ext``). A ranking has
-    RBO 1 with itself whatever its ties."""
+    ``X_d`` the overlap of the two top-``d`` sets -- without ties, the ``rbo`` package's
+    ``rbo_ext``. With ties: the mean of that value over every order that breaks the ties, one
+    order breaking them in both rankings (as for `tau_ap`), exact because RBO is linear in the
+    ``X_d`` (`_expected_overlaps`). So a ranking has RBO 1 with itself whatever its ties, and
+    when only one ranking ties this is Corsi & Urbano's RBO^a (the expected RBO under random
+    tie-breaking, SIGIR 2024). Never depends on the order the systems are listed in."""
     if not 0.0 < p < 1.0:
         raise ValueError(f"RBO needs 0 < p < 1, not {p}")
-    a = _depth_shares(np.asarray(x, float))
-    b = _depth_shares(np.asarray(y, float))
-    n = a.shape[0]
+    a = np.asarray(x, float)
+    b = np.asarray(y, float)
+    n = a.size
     if n == 0:
         return float("nan")
-    overlap = (a * b).sum(axis=0) / np.sqrt((a * a).sum(axis=0) * (b * b).sum(axis=0))
     depth = np.arange(1, n + 1, dtype=float)
-    return float((1.0 - p) / p * np.sum(overlap * p**depth) + p**n)
+    return float((1.0 - p) / p * np.sum(_expected_overlaps(a, b) / depth * p**depth) + p**n)
 
 
 def _rbo(x: np.ndarray, y: np.ndarray, p: float) -> float:

@@ -278,3 +278,27 @@ def test_cut_runs_leave_cutoff_measures_unchanged_also_with_tied_scores():
         for m in measures:
             assert system_measures(qrels, cut, m) == system_measures(qrels, tied, m)
     assert cut_runs(tied, ["nDCG@10", "AP(rel=2)"]) is tied  # AP looks at the whole list
+
+
+def test_cut_runs_keep_what_trec_eval_sees_when_scores_tie_only_in_float32():
+    import pytrec_eval
+
+    from reljudge.metrics.measures import cut_runs, system_measures, trec_eval_order
+
+    # d10 and d11 tie in float32 (trec_eval's precision) but not in float64: trec_eval puts the
+    # greater docid, d11 (relevant), 10th, while a cut at the 10th float64 score dropped it
+    low = 0.3
+    assert np.float32(np.nextafter(low, 0.0)) == np.float32(low) and np.nextafter(low, 0.0) < low
+    docs = {f"d0{i}": 1.0 - i / 20 for i in range(1, 10)}
+    docs |= {"d10": low, "d11": float(np.nextafter(low, 0.0)), "d12": 0.1, "d13": 0.05}
+    qrels = {"q1": {"d11": 2, "d01": 1, "d12": 3}}
+    runs = {"r": {"q1": docs}}
+    assert trec_eval_order(docs)[9:11] == ["d11", "d10"]
+    cut = cut_runs(runs, ["nDCG@10", "P@10", "RR@10"])
+    assert set(cut["r"]["q1"]) == set(docs) - {"d12", "d13"}
+    reference = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "P_10"}).evaluate(runs["r"])["q1"]
+    for m, key in (("nDCG@10", "ndcg_cut_10"), ("P@10", "P_10")):
+        assert system_measures(qrels, cut, m) == system_measures(qrels, runs, m), m
+        assert system_measures(qrels, cut, m)["r"]["q1"] == pytest.approx(reference[key], abs=1e-15), m
+    assert system_measures(qrels, cut, "P@10")["r"]["q1"] == pytest.approx(0.2)  # d01 and d11
+    assert system_measures(qrels, cut, "RR@10") == system_measures(qrels, runs, "RR@10")

@@ -109,6 +109,7 @@ def test_names_are_unique_and_lookups_work():
         "kendall_tau_b",
         "spearman",
         "tau_ap",
+        "tau_ap_b",
         "rbo_p0.9",
     ]
     assert [m.name for m in registry.ranking_measures("fd")] == ["kendall_tau_b", "spearman", "tau_ap"]
@@ -197,6 +198,7 @@ def test_a_new_ranking_method_reaches_evaluate_and_fd(files, fresh_registry):
         "kendall_ci_high",
         "spearman",
         "tau_ap",
+        "tau_ap_b",
         "rbo_p0.9",
         "pearson",
     ]

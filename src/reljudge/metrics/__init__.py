@@ -9,14 +9,14 @@ system-level values are ``{system: value}`` or ``{system: {qid: value}}``.
   `kappa_block`;
 - system level: `compatibility` / `Compatibility` (Clarke's RBO-based compatibility),
   `system_measures` / `per_topic_measure` / `mean_measure` (ir_measures), `ranking_agreement`,
-  `bootstrap_ranking_agreement`, `tau_ap`;
+  `bootstrap_ranking_agreement`, `tau_ap`, `tau_ap_b`, `rbo_ties`;
 - the measure registry (`reljudge.metrics.registry`): `JudgmentMeasure` / `RankingMeasure`
   objects, `MEASURES`, `judgment_measures`, `ranking_measures`, `ranking_measure`.
 
 The Fréchet distance is the FD analysis's (`reljudge.analyses.fd`), the similarity of answers the
 answers analysis's (`reljudge.analyses.answers`), passage vectors `reljudge.vectors`'.
 
-Heavy dependencies (scipy, ir_measures, rbo) are imported on use.
+Heavy dependencies (scipy, ir_measures) are imported on use.
 """
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ from reljudge.metrics.ranking import (
     bootstrap_ranking_agreement,
     kendall_tau_b_batch,
     ranking_agreement,
+    rbo_ties,
     tau_ap,
+    tau_ap_b,
 )
 from reljudge.metrics.registry import MEASURES, judgment_measures, ranking_measure, ranking_measures
 
@@ -82,8 +84,10 @@ __all__ = [
     "ranking_measure",
     "ranking_measures",
     "rbo_clarke",
+    "rbo_ties",
     "self_rbo",
     "system_measures",
     "tau_ap",
+    "tau_ap_b",
     "topic_compatibility",
 ]

@@ -1,14 +1,21 @@
 """Standard IR measures from human qrels, computed by ir_measures (pytrec_eval backend).
 
-trec_eval conventions apply: a run is ordered by score descending with ties by docid
-descending, gains are the qrels grades, and a topic without qrels is not scored. Measure
-names may be given in ir_measures form (``nDCG@10``) or trec_eval form (``ndcg_cut_10``).
+trec_eval conventions apply to every measure pytrec_eval computes (nDCG, nDCG@k, P@k, AP, RR
+without a cutoff, R@k, ...): a run is ordered by score descending, the scores compared as
+trec_eval stores them -- in single precision (C ``float``), so two scores that differ only
+beyond float32 precision tie -- and ties are broken by docid descending (trec_eval's
+``comp_sim_docno``: the greater docid first); gains are the qrels grades, and a topic without
+qrels is not scored. `trec_eval_order` gives that order. ir_measures computes ``RR@k`` with its
+MS MARCO provider instead (trec_eval has no cutoff for RR), which orders by the double-precision
+score, ties by docid ascending. Measure names may be given in ir_measures form (``nDCG@10``) or
+trec_eval form (``ndcg_cut_10``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
+
+import numpy as np
 
 from reljudge.errors import InputError
 
@@ -39,12 +46,22 @@ def measure_cutoff(name: str) -> int | None:
     return int(cutoff) if cutoff is not None else None
 
 
+def trec_eval_order(docs: Mapping[str, float]) -> list[str]:
+    """The docids of one topic's ranking in trec_eval's order: score descending with the scores
+    compared in single precision (as trec_eval stores them), ties by docid descending."""
+    single = np.asarray(list(docs.values()), dtype=np.float64).astype(np.float32)
+    return [d for _, d in sorted(zip(single.tolist(), docs, strict=True), reverse=True)]
+
+
 def cut_runs(runs: Mapping[str, Scores], measures: list[str] | tuple[str, ...]) -> Mapping[str, Scores]:
     """The runs cut to what the measures can see, when every measure has a cutoff: per topic, the
-    documents scoring at least the ``c``-th highest score (``c`` the largest cutoff), so a tie
-    group at the cut is kept whole, in the run's own order -- the measures' values stay the same
-    whatever rule a measure's provider breaks ties by, and evaluating them again and again is
-    faster. The runs themselves when a measure looks at the whole list."""
+    documents scoring at least the ``c``-th highest score (``c`` the largest cutoff), the scores
+    compared in single precision as trec_eval compares them, so a tie group at the cut -- also
+    one that ties only in float32 -- is kept whole, in the run's own order. Every document that
+    trec_eval (float32 scores, ties by docid descending) or a provider ordering by the double
+    score (ir_measures' ``RR@k``) can rank within the top ``c`` is kept, so the measures' values
+    stay the same as on the whole runs, and evaluating them again and again is faster. The runs
+    themselves when a measure looks at the whole list."""
     cutoffs = [measure_cutoff(m) for m in measures]
     if not cutoffs or any(c is None for c in cutoffs):
         return runs
@@ -53,9 +70,13 @@ def cut_runs(runs: Mapping[str, Scores], measures: list[str] | tuple[str, ...]) 
     for name, run in runs.items():
         cut: dict[str, dict[str, float]] = {}
         for q, docs in run.items():
-            scores = sorted((float(v) for v in docs.values()), reverse=True)
-            floor = scores[depth - 1] if len(scores) >= depth else -math.inf
-            cut[q] = {d: float(v) for d, v in docs.items() if float(v) >= floor}
+            if len(docs) <= depth:
+                cut[q] = {d: float(v) for d, v in docs.items()}
+                continue
+            with np.errstate(over="ignore"):  # a score beyond float32's range is inf for trec_eval too
+                single = np.asarray(list(docs.values()), dtype=np.float64).astype(np.float32)
+            floor = np.partition(single, single.size - depth)[single.size - depth]
+            cut[q] = {d: float(v) for (d, v), keep in zip(docs.items(), single >= floor, strict=True) if keep}
         out[name] = cut
     return out
 

@@ -1,22 +1,38 @@
 """Agreement between two system rankings, with bootstrap confidence intervals over topics.
 
 Each ranking is given as ``{system: value}`` (higher is better unless the method's caller
-negates the values). Methods:
+negates the values). Every measure is a function of the values alone: the order in which the
+systems are listed never changes it, also when values tie (tests/test_metrics_ranking_ties.py
+checks this with random permutations). Methods:
 
-- ``kendall`` — Kendall τ-b (scipy; the default, as in the Arabzadeh & Clarke papers);
+- ``kendall`` — Kendall τ-b (scipy; the default, as in the Arabzadeh & Clarke papers): a pair
+  tied in either ranking is neither concordant nor discordant, and τ-b's normalisation makes a
+  ranking agree fully with itself;
 - ``tau_ap`` — Yilmaz et al.'s AP correlation of the *second* ranking against the first
-  (asymmetric; tied reference values count one half; ties in the second ranking are broken
-  by the first argument's order of systems);
-- ``spearman`` — Spearman ρ (scipy);
+  (asymmetric). Without ties it is Yilmaz's τ_AP. With ties it is the *mean of Yilmaz's τ_AP
+  over every order that breaks the ties, the same order breaking them in both rankings*
+  (equivalently: over every permutation of the systems used as the secondary sort key of both
+  rankings), computed in closed form (`tau_ap`). Consequences: a ranking has τ_AP 1 with
+  itself; ties in the second ranking only give Urbano & Marrero's τ_AP-a (the expected τ_AP
+  under random tie-breaking); a pair tied in the first ranking only counts one half;
+- ``tau_ap_b`` — Urbano & Marrero's symmetric, tie-aware τ_AP-b ("The Treatment of Ties in AP
+  Correlation", ICTIR 2017), the AP correlation TREC AutoJudge's meta-evaluation reports: each
+  ranking in turn is walked by its tie groups, a system's score is the share of the systems
+  strictly above it that the other ranking also puts strictly above it, and the two directions
+  are averaged (`tau_ap_b`). Kept apart from ``tau_ap``: the two differ whenever a ranking ties;
+- ``spearman`` — Spearman ρ (scipy; tied values get their average rank);
 - ``pearson`` — Pearson R of the values themselves (scipy; linear, not a rank correlation: KRS's
   meta-evaluation reports it beside Spearman ρ);
-- ``rbo`` — extrapolated RBO of the two orderings (``rbo`` package ``rbo_ext``, p default
-  0.9; the package's own default p of ``rbo()`` is 1.0, i.e. average overlap, which is not used).
-  Ties are broken by the first argument's order of systems.
+- ``rbo`` — extrapolated RBO of the two orderings (p default 0.9; the ``rbo`` package's default
+  p of ``rbo()`` is 1.0, i.e. average overlap, which is not used). Without ties it equals the
+  ``rbo`` package's ``rbo_ext``. With ties, as for ``tau_ap``, the mean over every order that
+  breaks the ties, one order breaking them in both rankings, in closed form (`rbo_ties`): a
+  ranking has RBO 1 with itself, and ties in one ranking only give Corsi & Urbano's RBO^a ("The
+  Treatment of Ties in Rank-Biased Overlap", SIGIR 2024).
 
-Each method is also a `RankingMeasure` (`KENDALL_TAU_B`, `SPEARMAN`, `TAU_AP`, `RBO_P09`),
-registered in `reljudge.metrics.registry`, which is how ``judge evaluate``, ``judge fd`` and the
-sweep analysis use them.
+Each method is also a `RankingMeasure` (`KENDALL_TAU_B`, `SPEARMAN`, `TAU_AP`, `TAU_AP_B`,
+`RBO_P09`), registered in `reljudge.metrics.registry`, which is how ``judge evaluate``,
+``judge fd`` and the sweep analysis use them.
 """
 
 from __future__ import annotations
@@ -30,9 +46,9 @@ import numpy as np
 
 from reljudge.metrics.base import RankingMeasure
 
-Method = Literal["kendall", "tau_ap", "spearman", "rbo", "pearson"]
-METHODS: tuple[str, ...] = ("kendall", "tau_ap", "spearman", "rbo", "pearson")
-#: the methods whose significance scipy tests (`agreement_test`); τ_AP and RBO have no p-value
+Method = Literal["kendall", "tau_ap", "tau_ap_b", "spearman", "rbo", "pearson"]
+METHODS: tuple[str, ...] = ("kendall", "tau_ap", "tau_ap_b", "spearman", "rbo", "pearson")
+#: the methods whose significance scipy tests (`agreement_test`); τ_AP, τ_AP-b and RBO have no p-value
 TESTED_METHODS: tuple[str, ...] = ("kendall", "spearman", "pearson")
 
 
@@ -43,26 +59,95 @@ def _aligned(x: Mapping[str, float], y: Mapping[str, float]) -> tuple[list[str],
     return systems, np.array([x[s] for s in systems], float), np.array([y[s] for s in systems], float)
 
 
-def _order(values: np.ndarray) -> np.ndarray:
-    """Indices by value descending, ties by position (stable)."""
-    return np.argsort(-values, kind="stable")
+def _harmonic_terms(p: int, t: int) -> tuple[float, float, float]:
+    """For a tie group of ``t`` systems below ``p`` others, placed in random order (the system at
+    offset ``k`` has ``p + k`` systems above it): the means E[1/(p+k)], E[(k+1)/((t+1)(p+k))]
+    over the group's offsets, and the sum Σ_{k≥1} k/(p+k) (terms with no system above left out)."""
+    k = np.arange(t, dtype=float)
+    above = p + k
+    ok = above > 0
+    inverse = np.where(ok, 1.0 / np.where(ok, above, 1.0), 0.0)
+    return (
+        float(inverse.mean()),
+        float(((k + 1.0) * inverse).sum() / (t * (t + 1.0))),
+        float((k * inverse).sum()),
+    )
 
 
 def tau_ap(reference: Sequence[float] | np.ndarray, estimate: Sequence[float] | np.ndarray) -> float:
-    """AP correlation τ_AP of the ranking by ``estimate`` against the ranking by ``reference``."""
+    """AP correlation τ_AP (Yilmaz, Aslam & Robertson 2008) of the ranking by ``estimate``
+    against the ranking by ``reference`` (both best-first by the highest value).
+
+    Without ties: ``2/(n-1) Σ_{i=2..n} C(i)/(i-1) - 1``, ``C(i)`` the number of the systems the
+    estimate puts above its ``i``-th that the reference also puts above it.
+
+    With ties: the mean of that value over every order that breaks the ties, one order breaking
+    them in both rankings (a uniformly random permutation of the systems as both rankings'
+    secondary key), in closed form. For a system ``d`` in a tie group of the estimate of size
+    ``t`` below ``p`` systems, its offset ``k`` in the group is uniform on ``0..t-1``, so
+
+    - a system above ``d``'s group that the reference puts above ``d`` adds E[1/(p+k)];
+    - one the reference ties with ``d`` is above it in the shared order with chance
+      ``(k+1)/(t+1)`` given ``k``, and adds E[(k+1)/((t+1)(p+k))];
+    - the pairs inside the group add ``(s + 2u)/(t(t-1)) Σ_{k≥1} k/(p+k)``, ``s`` the pairs the
+      reference orders and ``u`` those it ties (which the shared order puts the same way in
+      both rankings).
+
+    So a ranking has τ_AP 1 with itself whatever its ties; ties in the estimate only give
+    Urbano & Marrero's τ_AP-a; a pair tied in the reference only counts one half. Never depends
+    on the order the systems are listed in. NaN with fewer than two systems."""
     ref = np.asarray(reference, float)
     est = np.asarray(estimate, float)
     n = ref.size
     if n < 2:
         return float("nan")
-    order = _order(est)
-    r = ref[order]
+    above = est[:, None] > est[None, :]  # [e, d]: the estimate puts e strictly above d
+    ref_above = (above & (ref[:, None] > ref[None, :])).sum(axis=0)
+    ref_tied = (above & (ref[:, None] == ref[None, :])).sum(axis=0)
+    n_above = above.sum(axis=0)  # p of each system's tie group
     total = 0.0
-    for i in range(1, n):
-        above = r[:i]
-        correct = np.count_nonzero(above > r[i]) + 0.5 * np.count_nonzero(above == r[i])
-        total += correct / i
+    for p in np.unique(n_above):
+        members = np.flatnonzero(n_above == p)
+        t = members.size
+        inverse_mean, tied_mean, within = _harmonic_terms(int(p), t)
+        total += ref_above[members].sum() * inverse_mean + ref_tied[members].sum() * tied_mean
+        if t > 1:
+            r = ref[members]
+            tied_pairs = (np.count_nonzero(r[:, None] == r[None, :]) - t) / 2
+            ordered_pairs = t * (t - 1) / 2 - tied_pairs
+            total += (ordered_pairs + 2.0 * tied_pairs) / (t * (t - 1)) * within
     return float(2.0 * total / (n - 1) - 1.0)
+
+
+def _tau_ap_walk(walked: np.ndarray, other: np.ndarray) -> float:
+    """One direction of τ_AP-b: ``walked``'s systems below its top tie group, each scored by the
+    share of the systems strictly above it in ``walked`` that ``other`` also puts strictly above
+    it; ``2 * mean - 1``. NaN when ``walked`` ties every system."""
+    above = walked[:, None] > walked[None, :]  # [j, i]: j strictly above i
+    n_above = above.sum(axis=0)
+    agree = (above & (other[:, None] > other[None, :])).sum(axis=0)
+    below_top = n_above > 0
+    if not below_top.any():
+        return float("nan")
+    return float(2.0 * np.mean(agree[below_top] / n_above[below_top]) - 1.0)
+
+
+def tau_ap_b(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Urbano & Marrero's τ_AP-b (ICTIR 2017), the symmetric tie-aware AP correlation TREC
+    AutoJudge's meta-evaluation reports: the mean of the two directions
+
+        τ_AP-b(x → y) = 2 / (n − t₁) · Σ_{i below y's top group} c_i / p_i − 1,
+
+    ``p_i`` the number of systems ``y`` puts strictly above ``i``, ``c_i`` how many of them ``x``
+    also puts strictly above ``i`` and ``t₁`` the size of ``y``'s top tie group; and the same
+    with ``x`` and ``y`` exchanged. Without ties in ``y``, its direction is Yilmaz's τ_AP of
+    ``x`` against ``y``. A ranking has τ_AP-b 1 with itself. NaN with fewer than two systems or
+    when a ranking ties every system (its direction is undefined)."""
+    a = np.asarray(x, float)
+    b = np.asarray(y, float)
+    if a.size < 2:
+        return float("nan")
+    return (_tau_ap_walk(b, a) + _tau_ap_walk(a, b)) / 2.0
 
 
 def kendall_tau_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -77,12 +162,87 @@ def kendall_tau_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def _rbo(x: np.ndarray, y: np.ndarray, p: float) -> float:
-    import rbo
+def _tie_groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per system: how many systems rank strictly above it, and the size of its tie group."""
+    n_above = (values[:, None] > values[None, :]).sum(axis=0)
+    group = (values[:, None] == values[None, :]).sum(axis=0)
+    return n_above, group
 
-    s = _order(x).tolist()
-    t = _order(y).tolist()
-    return float(rbo.RankingSimilarity(s, t).rbo_ext(p=p))
+
+def _depth_shares(values: np.ndarray) -> np.ndarray:
+    """Systems × depths (1..n): the chance a system is in the top ``d`` when its tie group is in
+    random order -- 0 above its group, the share ``(d - p) / t`` of its group (``t`` systems below
+    ``p`` others) that fits above ``d`` inside it, 1 below it."""
+    n_above, group = _tie_groups(values)
+    depth = np.arange(1, values.size + 1, dtype=float)
+    return np.clip((depth[None, :] - n_above[:, None]) / group[:, None], 0.0, 1.0)
+
+
+def _expected_overlaps(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """E[X_d], d = 1..n: the expected overlap of the top-``d`` sets of the rankings by ``x`` and
+    ``y`` when one uniformly random order of the systems breaks the ties in both.
+
+    A system is in both tops with the product of its two chances (`_depth_shares`) unless ``d``
+    falls inside its tie group in both rankings; then the two events share the system's place
+    ``u`` in the random order: given ``u``, each other member of a group precedes it with chance
+    ``u``, independently, so with ``c`` systems tied with it in both rankings and ``a`` / ``b``
+    in one only, P = ∫₀¹ Σ_k Bin(k; c, u) F(α - k; a, u) F(β - k; b, u) du (α, β: how many may
+    precede it), integrated exactly by Gauss-Legendre (the integrand is a polynomial of degree
+    at most n)."""
+    from scipy.stats import binom
+
+    n = x.size
+    a = _depth_shares(x)
+    b = _depth_shares(y)
+    joint = a * b
+    inside = (a > 0) & (a < 1) & (b > 0) & (b < 1)
+    if inside.any():
+        above_x, _ = _tie_groups(x)
+        above_y, _ = _tie_groups(y)
+        nodes, weights = np.polynomial.legendre.leggauss(n // 2 + 2)
+        u, w = (nodes + 1.0) / 2.0, weights / 2.0
+        for i in np.flatnonzero(inside.any(axis=1)):
+            in_x = x == x[i]
+            in_y = y == y[i]
+            in_x[i] = in_y[i] = False
+            c = int(np.count_nonzero(in_x & in_y))
+            a_only = int(np.count_nonzero(in_x & ~in_y))
+            b_only = int(np.count_nonzero(in_y & ~in_x))
+            shared = binom.pmf(np.arange(c + 1)[:, None], c, u[None, :])  # k × nodes
+            for d0 in np.flatnonzero(inside[i]):
+                alpha = d0 - above_x[i]  # at most alpha systems of its x group may precede it
+                beta = d0 - above_y[i]
+                k = np.arange(c + 1)[:, None]
+                integrand = shared * binom.cdf(alpha - k, a_only, u) * binom.cdf(beta - k, b_only, u)
+                joint[i, d0] = float(integrand.sum(axis=0) @ w)
+    return joint.sum(axis=0)
+
+
+def rbo_ties(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, p: float = 0.9) -> float:
+    """Extrapolated rank-biased overlap (Webber, Moffat & Zobel 2010) of the rankings by ``x``
+    and ``y`` (the same systems, best-first by the highest value):
+
+        RBO = (1 − p)/p · Σ_{d=1..n} (X_d / d) p^d + p^n,
+
+    ``X_d`` the overlap of the two top-``d`` sets -- without ties, the ``rbo`` package's
+    ``rbo_ext``. With ties: the mean of that value over every order that breaks the ties, one
+    order breaking them in both rankings (as for `tau_ap`), exact because RBO is linear in the
+    ``X_d`` (`_expected_overlaps`). So a ranking has RBO 1 with itself whatever its ties, and
+    when only one ranking ties this is Corsi & Urbano's RBO^a (the expected RBO under random
+    tie-breaking, SIGIR 2024). Never depends on the order the systems are listed in."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"RBO needs 0 < p < 1, not {p}")
+    a = np.asarray(x, float)
+    b = np.asarray(y, float)
+    n = a.size
+    if n == 0:
+        return float("nan")
+    depth = np.arange(1, n + 1, dtype=float)
+    return float((1.0 - p) / p * np.sum(_expected_overlaps(a, b) / depth * p**depth) + p**n)
+
+
+def _rbo(x: np.ndarray, y: np.ndarray, p: float) -> float:
+    return rbo_ties(x, y, p)
 
 
 def _kendall(x: np.ndarray, y: np.ndarray) -> float:
@@ -128,10 +288,13 @@ KENDALL_TAU_B = RankingMeasure(
 )
 SPEARMAN = RankingMeasure("spearman", "spearman", "Spearman", "spearman", _spearman)
 TAU_AP = RankingMeasure("tau_ap", "tau_ap", "tau_AP", "tau_ap", tau_ap, top_weighted=True)
+TAU_AP_B = RankingMeasure("tau_ap_b", "tau_ap_b", "tau_AP-b", "tau_ap_b", tau_ap_b, top_weighted=True)
 PEARSON = RankingMeasure("pearson", "pearson", "Pearson R", "R", _pearson)
 RBO_P09 = RankingMeasure("rbo_p0.9", "rbo", "RBO", "rbo", partial(_rbo, p=0.9), top_weighted=True)
 
-_BY_METHOD: dict[str, RankingMeasure] = {m.method: m for m in (KENDALL_TAU_B, SPEARMAN, TAU_AP, PEARSON)}
+_BY_METHOD: dict[str, RankingMeasure] = {
+    m.method: m for m in (KENDALL_TAU_B, SPEARMAN, TAU_AP, TAU_AP_B, PEARSON)
+}
 
 
 def agreement_arrays(x: np.ndarray, y: np.ndarray, method: Method = "kendall", *, p: float = 0.9) -> float:
@@ -159,7 +322,7 @@ DEFAULT_INTERVAL = "basic"
 def agreement_test(x: np.ndarray, y: np.ndarray, method: Method = "kendall") -> tuple[float, float]:
     """Agreement of two aligned value arrays with its two-sided p-value (scipy's test for
     ``kendall`` τ-b, ``spearman`` and ``pearson``; the statistic equals `agreement_arrays`'s).
-    ``tau_ap`` and ``rbo`` have no test: their p-value is NaN. NaN, NaN for a constant input."""
+    ``tau_ap``, ``tau_ap_b`` and ``rbo`` have no test: their p-value is NaN. NaN, NaN for a constant input."""
     if method in TESTED_METHODS:
         return _tested(x, y, method)
     return agreement_arrays(np.asarray(x, float), np.asarray(y, float), method), float("nan")

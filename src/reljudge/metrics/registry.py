@@ -16,7 +16,7 @@ from __future__ import annotations
 from reljudge.metrics.alignment import ALIGNMENT
 from reljudge.metrics.base import JudgmentMeasure, RankingMeasure
 from reljudge.metrics.kappa import KAPPA
-from reljudge.metrics.ranking import KENDALL_TAU_B, RBO_P09, SPEARMAN, TAU_AP
+from reljudge.metrics.ranking import KENDALL_TAU_B, RBO_P09, SPEARMAN, TAU_AP, TAU_AP_B
 
 Measure = JudgmentMeasure | RankingMeasure
 
@@ -49,6 +49,8 @@ register(KAPPA)
 register(KENDALL_TAU_B)
 register(SPEARMAN)
 register(TAU_AP)
+# the symmetric tie-aware AP correlation TREC AutoJudge reports (fd.json keeps its columns)
+register(TAU_AP_B, reported_by={"evaluate"})
 register(RBO_P09, reported_by={"evaluate"})  # fd.json has no RBO column
 
 

@@ -30,13 +30,15 @@ def _agreement_text(report: FDReport) -> str:
     parts = []
     for i, m in enumerate(measures):
         text = (
-            f"{m.label}({report.measure}, FD) = {a[m.name]:.3f}" if i == 0 else f"{m.label} = {a[m.name]:.3f}"
+            f"{m.label}({report.measure}, -FD) = {a[m.name]:.3f}"
+            if i == 0
+            else f"{m.label} = {a[m.name]:.3f}"
         )
         low, high = m.interval_columns
         if m.interval and low in a:
             text += f" [{a[low]:.3f}, {a[high]:.3f}]"
         parts.append(text)
-    return f": {', '.join(parts)} (negative tau: lower FD goes with higher {report.measure})"
+    return f": {', '.join(parts)} (FD is lower-is-better, so each is computed with -FD: positive = agreement)"
 
 
 def _fd_rows(report: FDReport) -> list[dict]:
@@ -149,7 +151,7 @@ def format_fd_variants(report: FDVariantsReport) -> str:
         + "\n"
         + format_table(["", *labels], rows)
         + "\n"
-        + "tau(measure, FD) < 0: the rankings agree (lower FD is better)"
+        + "FD is lower-is-better and enters as -FD: tau(measure, FD) > 0 means the rankings agree"
     )
 
 

@@ -13,7 +13,8 @@
 - Bootstrap: resample the topics with replacement; both sets are rebuilt from the sampled
   topics; percentile interval.
 - Agreement with the human measure: the ranking measures the registry reports for ``fd``
-  (`reljudge.metrics.registry`), FD taken as lower-is-better.
+  (`reljudge.metrics.registry`) between the measure and **−FD** (FD is lower-is-better), so every
+  measure -- Kendall τ-b, Spearman, τ_AP -- is positive when the two rankings agree (`ORIENTATION`).
 
 Loading the vectors and encoding passages is `reljudge.analyses.fd.pipeline`; writing the reports
 is `reljudge.analyses.fd.files`.
@@ -34,6 +35,9 @@ from reljudge.metrics.ranking import DEFAULT_INTERVAL, Interval
 from reljudge.vectors.embedding_source import EmbeddingSource
 
 Scores = Mapping[str, Mapping[str, float]]
+
+#: how the agreement of a human measure with FD is oriented (stated in fd.json and the tables)
+ORIENTATION = "agreement of the measure with -FD (FD is lower-is-better): positive = the rankings agree"
 
 
 def relevant_set(
@@ -245,7 +249,7 @@ class FDReport:
     runs: dict[str, FDResult]
     measure: str
     human_measure: dict[str, float]
-    agreement: dict[str, float]  # between the measure and FD (negative τ = the rankings agree)
+    agreement: dict[str, float]  # between the measure and −FD (positive = the rankings agree)
     settings: dict
 
 
@@ -299,8 +303,8 @@ def fd_runs(
     measures = ranking_measures("fd")
     if len(valid) >= 2:
         hx = {n: human[n] for n in valid}
-        fx = {n: fds[n] for n in valid}
-        agreement.update({m.name: m(hx, fx, lower_is_better=True) for m in measures})
+        fx = {n: -fds[n] for n in valid}  # −FD: higher is better, as for the measure
+        agreement.update({m.name: m(hx, fx) for m in measures})
     if n_boot > 0 and topics and valid:
         # every run resampled on the same topic draws (one scipy.stats.bootstrap, BCa): the
         # replicates give each run's FD interval and the intervals of its agreement with the measure
@@ -311,9 +315,7 @@ def fd_runs(
         def statistic(W: np.ndarray) -> np.ndarray:
             fm = np.stack([fd_weighted(*rows[n], W) for n in valid])
             hm = H @ W.T / W.sum(axis=1)
-            return np.concatenate(
-                [fm, *(m.replicates(hm, fm, lower_is_better=True)[None] for m in with_interval)]
-            )
+            return np.concatenate([fm, *(m.replicates(hm, -fm)[None] for m in with_interval)])
 
         methods = ["BCa"] * len(valid) + [DEFAULT_INTERVAL] * len(with_interval)  # see metrics.bootstrap
         lows, highs, reps = bootstrap_interval(
@@ -335,6 +337,7 @@ def fd_runs(
         "n_boot": n_boot,
         "seed": seed,
         "topics": len(topics),
+        "orientation": ORIENTATION,
     }
     return FDReport(results, measure, human, agreement, settings)
 

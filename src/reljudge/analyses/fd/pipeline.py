@@ -17,7 +17,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from reljudge.analyses.fd.per_run import FDReport, fd_docids, fd_runs
-from reljudge.analyses.fd.variants import FDVariantsReport, measure_intervals, tau_matrix, variant_label
+from reljudge.analyses.fd.variants import (
+    FDVariantsReport,
+    measure_intervals,
+    oriented,
+    tau_matrix,
+    variant_label,
+)
 from reljudge.errors import InputError, MissingExtraError
 
 
@@ -174,10 +180,9 @@ def fd_variants_paths(
         "max_per_topic": first.settings.get("max_per_topic"),
         "min_grade": first.settings.get("min_grade"),
         "topics": first.settings.get("topics"),
-        "tau": "Kendall tau-b (scipy) with its two-sided p-value over the runs valued in both; FD is lower-better, "
-        "so tau(measure, FD) < 0 means agreement",
+        "tau": "Kendall tau-b (scipy) with its two-sided p-value over the runs valued in both; FD is lower-better "
+        "and enters as -FD, so tau(measure, FD) > 0 means agreement (FD-vs-FD cells are unchanged)",
         "measure_interval": "percentile bootstrap of the mean over each run's FD topics (scipy.stats.bootstrap)",
     }
-    return FDVariantsReport(
-        reports, measure, dict(first.human_measure), intervals, tau_matrix(columns), settings
-    )
+    matrix = tau_matrix(oriented(columns, lower_is_better=list(reports)))
+    return FDVariantsReport(reports, measure, dict(first.human_measure), intervals, matrix, settings)

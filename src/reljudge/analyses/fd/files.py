@@ -54,10 +54,11 @@ def format_fd_report(report: FDReport) -> str:
     """A table of FD per run (best first) and the agreement with the human measure."""
     rows = _fd_rows(report)
     boot = any("ci_low" in r for r in rows)
+    level = report.settings.get("level", 0.95)
     headers = [
         "run",
         "FD",
-        *(["95% CI"] if boot else []),
+        *([f"{100 * level:g}% CI"] if boot else []),
         report.measure,
         "ref",
         "retrieved",
@@ -89,6 +90,12 @@ def format_fd_report(report: FDReport) -> str:
         f"at most {s['max_per_topic'] or 'all'} per topic, {s['topics']} topics)"
     )
     tail = f"{report.agreement.get('runs', 0)} runs" + _agreement_text(report)
+    if report.settings.get("n_boot"):
+        tail += (
+            f"\nintervals over topics: FD +- z*se by the delete-one-topic jackknife; the agreement over "
+            f"{s['n_boot']} random halves of the topics. They hold the estimate and describe another set of "
+            f"{s['topics']} topics (fd.json: settings.intervals)"
+        )
     cov = coverage(report.runs)
     ret_total = cov["retrieved_used"] + cov["retrieved_missing"]
     ref_total = cov["reference_used"] + cov["reference_missing"]

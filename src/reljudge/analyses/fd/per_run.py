@@ -10,8 +10,11 @@
 - Topics: those with at least one reference passage and a ranking in the run.
 - Passages without a vector (no embedding, or no text for an encoder) are left out and
   **reported** in the result (``missing_reference`` / ``missing_retrieved``).
-- Bootstrap: resample the topics with replacement; both sets are rebuilt from the sampled
-  topics; percentile interval.
+- Intervals over topics (``n_boot > 0``; `reljudge.analyses.fd.resamples`): each run's FD by the
+  delete-one-topic jackknife (FD ± z·se), the agreement with the measure by random halves of the
+  topics (θ ± z·se, the delete-d jackknife). No topic is ever duplicated, so FD measures the same
+  thing in every resample; both intervals are centred on the estimate and hold it. They describe
+  the variation over other sets of as many topics (`INTERVALS`).
 - Agreement with the human measure: the ranking measures the registry reports for ``fd``
   (`reljudge.metrics.registry`) between the measure and **−FD** (FD is lower-is-better), so every
   measure -- Kendall τ-b, Spearman, τ_AP -- is positive when the two rankings agree (`ORIENTATION`).
@@ -29,15 +32,32 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reljudge.analyses.fd.frechet import frechet_distance
-from reljudge.analyses.fd.resamples import bootstrap_interval, fd_weighted, topic_rows
-from reljudge.metrics.base import percentile_interval
-from reljudge.metrics.ranking import DEFAULT_INTERVAL, Interval
+from reljudge.analyses.fd.resamples import (
+    fd_weighted,
+    half_sample_interval,
+    half_samples,
+    jackknife_interval,
+    leave_one_out,
+    topic_rows,
+)
+from reljudge.metrics.ranking import Interval
 from reljudge.vectors.embedding_source import EmbeddingSource
 
 Scores = Mapping[str, Mapping[str, float]]
 
 #: how the agreement of a human measure with FD is oriented (stated in fd.json and the tables)
 ORIENTATION = "agreement of the measure with -FD (FD is lower-is-better): positive = the rankings agree"
+
+#: what the intervals are (stated in fd.json)
+INTERVALS = {
+    "fd": "FD +- z*se, se = the delete-one-topic jackknife standard error (no topic duplicated)",
+    "agreement": "value +- z*se over random halves of the topics (delete-d jackknife, m = n // 2 without "
+    "replacement; se = sd * sqrt(m / (n - m))), clipped to [-1, 1]",
+    "population": "the topic sampling: the value on another set of as many topics from the same population "
+    "(same k, reference rule and vectors); FD depends on the number of topics, so not an interval for an "
+    "infinite topic set. Centred on the estimate, so it always holds it. Coverage simulated in "
+    "bench/bench_fd_coverage.py",
+}
 
 
 def relevant_set(
@@ -141,7 +161,12 @@ class FDResult:
             "missing_retrieved": len(self.missing_retrieved),
         }
         if self.interval is not None:
-            out.update(ci_low=self.interval.low, ci_high=self.interval.high, n_boot=self.interval.n_boot)
+            out.update(
+                ci_low=self.interval.low,
+                ci_high=self.interval.high,
+                n_boot=self.interval.n_boot,
+                ci_method="jackknife",
+            )
         return out
 
 
@@ -177,12 +202,13 @@ def fd_at_k(
     seed: int = 0,
     draws: Sequence[Sequence[str]] | None = None,
 ) -> FDResult:
-    """FD@k of one run (see the module docstring); ``n_boot > 0`` adds a bootstrap interval over
-    the topics (`reljudge.analyses.fd.resamples.bootstrap_interval`: BCa, the replicates computed
-    together, `fd_weighted`).
+    """FD@k of one run (see the module docstring); ``n_boot > 0`` adds its interval over the
+    topics (the delete-one-topic jackknife: `reljudge.analyses.fd.resamples.jackknife_interval`;
+    ``n_boot`` only switches it on, the n leave-one-out values are its replicates).
 
-    ``draws``: explicit bootstrap samples (lists of topics) instead of ``n_boot`` random ones,
-    so that several runs can be resampled on the same topics (percentile interval of them).
+    ``draws``: explicit resamples (lists of topics, a topic listed twice counts twice) whose FD
+    are returned as ``replicates`` (e.g. to resample several runs on the same topics); no
+    interval is derived from them.
     """
     result, ref_blocks, ret_blocks = _fd_one(qrels, run, source, k=k, max_per_topic=max_per_topic,
                                              min_grade=min_grade, unjudged_only=unjudged_only, texts=texts,
@@ -198,15 +224,13 @@ def fd_at_k(
             for q in sample:
                 if q in index:
                     W[b, index[q]] += 1
-        replicates = fd_weighted(x, xt, y, yt, W)
-        low, high = percentile_interval(replicates, level)
-    else:
-        lows, highs, reps = bootstrap_interval(
-            lambda W: fd_weighted(x, xt, y, yt, W)[None, :], n, n_boot=n_boot, level=level, seed=seed
-        )
-        low, high, replicates = float(lows[0]), float(highs[0]), reps[0]
-    result.interval = Interval(result.fd, low, high, len(replicates), level)
-    result.replicates = [float(v) for v in replicates]
+        result.replicates = [float(v) for v in fd_weighted(x, xt, y, yt, W)]
+        return result
+    deleted = fd_weighted(x, xt, y, yt, leave_one_out(n))
+    low, high, _ = jackknife_interval(result.fd, deleted, level)
+    if low == low:
+        result.interval = Interval(result.fd, low, high, n, level)
+    result.replicates = [float(v) for v in deleted]
     return result
 
 
@@ -270,8 +294,9 @@ def fd_runs(
 ) -> FDReport:
     """FD@k of every run, the human measure of every run, and their ranking agreement.
 
-    With ``n_boot > 0`` every run is resampled on the same topic draws, which also gives a
-    bootstrap interval for Kendall τ-b between the measure and FD.
+    With ``n_boot > 0``: each run's FD interval (delete-one-topic jackknife) and, over ``n_boot``
+    random halves of the topics shared by every run (each run's FD and measure on the same
+    halves), the intervals of its agreement with the measure (see the module docstring).
     """
     from reljudge.metrics.measures import system_measures
     from reljudge.metrics.registry import ranking_measures
@@ -306,28 +331,28 @@ def fd_runs(
         fx = {n: -fds[n] for n in valid}  # −FD: higher is better, as for the measure
         agreement.update({m.name: m(hx, fx) for m in measures})
     if n_boot > 0 and topics and valid:
-        # every run resampled on the same topic draws (one scipy.stats.bootstrap, BCa): the
-        # replicates give each run's FD interval and the intervals of its agreement with the measure
-        rows = {n: _rows(topics, found[n][1], found[n][2]) for n in valid}
-        H = np.array([[per_topic[n].get(q, 0.0) for q in topics] for n in valid])
+        for n in valid:  # each run's FD: the delete-one-topic jackknife over its own topics
+            r = results[n]
+            x, xt, y, yt = _rows(r.topics, found[n][1], found[n][2])
+            deleted = fd_weighted(x, xt, y, yt, leave_one_out(len(r.topics)))
+            low, high, _ = jackknife_interval(r.fd, deleted, level)
+            if low == low:
+                r.interval = Interval(r.fd, low, high, len(r.topics), level)
+            r.replicates = [float(v) for v in deleted]
         with_interval = [m for m in measures if m.interval] if len(valid) >= 2 else []
-
-        def statistic(W: np.ndarray) -> np.ndarray:
-            fm = np.stack([fd_weighted(*rows[n], W) for n in valid])
+        if with_interval and len(topics) >= 4:
+            # the agreement: every run on the same random halves of the common topics
+            W = half_samples(len(topics), n_boot, seed)
+            fm = np.stack([fd_weighted(*_rows(topics, found[n][1], found[n][2]), W) for n in valid])
+            H = np.array([[per_topic[n].get(q, 0.0) for q in topics] for n in valid])
             hm = H @ W.T / W.sum(axis=1)
-            return np.concatenate([fm, *(m.replicates(hm, -fm)[None] for m in with_interval)])
-
-        methods = ["BCa"] * len(valid) + [DEFAULT_INTERVAL] * len(with_interval)  # see metrics.bootstrap
-        lows, highs, reps = bootstrap_interval(
-            statistic, len(topics), n_boot=n_boot, level=level, seed=seed, method=methods
-        )
-        for i, n in enumerate(valid):
-            results[n].interval = Interval(results[n].fd, float(lows[i]), float(highs[i]), n_boot, level)
-            results[n].replicates = [float(v) for v in reps[i]]
-        for j, m in enumerate(with_interval, start=len(valid)):
-            if lows[j] == lows[j]:
-                ends = np.clip([lows[j], highs[j]], -1.0, 1.0)  # a basic interval can pass ±1
-                agreement.update(zip(m.interval_columns, (float(ends[0]), float(ends[1])), strict=True))
+            for m in with_interval:
+                reps = m.replicates(hm, -fm)
+                low, high, _ = half_sample_interval(
+                    agreement[m.name], reps, len(topics), level, bounds=(-1.0, 1.0)
+                )
+                if low == low:
+                    agreement.update(zip(m.interval_columns, (low, high), strict=True))
     settings = {
         "k": k,
         "max_per_topic": max_per_topic,
@@ -338,6 +363,7 @@ def fd_runs(
         "seed": seed,
         "topics": len(topics),
         "orientation": ORIENTATION,
+        **({"intervals": INTERVALS, "level": level} if n_boot > 0 else {}),
     }
     return FDReport(results, measure, human, agreement, settings)
 

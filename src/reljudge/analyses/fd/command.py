@@ -74,6 +74,13 @@ def fd_cmd(
         help="Add 95% intervals over topics (0 = none): each run's FD by the delete-one-topic jackknife, "
         "the agreement with the measure over this many random halves of the topics (no topic is drawn twice).",
     ),
+    controls: bool = typer.Option(
+        True,
+        "--controls/--no-controls",
+        help="Also report the agreement with FD on random vectors and with each topic's reference passages "
+        "removed from the runs (what agrees by construction); costs two more FD passes, and with --encoder "
+        "the passages below the reference ones are encoded too.",
+    ),
     seed: int = typer.Option(
         0, "--seed", help="Seed of the topic resamples and the relevant-passage sample."
     ),
@@ -133,6 +140,7 @@ def fd_cmd(
             base_url=base_url,
             pooling=pooling,
             max_length=max_length,
+            controls=controls,
         )
         return
     report = fd_paths(
@@ -158,6 +166,7 @@ def fd_cmd(
         base_url=base_url,
         pooling=pooling,
         max_length=max_length,
+        controls=controls,
     )
     if json_output:
         echo_json(fd_data(report))

@@ -41,6 +41,31 @@ def _agreement_text(report: FDReport) -> str:
     return f": {', '.join(parts)} (FD is lower-is-better, so each is computed with -FD: positive = agreement)"
 
 
+def _controls_text(report: FDReport) -> str:
+    """``controls (... the measure against -FD): real vectors tau-b v; random vectors v; ...``."""
+    if not report.controls:
+        return ""
+    first = next((m for m in ranking_measures("fd") if m.name in report.agreement), None)
+    if first is None:
+        return ""
+    names = {
+        "random_vectors": "random vectors",
+        "reference_excluded": "reference passages excluded from the runs",
+    }
+    parts = [f"real vectors {report.agreement[first.name]:.3f}"]
+    for key, control in report.controls.items():
+        value = control.get(first.name)
+        parts.append(
+            f"{names.get(key, key)} {value:.3f}"
+            if value is not None
+            else f"{names.get(key, key)}: same as FD"
+        )
+    return (
+        f"\ncontrols, {first.label}({report.measure}, -FD): {'; '.join(parts)} "
+        "(agreement that remains without semantics / without the reference passages; fd.json: controls)"
+    )
+
+
 def _fd_rows(report: FDReport) -> list[dict]:
     rows = []
     for name, r in report.runs.items():
@@ -89,7 +114,7 @@ def format_fd_report(report: FDReport) -> str:
         f"FD@{s['k']}{'-URR' if s['unjudged_only'] else ''} (encoder {s['encoder']}, relevant: grade >= {s['min_grade']:g}, "
         f"at most {s['max_per_topic'] or 'all'} per topic, {s['topics']} topics)"
     )
-    tail = f"{report.agreement.get('runs', 0)} runs" + _agreement_text(report)
+    tail = f"{report.agreement.get('runs', 0)} runs" + _agreement_text(report) + _controls_text(report)
     if report.settings.get("n_boot"):
         tail += (
             f"\nintervals over topics: FD +- z*se by the delete-one-topic jackknife; the agreement over "
@@ -127,6 +152,7 @@ def fd_data(report: FDReport) -> dict[str, Any]:
         },
         "human_measure": report.human_measure,
         "coverage": coverage(report.runs),
+        **({"controls": report.controls} if report.controls else {}),
     }
 
 
@@ -169,7 +195,11 @@ def fd_variants_data(report: FDVariantsReport) -> dict[str, Any]:
         "matrix": report.matrix,
         "runs": {r["run"]: r for r in report.rows()},
         "variants": {
-            label: {"settings": rep.settings, "agreement": rep.agreement}
+            label: {
+                "settings": rep.settings,
+                "agreement": rep.agreement,
+                **({"controls": rep.controls} if rep.controls else {}),
+            }
             for label, rep in report.reports.items()
         },
     }

@@ -88,8 +88,10 @@ def retrieved_set(
     topics: Sequence[str] | None = None,
     qrels: Scores | None = None,
     unjudged_only: bool = False,
+    exclude: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, list[str]]:
-    """Per topic, the top-k docids of the run (or the first k unjudged ones with ``unjudged_only``)."""
+    """Per topic, the top-k docids of the run (or the first k unjudged ones with ``unjudged_only``);
+    ``exclude``: per topic, docids removed from the ranking first (the reference-excluded control)."""
     if unjudged_only and qrels is None:
         raise ValueError("unjudged_only needs the qrels")
     out: dict[str, list[str]] = {}
@@ -101,6 +103,9 @@ def retrieved_set(
         if unjudged_only:
             judged = qrels.get(qid, {}) if qrels is not None else {}
             ranked = [d for d in ranked if d not in judged]
+        if exclude is not None and exclude.get(qid):
+            skip = set(exclude[qid])
+            ranked = [d for d in ranked if d not in skip]
         out[qid] = ranked[:k]
     return out
 
@@ -114,17 +119,24 @@ def fd_docids(
     min_grade: float = 2,
     unjudged_only: bool = False,
     seed: int = 0,
+    controls: bool = False,
 ) -> list[str]:
-    """Every docid FD@k of these runs can use (reference and retrieved sides), in first-seen order.
+    """Every docid FD@k of these runs can use (reference and retrieved sides), in first-seen order;
+    with ``controls`` also those the reference-excluded control reaches (`reljudge.analyses.fd.controls`).
 
     Lets a caller read only these passages from a large corpus and encode them in one batch.
     """
     reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
     needed: dict[str, None] = dict.fromkeys(d for docids in reference.values() for d in docids)
+    excludes = [None, reference] if controls and not unjudged_only else [None]
     for run in runs.values():
         topics = [q for q in reference if run.get(q)]
-        for docids in retrieved_set(run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only).values():
-            needed.update(dict.fromkeys(docids))
+        for exclude in excludes:
+            chosen = retrieved_set(
+                run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only, exclude=exclude
+            )
+            for docids in chosen.values():
+                needed.update(dict.fromkeys(docids))
     return list(needed)
 
 
@@ -245,11 +257,16 @@ def _fd_one(
     unjudged_only: bool,
     texts: Mapping[str, str] | None,
     seed: int,
+    exclude_reference: bool = False,
 ) -> tuple[FDResult, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """FD@k of one run without an interval, and its reference and retrieved vectors by topic."""
+    """FD@k of one run without an interval, and its reference and retrieved vectors by topic
+    (``exclude_reference``: the run's reference passages removed before its top k is taken)."""
     reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
     topics = [q for q in reference if run.get(q)]
-    retrieved = retrieved_set(run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only)
+    exclude = reference if exclude_reference else None
+    retrieved = retrieved_set(
+        run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only, exclude=exclude
+    )
     ref_blocks, miss_ref = _blocks({q: reference[q] for q in topics}, source, texts)
     ret_blocks, miss_ret = _blocks(retrieved, source, texts)
     x, y = _stack(ref_blocks, topics), _stack(ret_blocks, topics)
@@ -275,6 +292,8 @@ class FDReport:
     human_measure: dict[str, float]
     agreement: dict[str, float]  # between the measure and −FD (positive = the rankings agree)
     settings: dict
+    #: the controls' agreements (`reljudge.analyses.fd.controls`), empty when not computed
+    controls: dict = field(default_factory=dict)
 
 
 def fd_runs(
@@ -291,8 +310,12 @@ def fd_runs(
     n_boot: int = 0,
     level: float = 0.95,
     seed: int = 0,
+    controls: bool = False,
 ) -> FDReport:
     """FD@k of every run, the human measure of every run, and their ranking agreement.
+
+    ``controls``: also the agreement with FD recomputed on random vectors and with the reference
+    passages excluded from the runs (`reljudge.analyses.fd.controls`), in ``FDReport.controls``.
 
     With ``n_boot > 0``: each run's FD interval (delete-one-topic jackknife) and, over ``n_boot``
     random halves of the topics shared by every run (each run's FD and measure on the same
@@ -313,6 +336,7 @@ def fd_runs(
             min_grade=min_grade,
             unjudged_only=unjudged_only,
             seed=seed,
+            controls=controls,
         )
         prepare(needed, texts)
     options = dict(k=k, max_per_topic=max_per_topic, min_grade=min_grade, unjudged_only=unjudged_only,
@@ -324,12 +348,8 @@ def fd_runs(
     human = {name: float(np.mean(list(v.values()))) if v else float("nan") for name, v in per_topic.items()}
     fds = {name: r.fd for name, r in results.items() if r.fd == r.fd}
     valid = [n for n in fds if human[n] == human[n]]
-    agreement: dict[str, float] = {"runs": len(valid)}
     measures = ranking_measures("fd")
-    if len(valid) >= 2:
-        hx = {n: human[n] for n in valid}
-        fx = {n: -fds[n] for n in valid}  # −FD: higher is better, as for the measure
-        agreement.update({m.name: m(hx, fx) for m in measures})
+    agreement = _agreement(human, fds, measures)
     if n_boot > 0 and topics and valid:
         for n in valid:  # each run's FD: the delete-one-topic jackknife over its own topics
             r = results[n]
@@ -353,6 +373,9 @@ def fd_runs(
                 )
                 if low == low:
                     agreement.update(zip(m.interval_columns, (low, high), strict=True))
+    found_controls = (
+        _controls(qrels, runs, source, human, measures, unjudged_only, options) if controls else {}
+    )
     settings = {
         "k": k,
         "max_per_topic": max_per_topic,
@@ -365,7 +388,55 @@ def fd_runs(
         "orientation": ORIENTATION,
         **({"intervals": INTERVALS, "level": level} if n_boot > 0 else {}),
     }
-    return FDReport(results, measure, human, agreement, settings)
+    return FDReport(results, measure, human, agreement, settings, found_controls)
+
+
+def _agreement(human: Mapping[str, float], fds: Mapping[str, float], measures: Sequence) -> dict[str, float]:
+    """``runs`` and every measure between ``human`` and −FD over the runs valued in both."""
+    valid = [n for n in fds if fds[n] == fds[n] and n in human and human[n] == human[n]]
+    out: dict[str, float] = {"runs": len(valid)}
+    if len(valid) >= 2:
+        hx = {n: human[n] for n in valid}
+        fx = {n: -fds[n] for n in valid}  # −FD: higher is better, as for the measure
+        out.update({m.name: m(hx, fx) for m in measures})
+    return out
+
+
+def _controls(
+    qrels: Scores,
+    runs: Mapping[str, Scores],
+    source: EmbeddingSource,
+    human: Mapping[str, float],
+    measures: Sequence,
+    unjudged_only: bool,
+    options: Mapping,
+) -> dict[str, dict]:
+    """The agreement of the measure with −FD under each control (`reljudge.analyses.fd.controls`)."""
+    from reljudge.analyses.fd.controls import CONTROLS, RandomVectors
+
+    out: dict[str, dict] = {}
+    shuffled = RandomVectors(source, seed=options.get("seed", 0))
+    fds = {name: _fd_one(qrels, run, shuffled, **options)[0].fd for name, run in runs.items()}  # type: ignore[arg-type]
+    out["random_vectors"] = {
+        "description": CONTROLS["random_vectors"],
+        **_agreement(human, fds, measures),
+        "fd": fds,
+    }
+    if unjudged_only:
+        out["reference_excluded"] = {
+            "description": "the same as FD itself: with --urr no judged passage is retrieved",
+        }
+    else:
+        fds = {
+            name: _fd_one(qrels, run, source, exclude_reference=True, **options)[0].fd  # type: ignore[arg-type]
+            for name, run in runs.items()
+        }
+        out["reference_excluded"] = {
+            "description": CONTROLS["reference_excluded"],
+            **_agreement(human, fds, measures),
+            "fd": fds,
+        }
+    return out
 
 
 def _check_coverage(results: Mapping[str, FDResult], source: EmbeddingSource) -> None:

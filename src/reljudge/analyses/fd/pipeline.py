@@ -51,6 +51,7 @@ def fd_paths(
     base_url: str | None = None,
     pooling: str | None = None,
     max_length: int | None = None,
+    controls: bool = True,
 ) -> FDReport:
     """FD@k of every run in the directory ``runs`` against the relevant passages of ``qrels``.
 
@@ -59,7 +60,9 @@ def fd_paths(
     texts). Encoder vectors are cached in ``embedding_cache``, by default
     ``cache_dir/embeddings.<model>.npy`` (no cache without either, or with ``no_cache``).
     ``notify`` receives one line about the encoder before the computation and one about the
-    encoding after it."""
+    encoding after it. ``controls``: also the random-vector and reference-excluded controls
+    (`reljudge.analyses.fd.controls`; the latter reads and encodes the passages below each
+    run's reference passages too)."""
     from reljudge.analyses.inputs import load_runs
     from reljudge.io.trec import read_qrels
 
@@ -79,14 +82,14 @@ def fd_paths(
         from reljudge.vectors.npy import load_embeddings
 
         source = load_embeddings(embeddings, ids)
-        return fd_runs(human, run_map, source, measure=measure, n_boot=n_boot, **selection)  # type: ignore[arg-type]
+        return fd_runs(human, run_map, source, measure=measure, n_boot=n_boot, controls=controls, **selection)  # type: ignore[arg-type]
     from reljudge.io.corpus import load_corpus
     from reljudge.vectors.embedding_cache import TextEmbeddings, default_cache_path
     from reljudge.vectors.encoders import SentenceTransformerEncoder
 
     if corpus is None:
         raise InputError("--encoder needs --corpus with the passage texts")
-    needed = fd_docids(human, run_map, **selection)  # type: ignore[arg-type]
+    needed = fd_docids(human, run_map, controls=controls, **selection)  # type: ignore[arg-type]
     texts = load_corpus(corpus, docids=needed)
     from reljudge.vectors.endpoint import EndpointEncoder
 
@@ -116,8 +119,15 @@ def fd_paths(
     )
     try:
         report = fd_runs(
-            human, run_map, text_source, texts=texts, measure=measure, n_boot=n_boot, **selection
-        )  # type: ignore[arg-type]
+            human,
+            run_map,
+            text_source,
+            texts=texts,
+            measure=measure,
+            n_boot=n_boot,
+            controls=controls,
+            **selection,  # type: ignore[arg-type]
+        )
     finally:
         close = getattr(model, "close", None)
         if close is not None:

@@ -68,9 +68,22 @@ def fd_cmd(
         "ndcg_cut_10", "--measure", help="Human measure to compare the FD ranking with."
     ),
     bootstrap: int = typer.Option(
-        0, "--bootstrap", min=0, help="Bootstrap replicates over topics (95% intervals)."
+        0,
+        "--bootstrap",
+        min=0,
+        help="Add 95% intervals over topics (0 = none): each run's FD by the delete-one-topic jackknife, "
+        "the agreement with the measure over this many random halves of the topics (no topic is drawn twice).",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and the relevant-passage sample."),
+    controls: bool = typer.Option(
+        True,
+        "--controls/--no-controls",
+        help="Also report the agreement with FD on random vectors and with each topic's reference passages "
+        "removed from the runs (what agrees by construction); costs two more FD passes, and with --encoder "
+        "the passages below the reference ones are encoded too.",
+    ),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed of the topic resamples and the relevant-passage sample."
+    ),
     out: Path | None = typer.Option(
         None, "--out", "--output", help="Write fd.json and fd.csv into this directory."
     ),
@@ -83,7 +96,7 @@ def fd_cmd(
     plot: bool = typer.Option(
         False,
         "--plot",
-        help="Also write fd_bootstrap.png: the measure and FD per run with their bootstrap intervals (needs --out; "
+        help="Also write fd_bootstrap.png: the measure and FD per run with their intervals over topics (needs --out; "
         "matplotlib).",
     ),
     json_output: bool = typer.Option(
@@ -127,6 +140,7 @@ def fd_cmd(
             base_url=base_url,
             pooling=pooling,
             max_length=max_length,
+            controls=controls,
         )
         return
     report = fd_paths(
@@ -152,6 +166,7 @@ def fd_cmd(
         base_url=base_url,
         pooling=pooling,
         max_length=max_length,
+        controls=controls,
     )
     if json_output:
         echo_json(fd_data(report))

@@ -30,13 +30,40 @@ def _agreement_text(report: FDReport) -> str:
     parts = []
     for i, m in enumerate(measures):
         text = (
-            f"{m.label}({report.measure}, FD) = {a[m.name]:.3f}" if i == 0 else f"{m.label} = {a[m.name]:.3f}"
+            f"{m.label}({report.measure}, -FD) = {a[m.name]:.3f}"
+            if i == 0
+            else f"{m.label} = {a[m.name]:.3f}"
         )
         low, high = m.interval_columns
         if m.interval and low in a:
             text += f" [{a[low]:.3f}, {a[high]:.3f}]"
         parts.append(text)
-    return f": {', '.join(parts)} (negative tau: lower FD goes with higher {report.measure})"
+    return f": {', '.join(parts)} (FD is lower-is-better, so each is computed with -FD: positive = agreement)"
+
+
+def _controls_text(report: FDReport) -> str:
+    """``controls (... the measure against -FD): real vectors tau-b v; random vectors v; ...``."""
+    if not report.controls:
+        return ""
+    first = next((m for m in ranking_measures("fd") if m.name in report.agreement), None)
+    if first is None:
+        return ""
+    names = {
+        "random_vectors": "random vectors",
+        "reference_excluded": "reference passages excluded from the runs",
+    }
+    parts = [f"real vectors {report.agreement[first.name]:.3f}"]
+    for key, control in report.controls.items():
+        value = control.get(first.name)
+        parts.append(
+            f"{names.get(key, key)} {value:.3f}"
+            if value is not None
+            else f"{names.get(key, key)}: same as FD"
+        )
+    return (
+        f"\ncontrols, {first.label}({report.measure}, -FD): {'; '.join(parts)} "
+        "(agreement that remains without semantics / without the reference passages; fd.json: controls)"
+    )
 
 
 def _fd_rows(report: FDReport) -> list[dict]:
@@ -52,10 +79,11 @@ def format_fd_report(report: FDReport) -> str:
     """A table of FD per run (best first) and the agreement with the human measure."""
     rows = _fd_rows(report)
     boot = any("ci_low" in r for r in rows)
+    level = report.settings.get("level", 0.95)
     headers = [
         "run",
         "FD",
-        *(["95% CI"] if boot else []),
+        *([f"{100 * level:g}% CI"] if boot else []),
         report.measure,
         "ref",
         "retrieved",
@@ -86,7 +114,13 @@ def format_fd_report(report: FDReport) -> str:
         f"FD@{s['k']}{'-URR' if s['unjudged_only'] else ''} (encoder {s['encoder']}, relevant: grade >= {s['min_grade']:g}, "
         f"at most {s['max_per_topic'] or 'all'} per topic, {s['topics']} topics)"
     )
-    tail = f"{report.agreement.get('runs', 0)} runs" + _agreement_text(report)
+    tail = f"{report.agreement.get('runs', 0)} runs" + _agreement_text(report) + _controls_text(report)
+    if report.settings.get("n_boot"):
+        tail += (
+            f"\nintervals over topics: FD +- z*se by the delete-one-topic jackknife; the agreement over "
+            f"{s['n_boot']} random halves of the topics. They hold the estimate and describe another set of "
+            f"{s['topics']} topics (fd.json: settings.intervals)"
+        )
     cov = coverage(report.runs)
     ret_total = cov["retrieved_used"] + cov["retrieved_missing"]
     ref_total = cov["reference_used"] + cov["reference_missing"]
@@ -118,6 +152,7 @@ def fd_data(report: FDReport) -> dict[str, Any]:
         },
         "human_measure": report.human_measure,
         "coverage": coverage(report.runs),
+        **({"controls": report.controls} if report.controls else {}),
     }
 
 
@@ -149,7 +184,7 @@ def format_fd_variants(report: FDVariantsReport) -> str:
         + "\n"
         + format_table(["", *labels], rows)
         + "\n"
-        + "tau(measure, FD) < 0: the rankings agree (lower FD is better)"
+        + "FD is lower-is-better and enters as -FD: tau(measure, FD) > 0 means the rankings agree"
     )
 
 
@@ -160,7 +195,11 @@ def fd_variants_data(report: FDVariantsReport) -> dict[str, Any]:
         "matrix": report.matrix,
         "runs": {r["run"]: r for r in report.rows()},
         "variants": {
-            label: {"settings": rep.settings, "agreement": rep.agreement}
+            label: {
+                "settings": rep.settings,
+                "agreement": rep.agreement,
+                **({"controls": rep.controls} if rep.controls else {}),
+            }
             for label, rep in report.reports.items()
         },
     }

@@ -10,10 +10,14 @@
 - Topics: those with at least one reference passage and a ranking in the run.
 - Passages without a vector (no embedding, or no text for an encoder) are left out and
   **reported** in the result (``missing_reference`` / ``missing_retrieved``).
-- Bootstrap: resample the topics with replacement; both sets are rebuilt from the sampled
-  topics; percentile interval.
+- Intervals over topics (``n_boot > 0``; `reljudge.analyses.fd.resamples`): each run's FD by the
+  delete-one-topic jackknife (FD ± z·se), the agreement with the measure by random halves of the
+  topics (θ ± z·se, the delete-d jackknife). No topic is ever duplicated, so FD measures the same
+  thing in every resample; both intervals are centred on the estimate and hold it. They describe
+  the variation over other sets of as many topics (`INTERVALS`).
 - Agreement with the human measure: the ranking measures the registry reports for ``fd``
-  (`reljudge.metrics.registry`), FD taken as lower-is-better.
+  (`reljudge.metrics.registry`) between the measure and **−FD** (FD is lower-is-better), so every
+  measure -- Kendall τ-b, Spearman, τ_AP -- is positive when the two rankings agree (`ORIENTATION`).
 
 Loading the vectors and encoding passages is `reljudge.analyses.fd.pipeline`; writing the reports
 is `reljudge.analyses.fd.files`.
@@ -28,12 +32,32 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reljudge.analyses.fd.frechet import frechet_distance
-from reljudge.analyses.fd.resamples import bootstrap_interval, fd_weighted, topic_rows
-from reljudge.metrics.base import percentile_interval
-from reljudge.metrics.ranking import DEFAULT_INTERVAL, Interval
+from reljudge.analyses.fd.resamples import (
+    fd_weighted,
+    half_sample_interval,
+    half_samples,
+    jackknife_interval,
+    leave_one_out,
+    topic_rows,
+)
+from reljudge.metrics.ranking import Interval
 from reljudge.vectors.embedding_source import EmbeddingSource
 
 Scores = Mapping[str, Mapping[str, float]]
+
+#: how the agreement of a human measure with FD is oriented (stated in fd.json and the tables)
+ORIENTATION = "agreement of the measure with -FD (FD is lower-is-better): positive = the rankings agree"
+
+#: what the intervals are (stated in fd.json)
+INTERVALS = {
+    "fd": "FD +- z*se, se = the delete-one-topic jackknife standard error (no topic duplicated)",
+    "agreement": "value +- z*se over random halves of the topics (delete-d jackknife, m = n // 2 without "
+    "replacement; se = sd * sqrt(m / (n - m))), clipped to [-1, 1]",
+    "population": "the topic sampling: the value on another set of as many topics from the same population "
+    "(same k, reference rule and vectors); FD depends on the number of topics, so not an interval for an "
+    "infinite topic set. Centred on the estimate, so it always holds it. Coverage simulated in "
+    "bench/bench_fd_coverage.py",
+}
 
 
 def relevant_set(
@@ -64,8 +88,10 @@ def retrieved_set(
     topics: Sequence[str] | None = None,
     qrels: Scores | None = None,
     unjudged_only: bool = False,
+    exclude: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, list[str]]:
-    """Per topic, the top-k docids of the run (or the first k unjudged ones with ``unjudged_only``)."""
+    """Per topic, the top-k docids of the run (or the first k unjudged ones with ``unjudged_only``);
+    ``exclude``: per topic, docids removed from the ranking first (the reference-excluded control)."""
     if unjudged_only and qrels is None:
         raise ValueError("unjudged_only needs the qrels")
     out: dict[str, list[str]] = {}
@@ -77,6 +103,9 @@ def retrieved_set(
         if unjudged_only:
             judged = qrels.get(qid, {}) if qrels is not None else {}
             ranked = [d for d in ranked if d not in judged]
+        if exclude is not None and exclude.get(qid):
+            skip = set(exclude[qid])
+            ranked = [d for d in ranked if d not in skip]
         out[qid] = ranked[:k]
     return out
 
@@ -90,17 +119,24 @@ def fd_docids(
     min_grade: float = 2,
     unjudged_only: bool = False,
     seed: int = 0,
+    controls: bool = False,
 ) -> list[str]:
-    """Every docid FD@k of these runs can use (reference and retrieved sides), in first-seen order.
+    """Every docid FD@k of these runs can use (reference and retrieved sides), in first-seen order;
+    with ``controls`` also those the reference-excluded control reaches (`reljudge.analyses.fd.controls`).
 
     Lets a caller read only these passages from a large corpus and encode them in one batch.
     """
     reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
     needed: dict[str, None] = dict.fromkeys(d for docids in reference.values() for d in docids)
+    excludes = [None, reference] if controls and not unjudged_only else [None]
     for run in runs.values():
         topics = [q for q in reference if run.get(q)]
-        for docids in retrieved_set(run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only).values():
-            needed.update(dict.fromkeys(docids))
+        for exclude in excludes:
+            chosen = retrieved_set(
+                run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only, exclude=exclude
+            )
+            for docids in chosen.values():
+                needed.update(dict.fromkeys(docids))
     return list(needed)
 
 
@@ -128,7 +164,7 @@ class FDResult:
     replicates: list[float] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        out = {
+        out: dict[str, object] = {
             "fd": self.fd,
             "n_reference": self.n_reference,
             "n_retrieved": self.n_retrieved,
@@ -137,7 +173,12 @@ class FDResult:
             "missing_retrieved": len(self.missing_retrieved),
         }
         if self.interval is not None:
-            out.update(ci_low=self.interval.low, ci_high=self.interval.high, n_boot=self.interval.n_boot)
+            out.update(
+                ci_low=self.interval.low,
+                ci_high=self.interval.high,
+                n_boot=self.interval.n_boot,
+                ci_method="jackknife",
+            )
         return out
 
 
@@ -173,12 +214,13 @@ def fd_at_k(
     seed: int = 0,
     draws: Sequence[Sequence[str]] | None = None,
 ) -> FDResult:
-    """FD@k of one run (see the module docstring); ``n_boot > 0`` adds a bootstrap interval over
-    the topics (`reljudge.analyses.fd.resamples.bootstrap_interval`: BCa, the replicates computed
-    together, `fd_weighted`).
+    """FD@k of one run (see the module docstring); ``n_boot > 0`` adds its interval over the
+    topics (the delete-one-topic jackknife: `reljudge.analyses.fd.resamples.jackknife_interval`;
+    ``n_boot`` only switches it on, the n leave-one-out values are its replicates).
 
-    ``draws``: explicit bootstrap samples (lists of topics) instead of ``n_boot`` random ones,
-    so that several runs can be resampled on the same topics (percentile interval of them).
+    ``draws``: explicit resamples (lists of topics, a topic listed twice counts twice) whose FD
+    are returned as ``replicates`` (e.g. to resample several runs on the same topics); no
+    interval is derived from them.
     """
     result, ref_blocks, ret_blocks = _fd_one(qrels, run, source, k=k, max_per_topic=max_per_topic,
                                              min_grade=min_grade, unjudged_only=unjudged_only, texts=texts,
@@ -194,15 +236,13 @@ def fd_at_k(
             for q in sample:
                 if q in index:
                     W[b, index[q]] += 1
-        replicates = fd_weighted(x, xt, y, yt, W)
-        low, high = percentile_interval(replicates, level)
-    else:
-        lows, highs, reps = bootstrap_interval(
-            lambda W: fd_weighted(x, xt, y, yt, W)[None, :], n, n_boot=n_boot, level=level, seed=seed
-        )
-        low, high, replicates = float(lows[0]), float(highs[0]), reps[0]
-    result.interval = Interval(result.fd, low, high, len(replicates), level)
-    result.replicates = [float(v) for v in replicates]
+        result.replicates = [float(v) for v in fd_weighted(x, xt, y, yt, W)]
+        return result
+    deleted = fd_weighted(x, xt, y, yt, leave_one_out(n))
+    low, high, _ = jackknife_interval(result.fd, deleted, level)
+    if low == low:
+        result.interval = Interval(result.fd, low, high, n, level)
+    result.replicates = [float(v) for v in deleted]
     return result
 
 
@@ -217,11 +257,16 @@ def _fd_one(
     unjudged_only: bool,
     texts: Mapping[str, str] | None,
     seed: int,
+    exclude_reference: bool = False,
 ) -> tuple[FDResult, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """FD@k of one run without an interval, and its reference and retrieved vectors by topic."""
+    """FD@k of one run without an interval, and its reference and retrieved vectors by topic
+    (``exclude_reference``: the run's reference passages removed before its top k is taken)."""
     reference = relevant_set(qrels, min_grade=min_grade, max_per_topic=max_per_topic, seed=seed)
     topics = [q for q in reference if run.get(q)]
-    retrieved = retrieved_set(run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only)
+    exclude = reference if exclude_reference else None
+    retrieved = retrieved_set(
+        run, k, topics=topics, qrels=qrels, unjudged_only=unjudged_only, exclude=exclude
+    )
     ref_blocks, miss_ref = _blocks({q: reference[q] for q in topics}, source, texts)
     ret_blocks, miss_ret = _blocks(retrieved, source, texts)
     x, y = _stack(ref_blocks, topics), _stack(ret_blocks, topics)
@@ -245,8 +290,10 @@ class FDReport:
     runs: dict[str, FDResult]
     measure: str
     human_measure: dict[str, float]
-    agreement: dict[str, float]  # between the measure and FD (negative τ = the rankings agree)
+    agreement: dict[str, float]  # between the measure and −FD (positive = the rankings agree)
     settings: dict
+    #: the controls' agreements (`reljudge.analyses.fd.controls`), empty when not computed
+    controls: dict = field(default_factory=dict)
 
 
 def fd_runs(
@@ -263,11 +310,16 @@ def fd_runs(
     n_boot: int = 0,
     level: float = 0.95,
     seed: int = 0,
+    controls: bool = False,
 ) -> FDReport:
     """FD@k of every run, the human measure of every run, and their ranking agreement.
 
-    With ``n_boot > 0`` every run is resampled on the same topic draws, which also gives a
-    bootstrap interval for Kendall τ-b between the measure and FD.
+    ``controls``: also the agreement with FD recomputed on random vectors and with the reference
+    passages excluded from the runs (`reljudge.analyses.fd.controls`), in ``FDReport.controls``.
+
+    With ``n_boot > 0``: each run's FD interval (delete-one-topic jackknife) and, over ``n_boot``
+    random halves of the topics shared by every run (each run's FD and measure on the same
+    halves), the intervals of its agreement with the measure (see the module docstring).
     """
     from reljudge.metrics.measures import system_measures
     from reljudge.metrics.registry import ranking_measures
@@ -284,6 +336,7 @@ def fd_runs(
             min_grade=min_grade,
             unjudged_only=unjudged_only,
             seed=seed,
+            controls=controls,
         )
         prepare(needed, texts)
     options = dict(k=k, max_per_topic=max_per_topic, min_grade=min_grade, unjudged_only=unjudged_only,
@@ -295,37 +348,34 @@ def fd_runs(
     human = {name: float(np.mean(list(v.values()))) if v else float("nan") for name, v in per_topic.items()}
     fds = {name: r.fd for name, r in results.items() if r.fd == r.fd}
     valid = [n for n in fds if human[n] == human[n]]
-    agreement: dict[str, float] = {"runs": len(valid)}
     measures = ranking_measures("fd")
-    if len(valid) >= 2:
-        hx = {n: human[n] for n in valid}
-        fx = {n: fds[n] for n in valid}
-        agreement.update({m.name: m(hx, fx, lower_is_better=True) for m in measures})
+    agreement = _agreement(human, fds, measures)
     if n_boot > 0 and topics and valid:
-        # every run resampled on the same topic draws (one scipy.stats.bootstrap, BCa): the
-        # replicates give each run's FD interval and the intervals of its agreement with the measure
-        rows = {n: _rows(topics, found[n][1], found[n][2]) for n in valid}
-        H = np.array([[per_topic[n].get(q, 0.0) for q in topics] for n in valid])
+        for n in valid:  # each run's FD: the delete-one-topic jackknife over its own topics
+            r = results[n]
+            x, xt, y, yt = _rows(r.topics, found[n][1], found[n][2])
+            deleted = fd_weighted(x, xt, y, yt, leave_one_out(len(r.topics)))
+            low, high, _ = jackknife_interval(r.fd, deleted, level)
+            if low == low:
+                r.interval = Interval(r.fd, low, high, len(r.topics), level)
+            r.replicates = [float(v) for v in deleted]
         with_interval = [m for m in measures if m.interval] if len(valid) >= 2 else []
-
-        def statistic(W: np.ndarray) -> np.ndarray:
-            fm = np.stack([fd_weighted(*rows[n], W) for n in valid])
+        if with_interval and len(topics) >= 4:
+            # the agreement: every run on the same random halves of the common topics
+            W = half_samples(len(topics), n_boot, seed)
+            fm = np.stack([fd_weighted(*_rows(topics, found[n][1], found[n][2]), W) for n in valid])
+            H = np.array([[per_topic[n].get(q, 0.0) for q in topics] for n in valid])
             hm = H @ W.T / W.sum(axis=1)
-            return np.concatenate(
-                [fm, *(m.replicates(hm, fm, lower_is_better=True)[None] for m in with_interval)]
-            )
-
-        methods = ["BCa"] * len(valid) + [DEFAULT_INTERVAL] * len(with_interval)  # see metrics.bootstrap
-        lows, highs, reps = bootstrap_interval(
-            statistic, len(topics), n_boot=n_boot, level=level, seed=seed, method=methods
-        )
-        for i, n in enumerate(valid):
-            results[n].interval = Interval(results[n].fd, float(lows[i]), float(highs[i]), n_boot, level)
-            results[n].replicates = [float(v) for v in reps[i]]
-        for j, m in enumerate(with_interval, start=len(valid)):
-            if lows[j] == lows[j]:
-                ends = np.clip([lows[j], highs[j]], -1.0, 1.0)  # a basic interval can pass ±1
-                agreement.update(zip(m.interval_columns, (float(ends[0]), float(ends[1])), strict=True))
+            for m in with_interval:
+                reps = m.replicates(hm, -fm)
+                low, high, _ = half_sample_interval(
+                    agreement[m.name], reps, len(topics), level, bounds=(-1.0, 1.0)
+                )
+                if low == low:
+                    agreement.update(zip(m.interval_columns, (low, high), strict=True))
+    found_controls = (
+        _controls(qrels, runs, source, human, measures, unjudged_only, options) if controls else {}
+    )
     settings = {
         "k": k,
         "max_per_topic": max_per_topic,
@@ -335,8 +385,58 @@ def fd_runs(
         "n_boot": n_boot,
         "seed": seed,
         "topics": len(topics),
+        "orientation": ORIENTATION,
+        **({"intervals": INTERVALS, "level": level} if n_boot > 0 else {}),
     }
-    return FDReport(results, measure, human, agreement, settings)
+    return FDReport(results, measure, human, agreement, settings, found_controls)
+
+
+def _agreement(human: Mapping[str, float], fds: Mapping[str, float], measures: Sequence) -> dict[str, float]:
+    """``runs`` and every measure between ``human`` and −FD over the runs valued in both."""
+    valid = [n for n in fds if fds[n] == fds[n] and n in human and human[n] == human[n]]
+    out: dict[str, float] = {"runs": len(valid)}
+    if len(valid) >= 2:
+        hx = {n: human[n] for n in valid}
+        fx = {n: -fds[n] for n in valid}  # −FD: higher is better, as for the measure
+        out.update({m.name: m(hx, fx) for m in measures})
+    return out
+
+
+def _controls(
+    qrels: Scores,
+    runs: Mapping[str, Scores],
+    source: EmbeddingSource,
+    human: Mapping[str, float],
+    measures: Sequence,
+    unjudged_only: bool,
+    options: Mapping,
+) -> dict[str, dict]:
+    """The agreement of the measure with −FD under each control (`reljudge.analyses.fd.controls`)."""
+    from reljudge.analyses.fd.controls import CONTROLS, RandomVectors
+
+    out: dict[str, dict] = {}
+    shuffled = RandomVectors(source, seed=options.get("seed", 0))
+    fds = {name: _fd_one(qrels, run, shuffled, **options)[0].fd for name, run in runs.items()}
+    out["random_vectors"] = {
+        "description": CONTROLS["random_vectors"],
+        **_agreement(human, fds, measures),
+        "fd": fds,
+    }
+    if unjudged_only:
+        out["reference_excluded"] = {
+            "description": "the same as FD itself: with --urr no judged passage is retrieved",
+        }
+    else:
+        fds = {
+            name: _fd_one(qrels, run, source, exclude_reference=True, **options)[0].fd
+            for name, run in runs.items()
+        }
+        out["reference_excluded"] = {
+            "description": CONTROLS["reference_excluded"],
+            **_agreement(human, fds, measures),
+            "fd": fds,
+        }
+    return out
 
 
 def _check_coverage(results: Mapping[str, FDResult], source: EmbeddingSource) -> None:

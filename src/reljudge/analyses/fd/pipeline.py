@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from reljudge.analyses.fd.per_run import FDReport, fd_docids, fd_runs
-from reljudge.analyses.fd.variants import FDVariantsReport, measure_intervals, tau_matrix, variant_label
+from reljudge.analyses.fd.variants import (
+    FDVariantsReport,
+    measure_intervals,
+    oriented,
+    tau_matrix,
+    variant_label,
+)
 from reljudge.errors import InputError, MissingExtraError
 
 
@@ -46,6 +52,7 @@ def fd_paths(
     base_url: str | None = None,
     pooling: str | None = None,
     max_length: int | None = None,
+    controls: bool = True,
 ) -> FDReport:
     """FD@k of every run in the directory ``runs`` against the relevant passages of ``qrels``.
 
@@ -54,7 +61,9 @@ def fd_paths(
     texts). Encoder vectors are cached in ``embedding_cache``, by default
     ``cache_dir/embeddings.<model>.npy`` (no cache without either, or with ``no_cache``).
     ``notify`` receives one line about the encoder before the computation and one about the
-    encoding after it."""
+    encoding after it. ``controls``: also the random-vector and reference-excluded controls
+    (`reljudge.analyses.fd.controls`; the latter reads and encodes the passages below each
+    run's reference passages too)."""
     from reljudge.analyses.inputs import load_runs
     from reljudge.io.trec import read_qrels
 
@@ -74,14 +83,14 @@ def fd_paths(
         from reljudge.vectors.npy import load_embeddings
 
         source = load_embeddings(embeddings, ids)
-        return fd_runs(human, run_map, source, measure=measure, n_boot=n_boot, **selection)
+        return fd_runs(human, run_map, source, measure=measure, n_boot=n_boot, controls=controls, **selection)
     from reljudge.io.corpus import load_corpus
     from reljudge.vectors.embedding_cache import TextEmbeddings, default_cache_path
     from reljudge.vectors.encoders import SentenceTransformerEncoder
 
     if corpus is None:
         raise InputError("--encoder needs --corpus with the passage texts")
-    needed = fd_docids(human, run_map, **selection)
+    needed = fd_docids(human, run_map, controls=controls, **selection)
     texts = load_corpus(corpus, docids=needed)
     from reljudge.vectors.endpoint import EndpointEncoder
 
@@ -111,7 +120,7 @@ def fd_paths(
     )
     try:
         report = fd_runs(
-            human, run_map, text_source, texts=texts, measure=measure, n_boot=n_boot, **selection
+            human, run_map, text_source, texts=texts, measure=measure, n_boot=n_boot, controls=controls, **selection
         )
     finally:
         close = getattr(model, "close", None)
@@ -175,10 +184,9 @@ def fd_variants_paths(
         "max_per_topic": first.settings.get("max_per_topic"),
         "min_grade": first.settings.get("min_grade"),
         "topics": first.settings.get("topics"),
-        "tau": "Kendall tau-b (scipy) with its two-sided p-value over the runs valued in both; FD is lower-better, "
-        "so tau(measure, FD) < 0 means agreement",
+        "tau": "Kendall tau-b (scipy) with its two-sided p-value over the runs valued in both; FD is lower-better "
+        "and enters as -FD, so tau(measure, FD) > 0 means agreement (FD-vs-FD cells are unchanged)",
         "measure_interval": "percentile bootstrap of the mean over each run's FD topics (scipy.stats.bootstrap)",
     }
-    return FDVariantsReport(
-        reports, measure, dict(first.human_measure), intervals, tau_matrix(columns), settings
-    )
+    matrix = tau_matrix(oriented(columns, lower_is_better=list(reports)))
+    return FDVariantsReport(reports, measure, dict(first.human_measure), intervals, matrix, settings)

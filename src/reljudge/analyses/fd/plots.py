@@ -1,5 +1,5 @@
 """``judge fd --plot``'s figure, ``fd_bootstrap.png``: one panel for the human measure and one
-per FD variant, each run with its bootstrap interval; runs in the order of the official measure.
+per FD variant, each run with its interval over topics; runs in the order of the official measure.
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ def bootstrap_figure(report: FDVariantsReport):
         lo = np.array([r[low_key] for r in rows], float)
         hi = np.array([r[high_key] for r in rows], float)
         has = ~np.isnan(lo) & ~np.isnan(hi)
-        # the interval as a line, not an error bar: FD's point value may lie outside its
-        # percentile interval (FD is biased under resampling)
+        # the interval as a line, not an error bar (FD's jackknife interval is centred on it)
         ax.hlines(y[has], lo[has], hi[has], color="#7f8c8d", lw=1)
         ax.plot(v, y, "o", ms=3, color="#2c6fbb")
         ax.set_title(title, fontsize=10)
@@ -47,7 +46,8 @@ def bootstrap_figure(report: FDVariantsReport):
     axes[0][0].invert_yaxis()
     level = int(round(100 * report.settings["level"]))
     fig.suptitle(
-        f"Runs by the official {report.measure} (best on top); bars: {level}% bootstrap intervals over topics ({report.settings['n_boot']} replicates)",
+        f"Runs by the official {report.measure} (best on top); bars: {level}% intervals over topics "
+        f"({report.measure}: bootstrap, {report.settings['n_boot']} replicates; FD: delete-one-topic jackknife)",
         fontsize=10,
     )
     fig.tight_layout()

@@ -1,22 +1,41 @@
-"""FD of many topic resamples at once, and the bootstrap intervals built on it.
+"""FD of many topic resamples at once, and the intervals over topics built on them.
 
-A bootstrap replicate draws topics with replacement; the two sets of FD are then the sampled
-topics' reference and retrieved vectors, each topic's vectors repeated as often as it was drawn.
-`fd_weighted` computes the FD of every replicate from its topic counts ``W`` (replicates ×
-topics) without stacking the vectors again:
+**Resamples.** A resample gives each topic a weight (how often it is used: 0 or 1 when topics
+are left out, a count for a bootstrap draw); the two sets of FD are the weighted topics'
+reference and retrieved vectors. `fd_weighted` computes the FD of every resample from its topic
+weights ``W`` (resamples × topics) without stacking the vectors again:
 
 - means and traces of the covariances are weighted sums (matrix products with ``W``);
 - ``Tr (Σ_X Σ_Y)^{1/2}`` is the sum of the square roots of the eigenvalues of
   ``Ã S_Y Ãᵀ / ((N_X − 1)(N_Y − 1))``, with ``Ã = D (X − 1 μ_Xᵀ)`` the weighted, centred rows of the
   smaller set (``D`` = square roots of the row weights) and ``S_Y`` the weighted scatter of the other.
   ``X S_Y Xᵀ`` is a weighted sum of per-topic matrices ``G_t G_tᵀ`` (``G = X Yᵀ``, ``G_t`` the columns
-  of topic t) minus a rank-one term, so each replicate costs a small matrix product and one
+  of topic t) minus a rank-one term, so each resample costs a small matrix product and one
   eigenvalue problem of the size of the smaller set (53 × 53 for one reference passage per
-  topic), batched over replicates. When both sets have more vectors than dimensions, the
-  replicates' covariances are formed instead (d × d, in chunks).
+  topic), batched over resamples. When both sets have more vectors than dimensions, the
+  resamples' covariances are formed instead (d × d, in chunks).
 
 The result equals `reljudge.analyses.fd.frechet.frechet_distance` of the stacked resample (up
-to round-off; tests compare them). The intervals come from `reljudge.metrics.bootstrap`.
+to round-off; tests compare them).
+
+**Intervals** (what ``judge fd --bootstrap`` prints). Drawing topics *with replacement* does not
+suit FD: a topic drawn twice puts the same passages twice into both sets, which changes the
+fitted covariances, so the bootstrap FD is shifted away from the FD it should vary around (on
+DL21 every run's BCa interval missed its own FD). The resampling here never duplicates a topic:
+
+- `jackknife_interval` (FD of one run): the delete-one-topic jackknife standard error,
+  ``se² = (n − 1)/n · Σ_t (FD_(t) − mean)²``, and the normal interval ``FD ± z·se``;
+- `half_sample_interval` (a statistic of many runs that is not smooth in the topics, such as
+  Kendall τ between the measure and −FD): random halves of the topics (m = ⌊n/2⌋ without
+  replacement, `half_samples`), the spread of the statistic over them rescaled to n topics
+  (the delete-d jackknife: ``se² = m/(n − m) · var``), and the normal interval ``θ ± z·se``,
+  clipped to the statistic's range.
+
+Both are centred on the estimate, so they always hold it. They are about the *topic sampling*:
+the value the run (or the pair of rankings) would get on another set of as many topics from the
+same population, with the same k, reference rule and vectors. FD depends on the number of
+topics (it is biased upward in small samples), so this is not an interval for the FD of an
+infinite topic set. `bench/bench_fd_coverage.py` measures their coverage by simulation.
 """
 
 from __future__ import annotations
@@ -25,9 +44,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from reljudge.metrics.bootstrap import bootstrap_interval, counts
-
-__all__ = ["bootstrap_interval", "counts", "fd_weighted", "topic_rows"]
+__all__ = [
+    "fd_weighted",
+    "half_sample_interval",
+    "half_samples",
+    "jackknife_interval",
+    "leave_one_out",
+    "topic_rows",
+]
 
 #: how many replicates' d × d covariances are formed at once (the large-set route)
 _CHUNK = 32
@@ -151,3 +175,63 @@ def fd_weighted(
     fd = np.einsum("ij,ij->i", diff, diff) + trace_x + trace_y - 2.0 * root
     out[ok] = np.maximum(fd, 0.0)
     return out
+
+
+def _z(level: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + level / 2.0))
+
+
+def leave_one_out(n_topics: int) -> np.ndarray:
+    """The topic weights of the n delete-one-topic resamples (n × n, zero on the diagonal)."""
+    return 1.0 - np.eye(n_topics)
+
+
+def half_samples(n_topics: int, n_draws: int, seed: int = 0) -> np.ndarray:
+    """Topic weights (n_draws × n_topics, 0 or 1) of random halves: ⌊n/2⌋ topics drawn without
+    replacement in each row."""
+    rng = np.random.default_rng(seed)
+    m = n_topics // 2
+    W = np.zeros((n_draws, n_topics))
+    for b in range(n_draws):
+        W[b, rng.permutation(n_topics)[:m]] = 1.0
+    return W
+
+
+def jackknife_interval(
+    estimate: float, deleted: np.ndarray, level: float = 0.95
+) -> tuple[float, float, float]:
+    """``(low, high, se)``: the normal interval around ``estimate`` with the delete-one jackknife
+    standard error of the values ``deleted`` (the statistic without each topic in turn); NaN
+    when fewer than two of them are finite."""
+    values = np.asarray(deleted, float)
+    values = values[np.isfinite(values)]
+    n = values.size
+    if n < 2 or not np.isfinite(estimate):
+        return float("nan"), float("nan"), float("nan")
+    se = float(np.sqrt((n - 1) / n * ((values - values.mean()) ** 2).sum()))
+    half = _z(level) * se
+    return estimate - half, estimate + half, se
+
+
+def half_sample_interval(
+    estimate: float,
+    replicates: np.ndarray,
+    n_topics: int,
+    level: float = 0.95,
+    *,
+    bounds: tuple[float, float] = (-np.inf, np.inf),
+) -> tuple[float, float, float]:
+    """``(low, high, se)``: the normal interval around ``estimate`` with the delete-d jackknife
+    standard error of ``replicates`` computed on halves of ``n_topics`` topics (`half_samples`),
+    clipped to ``bounds`` (which hold the estimate); NaN when fewer than two are finite."""
+    values = np.asarray(replicates, float)
+    values = values[np.isfinite(values)]
+    m = n_topics // 2
+    if values.size < 2 or not np.isfinite(estimate) or m < 1 or m >= n_topics:
+        return float("nan"), float("nan"), float("nan")
+    se = float(values.std(ddof=1) * np.sqrt(m / (n_topics - m)))
+    half = _z(level) * se
+    low, high = max(estimate - half, bounds[0]), min(estimate + half, bounds[1])
+    return float(min(low, estimate)), float(max(high, estimate)), se

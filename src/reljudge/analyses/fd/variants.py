@@ -5,8 +5,9 @@
   four, `PAPER_VARIANTS`).
 - `tau_matrix`: Kendall τ-b (scipy, with its two-sided p-value) between every pair of columns —
   the official measure and each FD variant — over the runs that have a value in both. FD is
-  lower-better and the values are used as they are, so τ(measure, FD) < 0 means agreement (the
-  sign convention of the paper's Table 4).
+  lower-better and enters as −FD (`oriented`), so τ(measure, FD) > 0 means agreement, as in
+  ``fd.json`` (the paper's Table 4 correlates FD itself and prints the opposite sign); FD-vs-FD
+  cells are unchanged by the orientation.
 - `measure_intervals`: per run, the mean of the per-topic measure over the run's FD topics and
   its percentile bootstrap interval (``scipy.stats.bootstrap``, resampling |topics| topics with
   replacement; a topic the run does not score counts 0, as in `reljudge.analyses.fd.per_run.fd_runs`);
@@ -81,6 +82,17 @@ def tau_matrix(columns: Mapping[str, Mapping[str, float]]) -> list[dict]:
                 tau, p = math.nan, math.nan
             rows.append({"a": a, "b": b, "tau_b": tau, "p_value": p, "runs": len(runs)})
     return rows
+
+
+def oriented(
+    columns: Mapping[str, Mapping[str, float]], lower_is_better: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """The columns with every ``lower_is_better`` one negated (FD → −FD), so that higher is better
+    in all of them."""
+    return {
+        label: {run: (-v if label in lower_is_better else v) for run, v in values.items()}
+        for label, values in columns.items()
+    }
 
 
 def _finite(v: float) -> bool:

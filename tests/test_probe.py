@@ -6,11 +6,9 @@ import json
 import re
 
 import pytest
-from typer.testing import CliRunner
 
+import _cli
 from _reliability import MODEL, SECRET, make_dataset
-from reljudge.cli import app
-from reljudge.errors import InputError
 from reljudge.probe import (
     INSTRUCTION,
     PERTURBATIONS,
@@ -32,12 +30,8 @@ def gullible(req) -> MockReply:
 
 
 def invoke(*argv: str):
-    result = CliRunner().invoke(app, list(argv), env={"OPENAI_API_KEY": SECRET})
-    if isinstance(result.exception, InputError):
-        return 2, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*list(argv), env={"OPENAI_API_KEY": SECRET})
+    return ran.returncode, ran.output
 
 
 def test_perturbations_keep_the_passage_and_add_the_attack():

@@ -8,11 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+import _cli
 from _reliability import MODEL, SECRET, cli, make_dataset
-from reljudge.cli import app
-from reljudge.errors import EXIT_BAD_INPUT, InputError
+from reljudge.errors import EXIT_BAD_INPUT
 
 DEAD_URL = "http://127.0.0.1:9/v1"  # nothing listens: a call would fail, not hang
 
@@ -91,12 +90,8 @@ def _argv(data, tmp: Path, which: str, bad: Path) -> list[str]:
 
 def _invoke(argv: list[str]) -> tuple[int, str]:
     """`judge` in-process, with `main()`'s handling of InputError (exit 2, one line)."""
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": SECRET})
+    return ran.returncode, ran.output
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -128,7 +123,7 @@ def test_the_real_command_exits_2_on_a_bad_run_file(data, tmp_path):
 def test_a_missing_input_file_is_exit_2(data, tmp_path):
     argv = _argv(data, tmp_path, "qrels", tmp_path / "nope.txt")
     code, output = _invoke(argv)
-    assert code == EXIT_BAD_INPUT and output == f"error: {tmp_path / 'nope.txt'}: file not found"
+    assert code == EXIT_BAD_INPUT and output == f"error: {tmp_path / 'nope.txt'}: file not found\n"
     assert not (tmp_path / "out").exists()
 
 

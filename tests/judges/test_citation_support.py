@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import _cli
 from reljudge.cli import app
 from reljudge.errors import EXIT_BAD_INPUT, InputError
 from reljudge.io.citation_scores import read_citation_scores
@@ -105,12 +106,8 @@ def _grading(srv: MockLLMServer, book: GradeBook) -> None:
 def run(srv: MockLLMServer, out: Path, *args: str) -> tuple[int, str]:
     argv = ["run", "--method", METHOD, "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out)]
     argv += ["--cache", str(out.parent / "cache.sqlite"), "--no-progress", *args]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test-citations"})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": "sk-test-citations"})
+    return ran.returncode, ran.output
 
 
 def _recomputed(records: list, answers: dict) -> dict[tuple[str, str], dict]:

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
-from reljudge.errors import EXIT_BAD_INPUT, InputError
+import _cli
+from reljudge.errors import EXIT_BAD_INPUT
 from reljudge.io.judgments import read_judgments
 from reljudge.judges.constrain import auto_mechanism, constraint_params
 from reljudge.prompts import get_prompt
@@ -19,12 +18,8 @@ from reljudge.testing import MockLLMServer, MockReply
 
 def run(out: Path, *args: str) -> tuple[int, str]:
     argv = ["run", "--output", str(out), "--no-cache", "--dataset", "dl19-sample", "--limit", "2", *args]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+    return ran.returncode, ran.output
 
 
 def test_fields_from_the_declared_output():

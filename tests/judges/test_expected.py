@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import _cli
 from reljudge.cli import app
-from reljudge.errors import EXIT_BAD_INPUT, InputError
 from reljudge.io.judgments import read_judgments
 from reljudge.judges.expected import label_distribution, one_token_scale
 from reljudge.judges.registry import get_judge
@@ -31,12 +31,8 @@ def server():
 
 def run(srv: MockLLMServer, out: Path, *args: str) -> tuple[int, str]:
     argv = ["run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache", *args]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+    return ran.returncode, ran.output
 
 
 #: a known distribution per answer: 0.5 / 0.25 / 0.125 / 0.0625 over 3 / 2 / 1 / 0, and 0.0625

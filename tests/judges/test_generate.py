@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import _cli
 from reljudge.cli import app
-from reljudge.errors import EXIT_BAD_INPUT, InputError
+from reljudge.errors import EXIT_BAD_INPUT
 from reljudge.io.answers import read_answers_tsv
 from reljudge.io.judgments import read_judgments
 from reljudge.prompts import get_prompt
@@ -46,12 +47,8 @@ def srv(server):
 def generate(srv: MockLLMServer, out: Path, *args: str) -> tuple[int, str]:
     argv = ["generate", "--model", MODEL, "--base-url", srv.openai_url, "--dataset", "dl19-sample"]
     argv += ["--output", str(out), "--cache", str(out.parent / "cache.sqlite"), "--no-progress", *args]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": SECRET})
+    return ran.returncode, ran.output
 
 
 def test_dry_run_states_the_calls_and_writes_nothing(srv, tmp_path):

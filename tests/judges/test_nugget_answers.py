@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import _cli
 from reljudge.cli import app
 from reljudge.datasets import load_dataset
 from reljudge.errors import EXIT_BAD_INPUT, InputError
@@ -73,12 +74,8 @@ def run(srv: MockLLMServer, out: Path, *args: str, dataset: str = "dl19-sample")
     argv = ["run", "--method", "nuggets", "--model", MODEL, "--base-url", srv.openai_url]
     argv += ["--dataset", dataset, "--output", str(out), "--cache", str(out.parent / "cache.sqlite")]
     argv += ["--no-progress", *args]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test-nuggets-answers"})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": "sk-test-nuggets-answers"})
+    return ran.returncode, ran.output
 
 
 def _nuggetizer_scores(labels: list[tuple[str, str]]) -> dict[str, float | None]:
@@ -305,12 +302,8 @@ def _run_files(srv: MockLLMServer, out: Path, *args: str) -> tuple[int, str]:
         str(out),
     ]
     argv += ["--cache", str(out.parent / "cache.sqlite"), "--no-progress", *args]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test-nuggets-answers"})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": "sk-test-nuggets-answers"})
+    return ran.returncode, ran.output
 
 
 def test_trec_rag24_answers_round_trip_to_per_topic_scores(srv, tmp_path):

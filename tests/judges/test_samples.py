@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
-from reljudge.errors import EXIT_BAD_INPUT, InputError
+import _cli
+from reljudge.errors import EXIT_BAD_INPUT
 from reljudge.io.judgments import read_judgments
 from reljudge.testing import MockLLMServer, MockReply
 
@@ -35,12 +34,8 @@ def run(srv: MockLLMServer, out: Path, cache: Path, *args: str) -> tuple[int, st
         str(cache),
         *args,
     ]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+    return ran.returncode, ran.output
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import _cli
 from reljudge.cli import app
-from reljudge.errors import EXIT_BAD_INPUT, InputError
+from reljudge.errors import EXIT_BAD_INPUT
 from reljudge.io.judgments import read_judgments
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply, responders
 
@@ -43,12 +44,8 @@ def srv(server):
 def run(srv: MockLLMServer, out: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     """`judge run` in-process; returns (exit code, output). InputError -> 2, as `main()` does."""
     argv = ["run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache", *args]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET, **(env or {})})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": SECRET, **(env or {})})
+    return ran.returncode, ran.output
 
 
 def cli_subprocess(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:

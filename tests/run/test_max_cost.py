@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import _cli
 from reljudge.cli import app
-from reljudge.errors import EXIT_BAD_INPUT, EXIT_BUDGET, EXIT_OK, InputError
+from reljudge.errors import EXIT_BUDGET, EXIT_OK, InputError
 from reljudge.io.judgments import read_judgments
 from reljudge.llm.budget import BudgetExhausted, CostBudget
 from reljudge.testing import MockLLMServer
@@ -124,12 +125,8 @@ def judge(srv: MockLLMServer, out: Path, *args: str) -> tuple[int, str]:
         "--no-progress",
         *args,
     ]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+    return ran.returncode, ran.output
 
 
 def records_cost(out: Path) -> tuple[float, float, int]:

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import openai
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
-from reljudge.errors import EXIT_BUDGET, EXIT_OK, InputError
+import _cli
+from reljudge.errors import EXIT_BUDGET, EXIT_OK
 from reljudge.io.judgments import read_judgments
 from reljudge.run import RunConfig
 from reljudge.run.batch.passes import BatchLimits, run_batch_async
@@ -62,12 +61,8 @@ def argv(srv: MockLLMServer, tmp_path: Path, name: str, *more: str, method: str 
 
 
 def judge(args: list[str]) -> tuple[int, str]:
-    result = CliRunner().invoke(app, args, env=ENV)
-    if isinstance(result.exception, InputError):
-        return 2, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    ran = _cli.judge(*args, env=ENV)
+    return ran.returncode, ran.output
 
 
 def records(out: Path) -> list:

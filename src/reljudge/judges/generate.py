@@ -23,17 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from reljudge.io.answers import MAX_ANSWER_CHARS
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_bounded
-from reljudge.judges.common import (
-    check_output,
-    key,
-    prompt_tokens,
-    record_from_answer,
-    resolve_prompt,
-    skipped_record,
-    topic_problem,
-)
+from reljudge.judges.call_records import key, record_from_answer, skipped_record
 from reljudge.judges.context import JudgeContext
+from reljudge.judges.items import topic_problem
+from reljudge.judges.option_checks import check_output, resolve_prompt
 from reljudge.judges.registry import register
+from reljudge.judges.token_count import prompt_tokens
 
 if TYPE_CHECKING:
     from reljudge.aggregation.qrels import AggregatedScores

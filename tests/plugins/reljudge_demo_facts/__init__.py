@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 
 from reljudge.aggregation import AggregatedScores, Exclusions
 from reljudge.judges import CallEstimate, Judge, JudgeContext, JudgeInputs, run_bounded
-from reljudge.judges.common import passage_problem, record_from_answer
+from reljudge.judges.call_records import record_from_answer
+from reljudge.judges.items import passage_problem
 from reljudge.prompts import PromptTemplate
 from reljudge.records import Judgment
 

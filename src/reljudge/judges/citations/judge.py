@@ -34,17 +34,12 @@ from reljudge.errors import InputError
 from reljudge.io.answer_sets import SourcedAnswer, read_answer_files
 from reljudge.io.lines import is_jsonl_name
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, Resource, run_bounded
+from reljudge.judges.call_records import key, record_from_answer, skipped_record
 from reljudge.judges.citations.scores import CITATION_METHOD
-from reljudge.judges.common import (
-    check_output,
-    key,
-    passage_problem,
-    prompt_tokens,
-    record_from_answer,
-    resolve_prompt,
-    skipped_record,
-)
+from reljudge.judges.items import passage_problem
+from reljudge.judges.option_checks import check_output, resolve_prompt
 from reljudge.judges.registry import register
+from reljudge.judges.token_count import prompt_tokens
 
 if TYPE_CHECKING:
     from reljudge.aggregation import AggregatedScores

@@ -25,7 +25,7 @@ from reljudge.io.answer_sets import SourcedAnswer, read_answer_files
 from reljudge.judges import answer_tables
 from reljudge.judges.answer_tables import Versions, current_records
 from reljudge.judges.base import JudgeInputs, Resource
-from reljudge.judges.common import passage_problem
+from reljudge.judges.items import passage_problem
 from reljudge.judges.nuggets.scores import NUGGET_SCORES, EmptyClass
 from reljudge.judges.nuggets.sets import ASSIGN_METHOD, nugget_sets
 

@@ -32,16 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_bounded
-from reljudge.judges.common import (
-    check_choice,
-    check_output,
-    key,
-    passage_problem,
-    resolve_prompt,
-    skipped_record,
-    topic_problem,
-)
+from reljudge.judges.call_records import key, skipped_record
 from reljudge.judges.context import JudgeContext
+from reljudge.judges.items import passage_problem, topic_problem
 from reljudge.judges.nuggets.answers import ANSWERS, Target, targets, topics_to_judge
 from reljudge.judges.nuggets.asking import CREATE_BUDGET, Reader, ask, label_items
 from reljudge.judges.nuggets.sets import (
@@ -53,6 +46,7 @@ from reljudge.judges.nuggets.sets import (
     nugget_sets,
     recorded_nuggets,
 )
+from reljudge.judges.option_checks import check_choice, check_output, resolve_prompt
 from reljudge.judges.reading import clip
 from reljudge.judges.registry import register
 from reljudge.prompts.parsing import Parsed

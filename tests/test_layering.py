@@ -52,9 +52,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "reljudge.prompts": IO,
     "reljudge.aggregation": BASE,
     "reljudge.metrics": BASE,  # pure: numpy/scipy/ir_measures/rbo and the records, nothing else
-    # judges render, ask and parse; `datasets` only for the readers of the resources a judge
-    # declares (an EXAM question bank), which the run calls for it
-    "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation", "reljudge.datasets"},
+    # judges render, ask and parse; the readers of the resources a judge declares (an EXAM
+    # question bank), which the run calls for it, read through io
+    "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation"},
     "reljudge.testing": frozenset(),  # the mock LLM server stands alone
     # the shallow-pool pipeline: reads files (io) and computes (metrics.shallow)
     "reljudge.shallow": BASE | {"reljudge.io", "reljudge.metrics"},

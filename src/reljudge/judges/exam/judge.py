@@ -383,7 +383,7 @@ def _earlier_questions(ctx: JudgeContext) -> dict[str, list[Question]]:
 def read_question_bank(path: Path) -> QuestionBank:
     """An EXAM question bank from a ``<qid>_<n><TAB>question`` file (as shipped with the TREC DL
     data: ``exam_questions.gpt-4o.tsv``). The run reads it for the judge (`Resource`)."""
-    from reljudge.datasets import read_exam_questions
+    from reljudge.judges.exam.question_files import read_exam_questions
     from reljudge.judges.exam.scores import QuestionBank
 
     questions = read_exam_questions(path)

@@ -37,7 +37,7 @@ def generate_cmd(
 
     from reljudge.cli.run import run_or_batch
     from reljudge.interrupts import Stopped, run_stoppable
-    from reljudge.run.answers import write_run_answers
+    from reljudge.run.generated_answers import write_run_answers
 
     config = run_config("generate", run_options, method="generate", command=["judge", *sys.argv[1:]])
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
@@ -70,7 +70,7 @@ def generate_cmd(
 
 def _answers_so_far(config: Any, name: str | None, answers: Path | None) -> None:
     from reljudge.errors import InputError
-    from reljudge.run.answers import write_run_answers
+    from reljudge.run.generated_answers import write_run_answers
 
     if config.output is None:  # the default directory is known only to the job: resume to write them
         return

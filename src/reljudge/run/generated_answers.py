@@ -14,26 +14,19 @@ from typing import Any
 from reljudge.errors import InputError
 from reljudge.io.answers import write_answers_tsv
 from reljudge.io.rundir import RunDir
+from reljudge.judges.generate import answers_of
 
 #: the answers file of a generation run directory
 ANSWERS_FILE = "answers.tsv"
-#: the record method of a generated answer (`reljudge.judges.generate.ANSWER_METHOD`)
-ANSWER_METHOD = "answer"
 
 
 def run_answers(rundir: str | Path) -> dict[str, str]:
-    """``{qid: answer}`` of the ok answer records of a run directory (latest record per topic)."""
+    """``{qid: answer}`` of the ok answer records of a run directory (latest record per topic,
+    `reljudge.judges.generate.answers_of`)."""
     run = RunDir(rundir)
     if not run.exists():
         raise InputError("not a run directory (no judgments.jsonl)", rundir)
-    found: dict[str, str] = {}
-    for record in run.judgments(latest=True):
-        if record.method != ANSWER_METHOD or record.status != "ok":
-            continue
-        text = record.extra.get("answer")
-        if isinstance(text, str) and text.strip():
-            found[record.qid] = text
-    return found
+    return answers_of(run.judgments(latest=True))
 
 
 def write_run_answers(

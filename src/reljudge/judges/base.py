@@ -135,6 +135,7 @@ class Resource:
     name: str
     read: Callable[[Path], Any]
     dataset_file: str | None = None
+    #: what the judge does with it, as the option's help says it per judge (``--answers``)
     help: str = ""
 
 

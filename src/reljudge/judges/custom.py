@@ -40,6 +40,7 @@ class CustomJudge(Judge):
     """Judge with a user-supplied prompt; see the module docstring."""
 
     name = "custom"
+    pointwise_when = "binary/graded prompt"
 
     def __init__(
         self,

@@ -57,8 +57,10 @@ def prepare(
 
     judge = build_judge(config)
     if config.samples > 1 and not judge.pointwise:
+        from reljudge.judges.registry import listed, pointwise_methods
+
         raise InputError(
-            f"--samples applies to pointwise judges (binary, umbrela, custom binary/graded), not {config.method}"
+            f"--samples applies to pointwise judges ({listed(pointwise_methods())}), not {config.method}"
         )
     resources = load_resources(config, judge)
     if judge.reads_passages:
@@ -159,6 +161,7 @@ def _constraint(config: RunConfig, cls: Any, options: Mapping[str, Any]) -> str:
     import inspect
 
     from reljudge.judges.constrain import auto_mechanism
+    from reljudge.judges.registry import listed, option_takers
     from reljudge.llm.routing import resolve_model
 
     if "constrain" in options:
@@ -167,7 +170,7 @@ def _constraint(config: RunConfig, cls: Any, options: Mapping[str, Any]) -> str:
         )
     if cls is None or "constrain" not in inspect.signature(cls).parameters:
         raise InputError(
-            f"--constrain applies to pointwise judges (binary, umbrela, custom), not {config.method}"
+            f"--constrain applies to pointwise judges ({listed(option_takers('constrain'))}), not {config.method}"
         )
     if config.constrain != "auto":
         return config.constrain

@@ -80,7 +80,7 @@ def read_cited_answers(paths: Sequence[str | Path]) -> list[SourcedAnswer]:
 CITED_ANSWERS = Resource(
     "answers",
     read=read_cited_answers,
-    help="TREC RAG 2024 answers whose cited passages are judged",
+    help="judge each sentence's cited passages, .jsonl only",
 )
 
 

@@ -39,7 +39,7 @@ from reljudge.judges.nuggets.sets import ASSIGN_METHOD, nugget_sets
 ANSWERS = Resource(
     "answers",
     read=read_answer_files,
-    help="generated answers to assign the nuggets to, instead of the pooled passages",
+    help="assign the topic's nuggets to them",
 )
 
 #: the files of the nugget scores of answers, written into the run directory after the run:

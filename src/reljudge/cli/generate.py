@@ -55,7 +55,7 @@ def generate_cmd(
         raise typer.Exit(code)
     written = None
     if summary.state != "dry-run" and summary.output_dir is not None:
-        written = write_run_answers(summary.output_dir, name, answers)
+        written = write_run_answers(summary.output_dir, config.method, name, answers)
     if json_output:
         typer.echo(json.dumps({**summary.model_dump(mode="json"), "answers": written}, indent=2))
     else:
@@ -75,7 +75,7 @@ def _answers_so_far(config: Any, name: str | None, answers: Path | None) -> None
     if config.output is None:  # the default directory is known only to the job: resume to write them
         return
     try:
-        written = write_run_answers(config.output, name, answers)
+        written = write_run_answers(config.output, config.method, name, answers)
     except InputError:
         return
     typer.echo(f"answers so far: {written['answers']} -> {written['path']}", err=True)

@@ -19,7 +19,7 @@ outside the judge's own module (or package) names it:
   the answered topics' passages, or the passages the answers cite);
 - what it computes after a run over answers (`Judge.answer_scores`: per answer and per system),
   into the files it declares (`Judge.answer_score_files`: their names and columns), which the run
-  writes;
+  writes; or the answers a run of it generated (`Judge.generated_answers`);
 - how its work grows (`Judge.estimate`, `Judge.estimate_growth` for ``--dry-run``).
 
 Judges register under a name with `reljudge.judges.registry.register`; third-party packages add
@@ -322,6 +322,13 @@ class Judge(ABC):
         latest of each key) and the resources the run read for the judge (the answers, as its
         `Resource` reads them); the run writes them as `answer_score_files`. None (the
         default): nothing to score. A ``ValueError`` says the records cannot be scored."""
+        return None
+
+    @classmethod
+    def generated_answers(cls, records: Iterable[Any]) -> dict[str, str] | None:
+        """The answers a run of this judge generated, ``{qid: text}``, from its records (the
+        latest of each key); the run writes them as the ``system<TAB>qid<TAB>answer`` TSV
+        (``judge generate``). None (the default): the judge generates no answers."""
         return None
 
     def estimate_growth(self, inputs: JudgeInputs) -> list[dict[str, Any]]:

@@ -4,9 +4,9 @@ Not a judge of passages: for each topic of the pool the model is asked the topic
 an ``answer`` prompt (`reljudge.prompts.output.OutputSpec`) and the answer becomes one record
 ``method="answer"``, ``qid`` = the topic, ``extra["answer"]`` = the answer's visible text (hidden
 reasoning removed, at most `reljudge.io.answers.MAX_ANSWER_CHARS` characters). The records carry
-no label, so a generation run has no qrels; its answers (`answers_of` its records) are written
-as the ``system<TAB>qid<TAB>answer`` TSV (`reljudge.io.answers`) by the application
-(`reljudge.run.generated_answers`).
+no label, so a generation run has no qrels; its answers (`GenerateJudge.generated_answers` of
+its records) are written as the ``system<TAB>qid<TAB>answer`` TSV (`reljudge.io.answers`) by the
+application (`reljudge.run.generated_answers`).
 
 Everything else is the judge machinery: the same client (backends, cache, limits, retries),
 provenance on every record, resume by record key (a topic answered is never asked again), and
@@ -62,6 +62,10 @@ class GenerateJudge(Judge):
     def score_records(cls, records: Sequence[Any], **options: Any) -> dict[str, AggregatedScores]:
         """Answers are not document labels: no score set."""
         return {}
+
+    @classmethod
+    def generated_answers(cls, records: Iterable[Any]) -> dict[str, str]:
+        return answers_of(records)
 
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         todo = (qid for qid in inputs.pool if ctx.done(key(ANSWER_METHOD, qid)) is None)

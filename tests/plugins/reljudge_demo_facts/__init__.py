@@ -4,6 +4,9 @@
 fact by fact, whether it states the fact. Records are per item -- ``method="demo-fact"``,
 ``docid`` and ``item_id`` (the fact) -- and the method scores them itself: ``demo-facts-share``,
 the share of a topic's facts a passage states. Nothing outside this package knows the method.
+
+The package also ships a pointwise judge the way a new one is added, one module and one template:
+``demo-grade`` (`reljudge_demo_facts.grade`, its prompt ``demo-grade.yaml``).
 """
 
 from __future__ import annotations

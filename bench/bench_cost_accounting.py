@@ -21,8 +21,7 @@ from pathlib import Path
 
 def pairwise_counts(model: str, dataset: str, topics: int) -> dict[str, float]:
     """The same for pairwise with all pairs of the first ``topics`` topics, both orders."""
-    from reljudge.judges.common import prompt_tokens
-    from reljudge.judges.token_count import counting_with
+    from reljudge.judges.token_count import counting_with, prompt_tokens
     from reljudge.llm.tokens import TokenCounter
     from reljudge.run.config import RunConfig
     from reljudge.run.prepare import prepare
@@ -64,8 +63,8 @@ def pairwise_counts(model: str, dataset: str, topics: int) -> dict[str, float]:
 
 
 def token_counts(model: str, dataset: str, method: str) -> dict[str, float]:
-    from reljudge.judges.common import pool_items, prompt_tokens
-    from reljudge.judges.token_count import counting_with
+    from reljudge.judges.items import pool_items
+    from reljudge.judges.token_count import counting_with, prompt_tokens
     from reljudge.llm.tokens import TokenCounter
     from reljudge.run.config import RunConfig
     from reljudge.run.prepare import prepare

@@ -61,8 +61,8 @@ def _estimates(job: Any, counter: Any) -> tuple[int, int]:
 
 
 def exam_counts(model: str, dataset: str, bank: Path | None) -> dict[str, Any]:
-    from reljudge.judges.common import passage_problem
     from reljudge.judges.exam.judge import _TYPICAL_QUESTION, _question_bank
+    from reljudge.judges.items import passage_problem
     from reljudge.llm.tokens import TokenCounter
 
     job = _job(model, dataset, "exam", **({"question_bank": str(bank)} if bank else {}))
@@ -114,7 +114,7 @@ def nugget_counts(model: str, dataset: str) -> dict[str, Any]:
 
 
 def sampler_counts(model: str, dataset: str, topics: int) -> dict[str, Any]:
-    from reljudge.judges.common import passage_problem
+    from reljudge.judges.items import passage_problem
     from reljudge.llm.tokens import TokenCounter
 
     job = _job(model, dataset, "pairwise", options={"pairs": "sampler"}, topics_limit=topics)

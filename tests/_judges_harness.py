@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from reljudge.judges.base import Judge, JudgeInputs
 from reljudge.judges.context import JudgeContext
+from reljudge.judges.exam.question_files import dataset_questions
 from reljudge.llm import ClientConfig, LLMClient
 from reljudge.records import Judgment
 from reljudge.testing import MockLLMServer
@@ -57,7 +58,7 @@ def sample_inputs(
 
 
 def sample_questions() -> dict[str, dict[str, str]]:
-    return _sample().exam_questions()
+    return dataset_questions(_sample())
 
 
 @dataclass

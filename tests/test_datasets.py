@@ -13,6 +13,7 @@ from reljudge import load_dataset
 from reljudge.datasets import DATA_DIR_ENV, KNOWN_DATASETS, bundled_path, list_datasets
 from reljudge.errors import InputError
 from reljudge.io.trec import read_qrels
+from reljudge.judges.exam.question_files import dataset_questions
 
 
 def test_bundled_sample() -> None:
@@ -23,7 +24,7 @@ def test_bundled_sample() -> None:
     assert (ds.min_grade, ds.max_grade, ds.relevant_threshold) == (0, 3, 2)
     assert ds.is_relevant(2) and not ds.is_relevant(1)
     assert ds.runs() == {} and ds.runs_dir is None
-    questions = ds.exam_questions()
+    questions = dataset_questions(ds)
     assert set(questions) == set(ds.topics) and all(len(q) == 10 for q in questions.values())
     files = ds.llm_judgment_files()
     assert {"gpt-4o/binary", "gpt-4o/umbrela", "gpt-4o/exam-binary", "gpt-4o/preferences"} <= set(files)
@@ -76,7 +77,7 @@ def test_shared_datasets(shared_data: Path, monkeypatch: pytest.MonkeyPatch, tmp
     assert len(dl21.run_files()) == 63
     dl19 = load_dataset("trec-dl19")
     assert len(dl19.llm_judgment_files()) == 12
-    assert len(dl19.exam_questions()) == 43
+    assert len(dataset_questions(dl19)) == 43
 
 
 @pytest.mark.shared

@@ -56,9 +56,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # passage vectors for the analyses: .npy files, encoders (an embeddings endpoint through the
     # LLM client), the on-disk embedding cache
     "reljudge.vectors": IO | {"reljudge.llm"},
-    # judges render, ask and parse; `datasets` only for the readers of the resources a judge
-    # declares (an EXAM question bank), which the run calls for it
-    "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation", "reljudge.datasets"},
+    # judges render, ask and parse; the readers of the resources a judge declares (an EXAM
+    # question bank), which the run calls for it, read through io
+    "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation"},
     "reljudge.testing": frozenset(),  # the mock LLM server stands alone
     "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
     # one folder per analysis (``judge evaluate``, ``judge fd``, ...): anything below the

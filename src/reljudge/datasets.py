@@ -45,7 +45,6 @@ from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.io.corpus import Corpus, load_corpus
-from reljudge.io.exam_questions import read_exam_questions
 from reljudge.io.trec import Qrels, Run, Topics, read_qrels, read_runs_dir, read_topics, run_files
 
 logger = logging.getLogger(__name__)
@@ -256,13 +255,6 @@ class Dataset:
             return {}
         assert self.runs_dir is not None
         return read_runs_dir(self.runs_dir, topics=self.topics if strict else None)
-
-    def exam_questions(self) -> dict[str, dict[str, str]]:
-        """``{qid: {item_id: question}}`` from the dataset's ``exam_questions*.tsv``."""
-        path = self.paths.get("exam_questions")
-        if path is None:
-            raise InputError(f"dataset {self.name!r} has no EXAM questions file")
-        return read_exam_questions(path)
 
     def llm_judgment_files(self) -> dict[str, Path]:
         """Published LLM judgment files: ``{"<model>/<method>": path}``."""

@@ -369,7 +369,7 @@ def test_the_sample_sweep_is_self_contained_and_runs_on_the_mock(tmp_path):
 
 
 def test_a_bad_question_id_keeps_file_and_line(tmp_path):
-    from reljudge.datasets import read_exam_questions
+    from reljudge.judges.exam.question_files import read_exam_questions
 
     bank = tmp_path / "bank.tsv"
     bank.write_text("q1_1\tWhat is it?\n\nq1_2\tWhy?\nbad-id\tHow?\n")

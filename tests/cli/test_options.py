@@ -56,7 +56,7 @@ def test_every_flag_is_an_option_of_its_commands(name):
     for field, flag in flags.items():
         assert flag.name in found, f"{field}: {flag.name} is not an option of judge {name}"
         option = found[flag.name]
-        assert option.help == flag.help
+        assert option.help == flag.help_text
         assert option.name == flag.param
         if flag.short:
             assert found[flag.short] is option

@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 import _cli
 from reljudge.cli import app
 from reljudge.errors import EXIT_BAD_INPUT, InputError
-from reljudge.io.citation_scores import read_citation_scores
 from reljudge.io.rundir import RunDir
 from reljudge.judges.citations import CitationSupportJudge, answer_scores
+from reljudge.judges.citations.scores import SCORE_FILES
 from reljudge.prompts import get_prompt
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply
 from reljudge.testing.grades import GradeBook
@@ -171,7 +171,7 @@ def test_each_cited_passage_is_judged_and_scores_follow_from_the_records(srv, tm
         for p in prompts
     )
     # an answer sentence without citations is no item; the uncited sentence still counts in recall
-    table = read_citation_scores(out)
+    table = SCORE_FILES.read_json(out)
     expected = _recomputed(records, _answers(EXAMPLE, b))
     assert len(table["topics"]) == 4
     for row in table["topics"]:
@@ -214,7 +214,7 @@ def test_a_changed_answer_is_judged_again_and_its_new_records_count(srv, tmp_pat
     assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
     answer = [{"text": "Vicarious trauma cannot be coped with at all.", "citations": [0]}]
     assert _rerun_changed(srv, out, files, tmp_path, answer=answer) == 1  # only the changed answer's one pair
-    row = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
+    row = next(r for r in SCORE_FILES.read_json(out)["topics"] if r["qid"] == "2024-145979")
     assert row["sentences"] == 1 and row["citations"] == 1 and row["recall"] == 1.0
 
 
@@ -229,7 +229,7 @@ def test_a_cited_passage_without_text_is_a_skipped_record(srv, tmp_path):
     skipped = [r for r in RunDir(out).judgments(latest=True) if r.status == "skipped"]
     assert len(skipped) == 1 and skipped[0].docid == L11 and skipped[0].item_id == f"{RUN_A}/2"
     assert "no text for passage" in skipped[0].error and "sentence 2" in skipped[0].error
-    row = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "23287")
+    row = next(r for r in SCORE_FILES.read_json(out)["topics"] if r["qid"] == "23287")
     assert row["judged"] == 2 and row["unjudged"] == 1
 
 
@@ -243,7 +243,7 @@ def test_an_answer_citing_nothing_is_scored_with_recall_zero(srv, tmp_path):
     out = tmp_path / "run"
     assert run(srv, out, *files, "--answers", str(path))[0] == 0
     assert srv.calls == 0
-    (row,) = read_citation_scores(out)["topics"]
+    (row,) = SCORE_FILES.read_json(out)["topics"]
     assert (
         row["precision"] is None and row["recall"] == 0.0 and row["f1"] == 0.0 and row["cited_share"] == 0.0
     )
@@ -376,16 +376,16 @@ def test_a_replaced_reference_with_the_same_text_drops_the_old_citation(srv, tmp
     _grading(srv, book)
     out = tmp_path / "run"
     assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
-    before = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
+    before = next(r for r in SCORE_FILES.read_json(out)["topics"] if r["qid"] == "2024-145979")
     assert before["precision"] == 1.0 and before["judged"] == 2
     # same sentences, same citation indices, another passage: its two pairs are judged
     assert _rerun_changed(srv, out, files, tmp_path, references=["d-landlord-0"]) == 2
-    after = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
+    after = next(r for r in SCORE_FILES.read_json(out)["topics"] if r["qid"] == "2024-145979")
     assert after["citations"] == after["judged"] == 2  # the two pairs of the new passage only
     assert after["precision"] == 0.0 and after["recall"] == 0.0
     # the same text citing back the first passage is judged again (the cache answers): its scores again
     assert run(srv, out, *files, "--answers", str(EXAMPLE))[0] == 0
-    again = next(r for r in read_citation_scores(out)["topics"] if r["qid"] == "2024-145979")
+    again = next(r for r in SCORE_FILES.read_json(out)["topics"] if r["qid"] == "2024-145979")
     assert again["precision"] == 1.0 and again["judged"] == 2
 
 
@@ -410,7 +410,7 @@ def test_a_capped_run_writes_no_answer_scores(srv, tmp_path):
     # the same command without the cap finishes and scores
     result = CliRunner().invoke(app, argv[:-4], env={"OPENAI_API_KEY": "sk-test-citations"})
     assert result.exit_code == 0, result.output
-    assert len(read_citation_scores(out)["topics"]) == 2
+    assert len(SCORE_FILES.read_json(out)["topics"]) == 2
 
 
 def test_a_one_field_json_object_and_a_label_with_an_explanation_are_read():

@@ -327,12 +327,12 @@ def test_sigterm_keeps_the_answers_so_far(tmp_path):
 def test_answers_file_lists_topics_by_id_whatever_order_the_records_came_in(tmp_path):
     from reljudge.io.judgment_writer import JudgmentWriter
     from reljudge.records import Judgment
-    from reljudge.run.answers import write_run_answers
+    from reljudge.run.generated_answers import write_run_answers
 
     run = tmp_path / "run"
     with JudgmentWriter(run / "judgments.jsonl") as writer:  # the order a batch may answer in
         for qid in ("20", "3", "b", "100", "a"):
             writer.write(Judgment(qid=qid, method="answer", extra={"answer": f"answer {qid}"}))
-    write_run_answers(run, system="s")
+    write_run_answers(run, "generate", system="s")
     lines = (run / "answers.tsv").read_text().splitlines()
     assert [line.split("\t")[1] for line in lines] == ["3", "20", "100", "a", "b"]

@@ -17,9 +17,9 @@ import _cli
 from reljudge.cli import app
 from reljudge.datasets import load_dataset
 from reljudge.errors import EXIT_BAD_INPUT, InputError
-from reljudge.io.answer_scores import read_answer_scores, read_topic_scores_csv
 from reljudge.io.judgments import read_judgments
 from reljudge.io.rundir import RunDir
+from reljudge.judges.nuggets.answers import SCORE_FILES
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply
 from reljudge.testing.grades import GradeBook
 
@@ -124,7 +124,7 @@ def test_answers_get_the_topic_nuggets_once_and_scores_per_topic_and_system(srv,
         assert len(r.extra["answer_sha256"]) == 64 and r.provenance.prompt_id == "nuggets/assign"
     # the scores, recomputed from the records with nuggetizer's formulas
     importance = {n.item_id: n.extra["importance"] for n in nuggets}
-    table = read_answer_scores(out)
+    table = SCORE_FILES.read_json(out)
     assert len(table["topics"]) == 6 and [r["system"] for r in table["systems"]] == ["a", "b", "c"]
     for row in table["topics"]:
         labels = [
@@ -140,13 +140,13 @@ def test_answers_get_the_topic_nuggets_once_and_scores_per_topic_and_system(srv,
         assert srow["topics"] == 2
         assert srow["all"] == pytest.approx(sum(r["all"] for r in rows) / 2)
     # the CSV holds the same rows
-    assert read_topic_scores_csv(out / "answer-nuggets-topics.csv") == table["topics"]
+    assert SCORE_FILES.read_topics_csv(out / "answer-nuggets-topics.csv") == table["topics"]
     # the same command again: no call, the same scores
     calls = srv.calls
     srv.reset()
     code, text = run(srv, out, "--answers", str(answers))
     assert code == 0, text
-    assert srv.calls == 0 and read_answer_scores(out) == table
+    assert srv.calls == 0 and SCORE_FILES.read_json(out) == table
     assert calls > 0
 
 
@@ -195,7 +195,7 @@ def test_an_echoed_assignment_prompt_never_labels_an_answer(srv, tmp_path, sampl
     assert code == 0, text
     assignments = [r for r in RunDir(out).judgments(latest=True) if r.method == ASSIGN]
     assert assignments and all(r.status == "unparsed" and r.label is None for r in assignments)
-    assert read_answer_scores(out)["topics"] == []
+    assert SCORE_FILES.read_json(out)["topics"] == []
 
 
 def test_dry_run_is_exact_in_calls_once_the_nuggets_exist(srv, tmp_path, sample):
@@ -236,7 +236,7 @@ def test_the_mock_follows_the_human_grade(srv, tmp_path, sample):
     srv.responder = auto
     out = tmp_path / "run"
     assert run(srv, out, "--answers", str(_answers(tmp_path, sample)))[0] == 0
-    systems = {r["system"]: r for r in read_answer_scores(out)["systems"]}
+    systems = {r["system"]: r for r in SCORE_FILES.read_json(out)["systems"]}
     assert systems["a"]["all"] == 1.0 > systems["b"]["all"] > 0.5 and systems["c"]["all"] == 0.0
     assert systems["a"]["all-strict"] == 1.0 > systems["b"]["all-strict"] > systems["c"]["all-strict"] == 0.0
 
@@ -319,14 +319,14 @@ def test_trec_rag24_answers_round_trip_to_per_topic_scores(srv, tmp_path):
     assigned = [r for r in srv.requests if "partial_support" in r.prompt]
     for qid, answer in answers.items():
         assert any(f"Passage: {answer.text}\n" in r.last_user for r in assigned), qid
-    written = read_answer_scores(out)
+    written = SCORE_FILES.read_json(out)
     recomputed = answer_table(RunDir(out).judgments(latest=True))
     assert written["topics"] == recomputed.topics and written["systems"] == recomputed.systems
     assert {(r["system"], r["qid"]) for r in written["topics"]} == {
         ("bm25_rank-zephyr-rho_gpt-4o", "23287"),
         ("bm25_rank-zephyr-rho_gpt-4o", "2024-145979"),
     }
-    assert read_topic_scores_csv(out / "answer-nuggets-topics.csv") == written["topics"]
+    assert SCORE_FILES.read_topics_csv(out / "answer-nuggets-topics.csv") == written["topics"]
 
 
 def test_malformed_trec_rag24_files_are_file_line_errors_exit_2(srv, tmp_path):
@@ -407,7 +407,7 @@ def test_topics_limit_keeps_the_first_answered_topics_and_limit_is_refused(srv, 
     records = RunDir(out).judgments(latest=True)
     first = next(q for q in load_dataset("dl19-sample").topics if q in sample[1])  # topics order
     assert {r.qid for r in records} == {first}
-    assert {r["qid"] for r in read_answer_scores(out)["topics"]} == {first}
+    assert {r["qid"] for r in SCORE_FILES.read_json(out)["topics"]} == {first}
     code, text = run(srv, tmp_path / "other", "--answers", str(answers), "--limit", "5")
     assert code == EXIT_BAD_INPUT and "--topics-limit" in text
 

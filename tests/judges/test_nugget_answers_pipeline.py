@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from reljudge.io.answer_scores import read_answer_scores
 from reljudge.io.rundir import RunDir
+from reljudge.judges.nuggets.answers import SCORE_FILES
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply
 
 MODEL = "openai/mock-model"
@@ -108,7 +108,7 @@ def test_generate_then_nuggets_resume_after_sigkill_and_report(tmp_path):
         second = [r.content_key for r in srv.requests]
         assert not set(second) & set(answered), "an answered call was made again"
         assert len(second) == len(set(second)) and gate.held in second
-        table = read_answer_scores(out)
+        table = SCORE_FILES.read_json(out)
         assert {r["system"] for r in table["systems"]} == {"neutral", "liar"}
         assert all(r["topics"] == 5 for r in table["systems"]) and not table["incomplete"]
         assert "neutral" in done.stdout and "all-strict" in done.stdout
@@ -116,7 +116,7 @@ def test_generate_then_nuggets_resume_after_sigkill_and_report(tmp_path):
         srv.reset()
         again = subprocess.run(args, env=ENV, capture_output=True, text=True, timeout=300)
         assert again.returncode == 0, again.stderr
-        assert srv.calls == 0 and read_answer_scores(out) == table
+        assert srv.calls == 0 and SCORE_FILES.read_json(out) == table
 
     records = [r for r in RunDir(out).judgments(latest=True) if r.method == "nugget-assignment"]
     assert {r.docid for r in records} == {"neutral", "liar"}

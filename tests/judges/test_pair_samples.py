@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from reljudge.cli import app
+from reljudge.judges.pairwise.alignment_pairs import sample_pairs, sampler_round0_pairs, unacceptable_pairs
 from reljudge.judges.pairwise.sampler import PreferenceSampler
-from reljudge.judges.pairwise.samples import sample_pairs, sampler_round0_pairs, unacceptable_pairs
 
 QRELS = {
     "2": {"a": 0, "b": 0, "c": 0, "d": 2, "e": 3},  # 3 bad, 2 good -> 3 pairs

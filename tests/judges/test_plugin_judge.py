@@ -2,6 +2,11 @@
 end through ``judge run``, ``judge evaluate`` and ``judge export`` -- and an edited prompt of
 it is never mixed into a resumed run -- with nothing outside the plugin knowing the method.
 
+A pointwise judge is one module and one template (``demo-grade``: `reljudge_demo_facts.grade` and
+its ``demo-grade.yaml``): it runs through ``judge run`` (also ``--batch``, against the mock
+server's Batch API), ``judge evaluate``, ``judge export`` and ``judge sweep``, and the ``--method``
+help lists it (the lists of methods come from the registry).
+
 The plugin (`tests/plugins/reljudge_demo_facts`) is installed the way pip installs one: a
 ``*.dist-info`` directory with an ``entry_points.txt`` in the ``reljudge.judges`` group, on the
 path of the ``judge`` subprocesses.
@@ -10,6 +15,7 @@ path of the ``judge`` subprocesses.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -33,12 +39,15 @@ def site(tmp_path_factory) -> Path:
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: reljudge-demo-facts\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text(
         "[reljudge.judges]\ndemo-facts = reljudge_demo_facts:DemoFactsJudge\n"
+        "demo-grade = reljudge_demo_facts.grade:DemoGradeJudge\n"
     )
     return root
 
 
-def judge(site: Path, tmp: Path, *args: str):
-    return cli(list(args), tmp, PYTHONPATH=str(site))
+def judge(site: Path, tmp: Path, *args: str, **env: str):
+    """``judge ARGS`` in a subprocess that finds the plugin (before the path it was given)."""
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    return cli(list(args), tmp, PYTHONPATH=path, **env)
 
 
 @pytest.mark.slow
@@ -88,6 +97,53 @@ def test_a_plugin_judge_runs_evaluates_and_exports_end_to_end(site, tmp_path):
         assert scores <= {0, 33, 67, 100}
 
 
+def method_help(text: str) -> str:
+    """The help of ``--method`` in a command's help, without its spaces and line breaks."""
+    start = text.index("--method")
+    end = text.index("\n  -", start)
+    return "".join(text[start:end].split())
+
+
+@pytest.mark.slow
+def test_a_pointwise_plugin_judge_is_one_module_and_one_template(site, tmp_path):
+    method = method_help(judge(site, tmp_path, "run", "--help").stdout)
+    assert "demo-grade" in method and "demo-facts" in method and "citation-support" in method
+    method = method_help(judge(site, tmp_path, "probe", "--help").stdout)
+    assert "demo-grade" in method and "demo-facts" not in method  # the pointwise judges only
+    with MockLLMServer() as srv:
+        base = ("run", "--method", "demo-grade", "--model", "openai/mock-model", "--base-url", srv.openai_url,
+                *SAMPLE, "--no-progress")  # fmt: skip
+        out = tmp_path / "run"
+        done = judge(site, tmp_path, *base, "--output", str(out))
+        assert done.returncode == 0, done.stderr
+        records = read_judgments(out / "judgments.jsonl")
+        assert len(records) == 6 and srv.calls == 6
+        assert all(r.method == "demo-grade" and r.status == "ok" and r.label in (0, 1, 2, 3) for r in records)
+        assert {r.provenance.prompt_id for r in records} == {"demo-grade/usefulness"}
+        qrels = (out / "qrels.txt").read_text().splitlines()
+        assert sorted(qrels) == sorted(f"{r.qid} 0 {r.docid} {int(r.label)}" for r in records)
+
+        # the same judge through the Batch API: the same labels, each request sent once
+        batched = tmp_path / "batched"
+        sent = judge(site, tmp_path, *base, "--output", str(batched), "--cache", str(tmp_path / "batch.sqlite"),
+                     "--batch", "--batch-poll", "0.02")  # fmt: skip
+        assert sent.returncode == 0, sent.stderr
+        assert sorted((batched / "qrels.txt").read_text().splitlines()) == sorted(qrels)
+        assert sum(srv.batches.submissions.values()) == 6 and srv.batches.resubmitted == 0
+        assert srv.calls == 6  # the batch run made no synchronous call
+
+    evaluation = tmp_path / "evaluation"
+    evaluated = judge(site, tmp_path, "evaluate", "--dataset", "dl19-sample", "--judgments", str(out),
+                      "--out", str(evaluation), "--bootstrap", "0")  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    (evaluated_set,) = json.loads((evaluation / "evaluation.json").read_text())["sets"]
+    assert evaluated_set["labels"] == 6 and evaluated_set["alignment"]
+    exported = judge(site, tmp_path, "export", "--judgments", str(out), "--to", "qrels",
+                     "--out", str(tmp_path / "export.qrels"))  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    assert sorted((tmp_path / "export.qrels").read_text().splitlines()) == sorted(qrels)
+
+
 @pytest.mark.slow
 def test_without_the_plugin_its_records_are_a_clear_error(site, tmp_path):
     with MockLLMServer() as srv:
@@ -102,7 +158,7 @@ def test_without_the_plugin_its_records_are_a_clear_error(site, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_plugin_judge_runs_through_a_sweep_beside_a_built_in_judge(site, tmp_path):
+def test_plugin_judges_run_through_a_sweep_beside_a_built_in_judge(site, tmp_path):
     with MockLLMServer() as srv:
         config = tmp_path / "sweep.yaml"
         config.write_text(
@@ -114,6 +170,7 @@ models:
   - {{name: mock, model: openai/mock-model, base_url: "{srv.openai_url}"}}
 judges:
   - {{method: demo-facts, options: {{facts: 2}}, scale: binary}}
+  - {{method: demo-grade, scale: graded}}
   - umbrela
 sampling: {{topics: 2, per_grade: 1}}
 analysis: {{plots: false}}
@@ -125,12 +182,14 @@ analysis: {{plots: false}}
         calls = srv.calls
         index = json.loads((tmp_path / "out" / "sweep.json").read_text())
         cells = {(c["task"], c["prompt"]): c for c in index["cells"]}
-        assert set(cells) == {("binary", "demo-facts"), ("graded", "umbrela")}
-        assert {c["judge"] for c in cells.values()} == {"demo-facts", "umbrela"}
+        assert set(cells) == {("binary", "demo-facts"), ("graded", "demo-grade"), ("graded", "umbrela")}
+        assert {c["judge"] for c in cells.values()} == {"demo-facts", "demo-grade", "umbrela"}
         pooled = index["datasets"]["dl19-sample"]["items"]["pointwise"]
         facts = read_judgments(tmp_path / "out" / cells[("binary", "demo-facts")]["dir"] / "judgments.jsonl")
         assert len(facts) == 2 * pooled and {r.method for r in facts} == {"demo-fact"}
-        assert calls == 3 * pooled  # two facts and one UMBRELA grade per sampled passage
+        grades = read_judgments(tmp_path / "out" / cells[("graded", "demo-grade")]["dir"] / "judgments.jsonl")
+        assert len(grades) == pooled and {r.method for r in grades} == {"demo-grade"}
+        assert calls == 4 * pooled  # two facts, one demo grade and one UMBRELA grade per sampled passage
         rows = {
             r["prompt"]: r for r in json.loads((tmp_path / "out" / "analysis" / "cells.json").read_text())
         }
@@ -138,6 +197,7 @@ analysis: {{plots: false}}
         assert rows["demo-facts"]["items"] == pooled and rows["demo-facts"]["invalid"] == 0
         assert rows["demo-facts"]["paired"] == pooled and 0 <= rows["demo-facts"]["positive_rate"] <= 1
         assert rows["umbrela"]["labelled"] == pooled and rows["umbrela"]["group"] == "judge"
+        assert rows["demo-grade"]["labelled"] == pooled and rows["demo-grade"]["group"] == "judge"
         # the same sweep again: every cell resumed, nothing asked twice
         again = judge(site, tmp_path, "sweep", str(config))
         assert again.returncode == 0 and srv.calls == calls, again.stderr

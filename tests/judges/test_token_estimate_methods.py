@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reljudge.judges.common import passage_problem
+from reljudge.judges.items import passage_problem
 from reljudge.llm.tokens import TokenCounter, encoding_file
 from reljudge.run.config import RunConfig
 from reljudge.run.estimate import estimate_job

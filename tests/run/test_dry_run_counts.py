@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 
 from reljudge.cli import app
 from reljudge.judges.base import JudgeInputs
-from reljudge.judges.common import passage_problem, prompt_tokens, topic_problem
+from reljudge.judges.items import passage_problem, topic_problem
 from reljudge.judges.pairwise.sampler import all_pairs
 from reljudge.judges.registry import get_judge
+from reljudge.judges.token_count import prompt_tokens
 from reljudge.testing import AutoResponder, MockLLMServer
 
 

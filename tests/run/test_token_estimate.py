@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from reljudge.judges.common import pool_items
+from reljudge.judges.items import pool_items
 from reljudge.judges.token_count import counting_with
 from reljudge.llm import tokens
 from reljudge.llm.tokens import TokenCounter, encoding_file

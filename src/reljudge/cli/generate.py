@@ -37,7 +37,7 @@ def generate_cmd(
 
     from reljudge.cli.run import run_or_batch
     from reljudge.interrupts import Stopped, run_stoppable
-    from reljudge.run.answers import write_run_answers
+    from reljudge.run.generated_answers import write_run_answers
 
     config = run_config("generate", run_options, method="generate", command=["judge", *sys.argv[1:]])
     warnings_to_stderr()
@@ -55,7 +55,7 @@ def generate_cmd(
         raise typer.Exit(code)
     written = None
     if summary.state != "dry-run" and summary.output_dir is not None:
-        written = write_run_answers(summary.output_dir, name, answers)
+        written = write_run_answers(summary.output_dir, config.method, name, answers)
     if json_output:
         typer.echo(json.dumps({**summary.model_dump(mode="json"), "answers": written}, indent=2))
     else:
@@ -70,12 +70,12 @@ def generate_cmd(
 
 def _answers_so_far(config: Any, name: str | None, answers: Path | None) -> None:
     from reljudge.errors import InputError
-    from reljudge.run.answers import write_run_answers
+    from reljudge.run.generated_answers import write_run_answers
 
     if config.output is None:  # the default directory is known only to the job: resume to write them
         return
     try:
-        written = write_run_answers(config.output, name, answers)
+        written = write_run_answers(config.output, config.method, name, answers)
     except InputError:
         return
     typer.echo(f"answers so far: {written['answers']} -> {written['path']}", err=True)

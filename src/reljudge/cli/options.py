@@ -135,7 +135,7 @@ def _parameter(field: FieldInfo, flag: Flag) -> inspect.Parameter:
     if kind is float:  # a float option's bounds are shown as floats (x>=0.0)
         low, high = (None if b is None else float(b) for b in (low, high))
     names = (flag.name, *flag.aliases, *((flag.short,) if flag.short else ()))
-    option = typer.Option(default, *names, help=flag.help, min=low, max=high)
+    option = typer.Option(default, *names, help=flag.help_text, min=low, max=high)
     return inspect.Parameter(
         flag.param, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation
     )

@@ -34,7 +34,7 @@ def sample_cmd(
 ) -> None:
     """Write the pair sample of a scheme; judge it with judge run --pairs FILE."""
     from reljudge.io.atomic import write_text_atomic
-    from reljudge.judges.pairwise.samples import SCHEMES, sample_pairs
+    from reljudge.judges.pairwise.alignment_pairs import SCHEMES, sample_pairs
 
     if scheme not in SCHEMES:
         raise InputError(f"--scheme must be {' or '.join(SCHEMES)}, got {scheme!r}")

@@ -59,11 +59,9 @@ def run_cmd(
     scored = unscored = None
     if config.answers and summary.state != "dry-run" and summary.output_dir is not None:
         if summary.state == "finished":  # only a finished run scores its answers (all judged)
-            from reljudge.run.answer_citations import score_run
+            from reljudge.run.scored_answers import score_answers
 
-            scored = score_run(
-                config.method, summary.output_dir, config.answers
-            )  # per topic and system, written
+            scored = score_answers(config, summary.output_dir)  # per topic and system, written
         else:
             unscored = (
                 f"answer scores not written: the run is {summary.state}, not every answer is judged "
@@ -72,12 +70,11 @@ def run_cmd(
     if json_output:
         payload = summary.model_dump(mode="json")
         if scored is not None:
-            table = scored["table"]
-            incomplete = [list(pair) for pair in table.incomplete]
+            incomplete = [list(pair) for pair in scored.scores.incomplete]
             payload["answers"] = {
-                "systems": table.systems,
+                "systems": scored.scores.systems,
                 "incomplete": incomplete,
-                "files": scored["files"],
+                "files": scored.files,
             }
         elif unscored is not None:
             payload["answers"] = {"systems": None, "not_scored": unscored}
@@ -85,8 +82,8 @@ def run_cmd(
     else:
         typer.echo(summary.render())
         if scored is not None:
-            typer.echo(scored["text"])
-            typer.echo(f"answer scores: {scored['files']['topics']}, {scored['files']['systems']}")
+            typer.echo(scored.scores.text)
+            typer.echo(f"answer scores: {scored.files['topics']}, {scored.files['systems']}")
         elif unscored is not None:
             typer.echo(unscored)
     if summary.abort is not None:  # the provider cannot serve the job: its message, once

@@ -15,6 +15,11 @@ outside the judge's own module (or package) names it:
   run's qrels take (`Judge.primary_set`);
 - how it adapts its options to a run's inputs (`Judge.adapt_options`: judge the pairs of a pairs
   file) and which resources a run can give it (`Judge.resources`: e.g. a question bank);
+- how its pool is built when it chooses its items itself (`Judge.pool`: a run over answers judges
+  the answered topics' passages, or the passages the answers cite);
+- what it computes after a run over answers (`Judge.answer_scores`: per answer and per system),
+  into the files it declares (`Judge.answer_score_files`: their names and columns), which the run
+  writes; or the answers a run of it generated (`Judge.generated_answers`);
 - how its work grows (`Judge.estimate`, `Judge.estimate_growth` for ``--dry-run``).
 
 Judges register under a name with `reljudge.judges.registry.register`; third-party packages add
@@ -38,15 +43,19 @@ from reljudge.records import Key
 
 if TYPE_CHECKING:
     from reljudge.aggregation import AggregatedScores
+    from reljudge.io.score_files import ScoreFiles
     from reljudge.judges.context import JudgeContext
     from reljudge.prompts import PromptTemplate
 
 __all__ = [
+    "AnswerScores",
     "CallEstimate",
     "Grade",
     "Judge",
     "JudgeInputs",
+    "JudgePool",
     "Key",
+    "PoolRequest",
     "Resource",
     "estimate_tokens",
     "run_all",
@@ -126,7 +135,52 @@ class Resource:
     #: called with the file's `Path`, or with a list of them for a repeatable option (``--answers A B``)
     read: Callable[[Any], Any]
     dataset_file: str | None = None
+    #: what the judge does with it, as the option's help says it per judge (``--answers``)
     help: str = ""
+
+
+@dataclass(frozen=True)
+class PoolRequest:
+    """What a run offers a judge that chooses its own items (`Judge.pool`): the resources it
+    read for the judge, the limits the user gave, and the run's own pool on demand."""
+
+    resources: Mapping[str, Any]
+    #: ``--topics-limit N``: keep the first N topics
+    topics_limit: int | None
+    #: ``--limit N``: keep the first N items
+    limit: int | None
+    #: the run's pool as ``--pool`` makes it, without the two limits: (documents per topic in
+    #: order, what they are, e.g. ``judged pairs of the qrels``)
+    run_pool: Callable[[], tuple[dict[str, list[str]], str]]
+
+
+@dataclass
+class JudgePool:
+    """The items a judge chose for a run (`Judge.pool`)."""
+
+    #: per topic, the documents to judge, in order
+    docs: dict[str, list[str]]
+    #: what the items are, for the run's summary
+    description: str
+    #: the run's resources, narrowed to the chosen topics (e.g. the answers to them)
+    resources: dict[str, Any]
+    #: whether the run checks that every pooled topic has query text and every passage text
+    #: (False: the judge records what is missing as ``skipped``)
+    check_texts: bool = True
+
+
+@dataclass
+class AnswerScores:
+    """What a judge computes from a finished run over answers (`Judge.answer_scores`): one row per
+    (system, topic) and one per system, with the columns of its `Judge.answer_score_files`; the
+    answers left out because their records are incomplete (an interrupted run); what else its
+    JSON file holds; and the per-system table as text, for the terminal."""
+
+    topics: list[dict[str, Any]]
+    systems: list[dict[str, Any]]
+    incomplete: list[tuple[str, str]]
+    text: str
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Judge(ABC):
@@ -146,13 +200,15 @@ class Judge(ABC):
     resources: ClassVar[tuple[Resource, ...]] = ()
     #: whether each label is one call about one (topic, passage) with one prompt (`judge probe`)
     pointwise: ClassVar[bool] = False
+    #: when ``pointwise`` depends on the options (a property): with which, as lists of methods say
+    #: it (the custom judge: ``binary/graded prompt``)
+    pointwise_when: ClassVar[str] = ""
     #: False for a judge that works per topic from the query alone (answer generation): a run
     #: then reads no passages and its pool is the topics (`reljudge.run.pool.build_pool`)
     reads_passages: ClassVar[bool] = True
-    #: with ``--answers`` (generated answers), which passages a run reads for the judge: ``judged``
-    #: (the answered topics' judged passages: nugget sources) or ``cited`` (the passages the
-    #: answers cite: citation support; `reljudge.run.prepare.answered_pool`)
-    answers_pool: ClassVar[str] = "judged"
+    #: the files of the scores `answer_scores` computes (their names and columns), None when the
+    #: judge computes none; the run writes them into its directory
+    answer_score_files: ClassVar[ScoreFiles | None] = None
 
     @property
     def label_scale(self) -> tuple[int, ...] | None:
@@ -252,6 +308,28 @@ class Judge(ABC):
     def primary_set(self) -> str:
         """The score set a run's ``qrels.txt`` takes."""
         return self.label_methods[0] if self.label_methods else self.name
+
+    def pool(self, request: PoolRequest) -> JudgePool | None:
+        """The items of a run when this judge chooses them from what the run read for it (a run
+        over answers: the judged passages of the answered topics, or the passages the answers
+        cite); None (the default): the run's own pool (``--pool``, ``--pairs``, the limits).
+        Bad input (a limit that means nothing here, a resource missing) is an `InputError`."""
+        return None
+
+    @classmethod
+    def answer_scores(cls, records: Iterable[Any], resources: Mapping[str, Any]) -> AnswerScores | None:
+        """The scores of the answers a finished run judged (``--answers``), from its records (the
+        latest of each key) and the resources the run read for the judge (the answers, as its
+        `Resource` reads them); the run writes them as `answer_score_files`. None (the
+        default): nothing to score. A ``ValueError`` says the records cannot be scored."""
+        return None
+
+    @classmethod
+    def generated_answers(cls, records: Iterable[Any]) -> dict[str, str] | None:
+        """The answers a run of this judge generated, ``{qid: text}``, from its records (the
+        latest of each key); the run writes them as the ``system<TAB>qid<TAB>answer`` TSV
+        (``judge generate``). None (the default): the judge generates no answers."""
+        return None
 
     def estimate_growth(self, inputs: JudgeInputs) -> list[dict[str, Any]]:
         """How the calls grow with the pool depth, for ``--dry-run`` (rows of a table; the first

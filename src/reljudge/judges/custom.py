@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs
-from reljudge.judges.common import resolve_prompt
 from reljudge.judges.context import JudgeContext
+from reljudge.judges.option_checks import resolve_prompt
 from reljudge.judges.pairwise import PairwiseJudge
 from reljudge.judges.pointwise import PointwiseJudge
 from reljudge.judges.registry import register
@@ -40,6 +40,7 @@ class CustomJudge(Judge):
     """Judge with a user-supplied prompt; see the module docstring."""
 
     name = "custom"
+    pointwise_when = "binary/graded prompt"
 
     def __init__(
         self,

@@ -4,8 +4,9 @@ Not a judge of passages: for each topic of the pool the model is asked the topic
 an ``answer`` prompt (`reljudge.prompts.output.OutputSpec`) and the answer becomes one record
 ``method="answer"``, ``qid`` = the topic, ``extra["answer"]`` = the answer's visible text (hidden
 reasoning removed, at most `reljudge.io.answers.MAX_ANSWER_CHARS` characters). The records carry
-no label, so a generation run has no qrels; its answers are written as the
-``system<TAB>qid<TAB>answer`` TSV (`reljudge.io.answers`) by the application.
+no label, so a generation run has no qrels; its answers (`GenerateJudge.generated_answers` of
+its records) are written as the ``system<TAB>qid<TAB>answer`` TSV (`reljudge.io.answers`) by the
+application (`reljudge.run.generated_answers`).
 
 Everything else is the judge machinery: the same client (backends, cache, limits, retries),
 provenance on every record, resume by record key (a topic answered is never asked again), and
@@ -18,22 +19,17 @@ file whose output type is ``answer`` with a ``{query}`` placeholder.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reljudge.io.answers import MAX_ANSWER_CHARS
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_bounded
-from reljudge.judges.common import (
-    check_output,
-    key,
-    prompt_tokens,
-    record_from_answer,
-    resolve_prompt,
-    skipped_record,
-    topic_problem,
-)
+from reljudge.judges.call_records import key, record_from_answer, skipped_record
 from reljudge.judges.context import JudgeContext
+from reljudge.judges.items import topic_problem
+from reljudge.judges.option_checks import check_output, resolve_prompt
 from reljudge.judges.registry import register
+from reljudge.judges.token_count import prompt_tokens
 
 if TYPE_CHECKING:
     from reljudge.aggregation.qrels import AggregatedScores
@@ -66,6 +62,10 @@ class GenerateJudge(Judge):
     def score_records(cls, records: Sequence[Any], **options: Any) -> dict[str, AggregatedScores]:
         """Answers are not document labels: no score set."""
         return {}
+
+    @classmethod
+    def generated_answers(cls, records: Iterable[Any]) -> dict[str, str]:
+        return answers_of(records)
 
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         todo = (qid for qid in inputs.pool if ctx.done(key(ANSWER_METHOD, qid)) is None)
@@ -111,3 +111,16 @@ class GenerateJudge(Judge):
             note=f"generate: one answer per topic, {calls} calls (answers counted at {budget} tokens each)",
             tokenizer=counter.source if counter is not None else None,
         )
+
+
+def answers_of(records: Iterable[Any]) -> dict[str, str]:
+    """``{qid: answer}`` of the ``ok`` answer records among ``records`` (give the latest record of
+    each key), topics in the order of their records; a topic whose answer failed has none."""
+    found: dict[str, str] = {}
+    for record in records:
+        if record.method != ANSWER_METHOD or record.status != "ok":
+            continue
+        text = record.extra.get("answer")
+        if isinstance(text, str) and text.strip():
+            found[record.qid] = text
+    return found

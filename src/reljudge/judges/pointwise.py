@@ -11,19 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_bounded
-from reljudge.judges.common import (
-    Parser,
-    check_output,
-    key,
-    passage_problem,
-    pool_items,
-    prompt_tokens,
-    record_from_answer,
-    resolve_prompt,
-    skipped_record,
-    topic_problem,
-)
+from reljudge.judges.call_records import key, record_from_answer, skipped_record
 from reljudge.judges.context import JudgeContext
+from reljudge.judges.items import passage_problem, pool_items, topic_problem
+from reljudge.judges.option_checks import check_output, resolve_prompt
+from reljudge.judges.reading import Parser
+from reljudge.judges.token_count import prompt_tokens
 
 if TYPE_CHECKING:
     from reljudge.prompts import PromptTemplate
@@ -119,7 +112,7 @@ class PointwiseJudge(Judge):
             return
         variables = self.variables(inputs.topics[qid], inputs.corpus[docid])
         if ctx.samples > 1:
-            from reljudge.judges.samples import sampled_record
+            from reljudge.judges.repeated_samples import sampled_record
 
             answers = await run_all(
                 [

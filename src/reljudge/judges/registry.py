@@ -1,6 +1,10 @@
 """The registry of judging methods: built-in judges and plugins (the ``reljudge.judges``
 entry-point group, ``name = "package.module:JudgeClass"``), looked up by name, and by the record
-methods each one owns (so that records read from a file find the method that scores them)."""
+methods each one owns (so that records read from a file find the method that scores them).
+
+Every list of methods the toolkit shows (the ``--method`` help, the errors that name the methods an
+option applies to) is made here from what the judges declare (`judging_methods`,
+`pointwise_methods`, `resource_takers`), so that a new judge or a plugin appears in them."""
 
 from __future__ import annotations
 
@@ -8,11 +12,11 @@ import importlib
 import importlib.metadata
 import inspect
 import linecache
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reljudge.errors import InputError
-from reljudge.judges.base import Judge
+from reljudge.judges.base import Judge, Resource
 
 _REGISTRY: dict[str, type[Judge]] = {}
 _ENTRY_POINTS_LOADED = False
@@ -146,3 +150,61 @@ def owner_of(record_method: str) -> type[Judge] | None:
 def _declared(cls: type[Judge], name: str) -> tuple[str, ...]:
     value = inspect.getattr_static(cls, name, ())
     return tuple(value) if isinstance(value, (tuple, list)) else ()
+
+
+def judging_methods(*, reads_passages: bool = True) -> list[str]:
+    """The names of the registered judges that judge passages (``reads_passages=False``: those
+    that work per topic from the query alone, answer generation), sorted."""
+    return [
+        n for n, cls in sorted(registered().items()) if _static(cls, "reads_passages", True) is reads_passages
+    ]
+
+
+def pointwise_methods() -> list[str]:
+    """The pointwise judges (one call and one label per (topic, passage)) as lists of methods name
+    them, sorted: a judge that is pointwise only with some options (its ``pointwise`` a property)
+    with its `Judge.pointwise_when` (``custom (binary/graded prompt)``)."""
+    found = []
+    for name, cls in sorted(registered().items()):
+        value = _static(cls, "pointwise", False)
+        if value is True:
+            found.append(name)
+        elif isinstance(value, property):
+            found.append(f"{name} ({cls.pointwise_when})" if cls.pointwise_when else name)
+    return found
+
+
+def option_takers(option: str) -> list[str]:
+    """The names of the registered judges whose constructor takes the option ``option``, sorted."""
+    found = []
+    for name, cls in sorted(registered().items()):
+        try:
+            parameters = inspect.signature(cls).parameters
+        except (TypeError, ValueError):
+            continue
+        if option in parameters:
+            found.append(name)
+    return found
+
+
+def resource_takers(resource: str) -> dict[str, tuple[type[Judge], Resource]]:
+    """The registered judges that take the resource ``resource`` (``answers``), by name (sorted),
+    with their declaration of it."""
+    found: dict[str, tuple[type[Judge], Resource]] = {}
+    for name, cls in sorted(registered().items()):
+        for declared in cls.resources:
+            if declared.name == resource:
+                found[name] = (cls, declared)
+    return found
+
+
+def listed(names: Sequence[str], last: str = "or") -> str:
+    """``a, b or c`` (``last`` joins the last two)."""
+    names = list(names)
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} {last} {names[-1]}"
+
+
+def _static(cls: type[Judge], name: str, default: Any) -> Any:
+    return inspect.getattr_static(cls, name, default)

@@ -1,6 +1,6 @@
 """Prompt tokens counted without rendering a prompt per item, for dry-runs.
 
-`reljudge.judges.common.prompt_tokens` renders a prompt and counts ``max(1, (chars + 3) // 4) + 4``
+`prompt_tokens` renders a prompt and counts ``max(1, (chars + 3) // 4) + 4``
 tokens per message. A message's length is linear in the lengths of the values filled in:
 ``c + k_1*len(value_1) + ... + k_m*len(value_m)`` (`linear_terms` finds the constants by rendering
 the prompt once with empty values and once per value with one character). Then:
@@ -28,12 +28,15 @@ differ from tokenizing each rendered prompt by a few tokens a prompt (measured i
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from reljudge.judges.base import estimate_tokens
+
 if TYPE_CHECKING:
     from reljudge.llm.tokens import TokenCounter
+    from reljudge.prompts import PromptTemplate
 
 #: (c, k_1, ..., k_m) of one message
 Terms = tuple[int, ...]
@@ -125,6 +128,23 @@ def counting_with(counter: TokenCounter | None) -> Iterator[None]:
 def active_tokenizer() -> TokenCounter | None:
     """The tokenizer `counting_with` set, or None."""
     return _TOKENIZER.get()
+
+
+def prompt_tokens(prompt: PromptTemplate, variables: Mapping[str, str]) -> int:
+    """Estimated prompt tokens of ``prompt`` rendered with ``variables``: with the model's
+    tokenizer inside `counting_with` (a dry-run for a model that has one), else about four
+    characters a token."""
+    messages = prompt.render(**variables)
+    counter = active_tokenizer()
+    if counter is not None:
+        return int(counter.messages(messages))
+    return sum(estimate_tokens(_message_text(m)) + 4 for m in messages)
+
+
+def _message_text(message: Any) -> str:
+    if isinstance(message, Mapping):
+        return str(message.get("content", ""))
+    return str(getattr(message, "content", message))
 
 
 def tokenizer_terms(

@@ -42,7 +42,7 @@ ENCODING_FILES: dict[str, tuple[str, str]] = {
 #: tokens of each message beyond its role and content, and of the answer's priming
 TOKENS_PER_MESSAGE = 3
 REPLY_PRIMING_TOKENS = 3
-#: the fallback's tokens of a message beyond its content (`reljudge.judges.common.prompt_tokens`)
+#: the fallback's tokens of a message beyond its content (`reljudge.judges.token_count.prompt_tokens`)
 FALLBACK_MESSAGE_TOKENS = 4
 
 _env_lock = threading.Lock()

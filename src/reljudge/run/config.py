@@ -21,12 +21,16 @@ from reljudge.run.options import (
     NOT_GENERATE,
     Flag,
     FloatPolicy,
+    answers_help,
     judge_option_list,
+    method_help,
     parse_concurrency,
     parse_concurrency_flag,
     parse_float_policy,
     parse_pool_spec,
+    pointwise_help,
     request_field_list,
+    scores_help,
 )
 
 #: how a job ended: all items done, Ctrl-C or a signal, an error, the provider could not serve it,
@@ -76,12 +80,8 @@ class RunConfig(BaseModel):
         str,
         Flag(
             "--method",
-            "Judging method: binary, umbrela, pairwise, exam, nuggets, custom (or a plugin); generate makes answers (see judge generate).",
-            variants={
-                "probe": {
-                    "help": "Pointwise judging method: binary, umbrela or custom (binary/graded prompt)."
-                }
-            },
+            method_help,
+            variants={"probe": {"help": pointwise_help}},
         ),
     ]
     model: Annotated[
@@ -275,9 +275,7 @@ class RunConfig(BaseModel):
         str,
         Flag(
             "--scores",
-            "labels (default), or expected: also ask for log-probabilities and store, for judges with a "
-            "one-token label (binary, umbrela, custom binary/graded 0-9), the grade distribution at the "
-            "label position and the expected grade (score set <method>-expected).",
+            scores_help,
             commands=RUN,
         ),
     ] = "labels"
@@ -315,8 +313,7 @@ class RunConfig(BaseModel):
         list[Path] | None,
         Flag(
             "--answers",
-            "Answers (TREC RAG 2024 .jsonl or system<TAB>qid<TAB>answer TSV; repeatable). nuggets: assign the topic's nuggets to them "
-            "(answer-nuggets-*.csv/.json); citation-support: judge each sentence's cited passages, .jsonl only (answer-citations-*).",
+            answers_help,
             type=list[Path] | None, default=None, parse=lambda given: list(given or ()) or None, commands=RUN,
         ),
     ] = None  # fmt: skip

@@ -94,7 +94,7 @@ def dataset_name(config: RunConfig) -> str:
     return parent or config.topics.stem
 
 
-def load_resources(config: RunConfig, judge: Judge) -> dict[str, Any]:
+def load_resources(config: RunConfig, judge: Judge | type[Judge]) -> dict[str, Any]:
     """The resources the run gives the judge (`reljudge.judges.base.Resource`), read from the
     files the options name (``--question-bank FILE``), or ``dataset`` for the dataset's own copy.
     An option the judge takes no resource for is bad input."""

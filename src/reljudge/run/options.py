@@ -75,6 +75,53 @@ GENERATE_HELP = {
 }
 
 
+# -- help texts made from the judge registry when the options are shown (lists of methods)
+
+
+def method_help() -> str:
+    """The ``--method`` help of ``judge run``: the registered judges (`reljudge.judges.registry`)."""
+    from reljudge.judges.registry import judging_methods, listed
+
+    answering = judging_methods(reads_passages=False)
+    verb = "makes" if len(answering) == 1 else "make"
+    tail = f"; {listed(answering, 'and')} {verb} answers (see judge generate)" if answering else ""
+    return f"Judging method: {', '.join(judging_methods())} (or a plugin){tail}."
+
+
+def pointwise_help() -> str:
+    """The ``--method`` help of ``judge probe``: the pointwise judges."""
+    from reljudge.judges.registry import listed, pointwise_methods
+
+    return f"Pointwise judging method: {listed(pointwise_methods())}."
+
+
+def scores_help() -> str:
+    from reljudge.judges.registry import listed, pointwise_methods
+
+    return (
+        "labels (default), or expected: also ask for log-probabilities and store, for pointwise judges "
+        f"({listed(pointwise_methods())}) whose label is one token (binary or graded 0-9), the grade "
+        "distribution at the label position and the expected grade (score set <method>-expected)."
+    )
+
+
+def answers_help() -> str:
+    """The ``--answers`` help: what each judge that takes answers does with them (its `Resource`'s
+    help) and the files of its answer scores."""
+    from reljudge.judges.registry import resource_takers
+
+    uses = []
+    for name, (cls, resource) in resource_takers("answers").items():
+        files = cls.answer_score_files
+        written = f" ({files.json.removesuffix('.json')}-*.csv/.json)" if files is not None else ""
+        uses.append(f"{name}: {resource.help}{written}")
+    return (
+        "Answers (TREC RAG 2024 .jsonl or system<TAB>qid<TAB>answer TSV; repeatable). "
+        + "; ".join(uses)
+        + "."
+    )
+
+
 class _FromField:
     """A `Flag` attribute left to what the field says (its type, default or bounds)."""
 
@@ -91,7 +138,8 @@ class Flag:
 
     ``name`` is the option (``--concurrency``), ``short`` an optional short form (``-o``),
     ``aliases`` other long names it accepts,
-    ``help`` its help text. The option's value reaches the command as a parameter named after
+    ``help`` its help text, or a function that makes it when the option is shown (a list of the
+    registered judges: `help_text`). The option's value reaches the command as a parameter named after
     the option (``--no-cache`` -> ``no_cache``). By default its type, default and lower/upper
     bound are the field's (``ge``/``gt``, ``le``/``lt``); ``type``, ``default``, ``min`` and
     ``max`` set them when the option differs from the field (``--no-cache`` is a flag that sets
@@ -101,7 +149,7 @@ class Flag:
     """
 
     name: str
-    help: str
+    help: str | Callable[[], str]
     short: str | None = None
     #: other long names the option accepts (``--output`` beside ``--out``)
     aliases: tuple[str, ...] = ()
@@ -119,6 +167,11 @@ class Flag:
             return None
         changes = self.variants.get(command)
         return replace(self, **changes, variants={}) if changes else self
+
+    @property
+    def help_text(self) -> str:
+        """The option's help text (made now when ``help`` is a function)."""
+        return self.help() if callable(self.help) else self.help
 
     @property
     def param(self) -> str:

@@ -20,7 +20,7 @@ from reljudge.run.pool import Pool, build_pool, check_passages
 
 if TYPE_CHECKING:
     from reljudge.io.rundir import RunDir
-    from reljudge.judges.base import Judge, JudgeInputs
+    from reljudge.judges.base import Judge, JudgeInputs, PoolRequest
     from reljudge.llm import ClientConfig
     from reljudge.llm.pricing import PriceTable
     from reljudge.llm.routing import ResolvedModel
@@ -63,25 +63,22 @@ def prepare(
     model = resolve_job_model(config)
     judge = build_judge(config, model=model)
     if config.samples > 1 and not judge.pointwise:
+        from reljudge.judges.registry import listed, pointwise_methods
+
         raise InputError(
-            f"--samples applies to pointwise judges (binary, umbrela, custom binary/graded), not {config.method}"
+            f"--samples applies to pointwise judges ({listed(pointwise_methods())}), not {config.method}"
         )
     resources = load_resources(config, judge)
     if judge.reads_passages:
         resolved = shared.resolve(config) if shared is not None else resolve_inputs(config, passages=False)
-        if judge.answers_pool == "cited" and resources.get("answers") is None:
-            raise InputError(
-                f"--method {config.method} judges the citations of answers: give --answers FILE.jsonl"
-            )
-        cited = resources.get("answers") is not None and judge.answers_pool == "cited"
-        if cited:  # the passages the answers cite (missing ones are skipped records)
-            pool = cited_pool(config, resources)
-        elif resources.get("answers") is not None:  # answers judged: only the answered topics' passages
-            pool = answered_pool(config, resolved, resources)
+        chosen = judge.pool(pool_request(config, resolved, resources))  # a judge choosing its items
+        if chosen is not None:
+            resources = chosen.resources
+            pool = Pool(docs=chosen.docs, description=chosen.description)
         else:
             pool = build_pool(config, resolved)
         passages = read_passages(config, resolved, pool, shared)  # only the pooled ones
-        if not cited:
+        if chosen is None or chosen.check_texts:
             check_passages(pool, resolved, skip_missing=config.skip_missing)
     else:  # a judge of topics (answer generation): no passage is read
         resolved = resolve_inputs(config, passages=False, need_corpus=False)
@@ -112,49 +109,16 @@ def prepare(
     )
 
 
-def answered_pool(config: RunConfig, resolved: ResolvedInputs, resources: dict[str, Any]) -> Pool:
-    """The pool of a run over answers (``--answers``): the judged passages (the nugget sources)
-    of the answered topics only; ``--topics-limit N`` keeps the first N answered topics with
-    judgments (and their answers). ``--limit`` counts passages, which means nothing here."""
-    if config.limit is not None:
-        raise InputError("--limit counts passages; with --answers give --topics-limit N (answered topics)")
-    pool = build_pool(config.model_copy(update={"topics_limit": None}), resolved)
-    answers = resources["answers"]
-    answered = {a.qid for a in answers}
-    keep = [q for q in pool.docs if q in answered]
-    if config.topics_limit is not None:
-        keep = keep[: config.topics_limit]
-        answers = resources["answers"] = [a for a in answers if a.qid in set(keep)]
-    systems = len({a.system for a in answers})
-    pool.docs = {q: pool.docs[q] for q in keep}
-    pool.description = (
-        f"{len(answers)} answers of {systems} system(s); items: the answered topics' {pool.description} "
-        "(nugget sources)"
-    )
-    return pool
+def pool_request(config: RunConfig, resolved: ResolvedInputs, resources: dict[str, Any]) -> PoolRequest:
+    """What the run offers a judge that chooses its items (`reljudge.judges.base.Judge.pool`):
+    the resources read for it, the limits, and the run's own pool without them, on demand."""
+    from reljudge.judges.base import PoolRequest
 
+    def run_pool() -> tuple[dict[str, list[str]], str]:
+        found = build_pool(config.model_copy(update={"topics_limit": None, "limit": None}), resolved)
+        return found.docs, found.description
 
-def cited_pool(config: RunConfig, resources: dict[str, Any]) -> Pool:
-    """The pool of a run over the citations of answers: per answered topic (in answer order) the
-    passages its answers cite; ``--topics-limit N`` keeps the first N topics (and their answers).
-    The topics need no query text (the prompt has none)."""
-    from reljudge.judges.citations.judge import cited_pool as cited_docs
-
-    if config.limit is not None:
-        raise InputError("--limit counts passages; with --answers give --topics-limit N (answered topics)")
-    answers = resources["answers"]
-    docs = cited_docs(answers)
-    if config.topics_limit is not None:
-        keep = set(list(docs)[: config.topics_limit])
-        docs = {q: d for q, d in docs.items() if q in keep}
-        answers = resources["answers"] = [a for a in answers if a.qid in keep]
-    systems = len({a.system for a in answers})
-    distinct = len({d for ds in docs.values() for d in ds})
-    return Pool(
-        docs=docs,
-        description=f"{len(answers)} answers of {systems} system(s); items: their (sentence, cited passage) "
-        f"pairs ({distinct} distinct passages)",
-    )
+    return PoolRequest(resources, config.topics_limit, config.limit, run_pool)
 
 
 def label_methods(judge: Judge) -> tuple[str, ...]:
@@ -215,6 +179,7 @@ def _constraint(config: RunConfig, cls: Any, options: Mapping[str, Any], model: 
     import inspect
 
     from reljudge.judges.constrain import auto_mechanism
+    from reljudge.judges.registry import listed, option_takers
 
     if "constrain" in options:
         raise InputError(
@@ -222,7 +187,7 @@ def _constraint(config: RunConfig, cls: Any, options: Mapping[str, Any], model: 
         )
     if cls is None or "constrain" not in inspect.signature(cls).parameters:
         raise InputError(
-            f"--constrain applies to pointwise judges (binary, umbrela, custom), not {config.method}"
+            f"--constrain applies to pointwise judges ({listed(option_takers('constrain'))}), not {config.method}"
         )
     if config.constrain != "auto":
         return config.constrain

@@ -4,6 +4,9 @@
 fact by fact, whether it states the fact. Records are per item -- ``method="demo-fact"``,
 ``docid`` and ``item_id`` (the fact) -- and the method scores them itself: ``demo-facts-share``,
 the share of a topic's facts a passage states. Nothing outside this package knows the method.
+
+The package also ships a pointwise judge the way a new one is added, one module and one template:
+``demo-grade`` (`reljudge_demo_facts.grade`, its prompt ``demo-grade.yaml``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from typing import Any, ClassVar
 
 from reljudge.aggregation import AggregatedScores, Exclusions
 from reljudge.judges import CallEstimate, Judge, JudgeContext, JudgeInputs, run_bounded
-from reljudge.judges.common import passage_problem, record_from_answer
+from reljudge.judges.call_records import record_from_answer
+from reljudge.judges.items import passage_problem
 from reljudge.prompts import PromptTemplate
 from reljudge.records import Judgment
 

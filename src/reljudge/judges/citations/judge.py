@@ -25,7 +25,7 @@ Only TREC RAG 2024 answer files carry citations: a ``system<TAB>qid<TAB>answer``
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -33,18 +33,23 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from reljudge.errors import InputError
 from reljudge.io.answer_sets import SourcedAnswer, read_answer_files
 from reljudge.io.lines import is_jsonl_name
-from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, Resource, run_bounded
-from reljudge.judges.citations.scores import CITATION_METHOD
-from reljudge.judges.common import (
-    check_output,
-    key,
-    passage_problem,
-    prompt_tokens,
-    record_from_answer,
-    resolve_prompt,
-    skipped_record,
+from reljudge.judges.answered_pools import answers_described, first_topics, refuse_item_limit
+from reljudge.judges.base import (
+    AnswerScores,
+    CallEstimate,
+    Judge,
+    JudgeInputs,
+    JudgePool,
+    PoolRequest,
+    Resource,
+    run_bounded,
 )
+from reljudge.judges.call_records import key, record_from_answer, skipped_record
+from reljudge.judges.citations.scores import CITATION_METHOD, SCORE_FILES
+from reljudge.judges.items import passage_problem
+from reljudge.judges.option_checks import check_output, resolve_prompt
 from reljudge.judges.registry import register
+from reljudge.judges.token_count import prompt_tokens
 
 if TYPE_CHECKING:
     from reljudge.aggregation import AggregatedScores
@@ -75,7 +80,7 @@ def read_cited_answers(paths: Sequence[str | Path]) -> list[SourcedAnswer]:
 CITED_ANSWERS = Resource(
     "answers",
     read=read_cited_answers,
-    help="TREC RAG 2024 answers whose cited passages are judged",
+    help="judge each sentence's cited passages, .jsonl only",
 )
 
 
@@ -145,8 +150,7 @@ class CitationSupportJudge(Judge):
     default_prompt = "citations/trec-rag24-support"
     label_methods = (CITATION_METHOD,)
     resources = (CITED_ANSWERS,)
-    #: with ``--answers`` a run reads the passages the answers cite (not the judged ones)
-    answers_pool: ClassVar[str] = "cited"
+    answer_score_files = SCORE_FILES
     #: typical answer length in tokens, for estimates when ``max_tokens`` is not set
     answer_tokens: ClassVar[int] = 5
     answer_budget: ClassVar[int] = 64
@@ -181,6 +185,40 @@ class CitationSupportJudge(Judge):
     def score_records(cls, records: Sequence[Any], **options: Any) -> dict[str, AggregatedScores]:
         """No document labels: the scores are per answer (`reljudge.judges.citations.scores`)."""
         return {}
+
+    def pool(self, request: PoolRequest) -> JudgePool:
+        """Per answered topic (in answer order) the passages its answers cite, one entry per
+        (sentence, cited passage) (`cited_pool`); ``--topics-limit N`` keeps the first N topics
+        (and their answers). The topics need no query text (the prompt has none), and a cited
+        passage without text is a ``skipped`` record, not bad input."""
+        answers = request.resources.get("answers")
+        if answers is None:
+            raise InputError(
+                f"--method {self.name} judges the citations of answers: give --answers FILE.jsonl"
+            )
+        refuse_item_limit(request)
+        docs = cited_pool(answers)
+        keep, answers = first_topics(list(docs), answers, request.topics_limit)
+        distinct = len({d for q in keep for d in docs[q]})
+        return JudgePool(
+            docs={q: docs[q] for q in keep},
+            description=f"{answers_described(answers)}; items: their (sentence, cited passage) "
+            f"pairs ({distinct} distinct passages)",
+            resources={**request.resources, "answers": answers},
+            check_texts=False,
+        )
+
+    @classmethod
+    def answer_scores(cls, records: Iterable[Any], resources: Mapping[str, Any]) -> AnswerScores | None:
+        """The citation scores of each answer and system (`reljudge.judges.citations.scores`),
+        from the records of the answers as the run read them (their ``citations_sha256``)."""
+        from reljudge.judges.citations.scores import citation_table, render_citation_table
+
+        answers = resources.get("answers")
+        if answers is None:
+            return None
+        table = citation_table(records, current={(a.system, a.qid): a.citations_sha256 for a in answers})
+        return AnswerScores(table.topics, table.systems, table.incomplete, render_citation_table(table))
 
     def _items(self, inputs: JudgeInputs, ctx: JudgeContext | None) -> Iterator[tuple[str, Any]]:
         """("ask", Citation) for each item to judge, ("skip", (record args)) for each to skip."""

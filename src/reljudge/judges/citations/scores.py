@@ -24,6 +24,8 @@ from before that field: ``answer_sha256``), so that a passage the answer no long
 scored; an answer whose records do not yet cover all its
 citations (an interrupted run) is left out and listed in ``incomplete``. Per system: the number of
 topics and the means over its answers (precision over the answers where it is defined).
+
+After the run they are written as `SCORE_FILES`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reljudge.io.score_files import ScoreFiles
 from reljudge.judges.answer_tables import (
     Versions,
     current_records,
@@ -45,6 +48,21 @@ from reljudge.judges.answer_tables import (
 CITATION_METHOD = "citation-support"
 SCORES: tuple[str, ...] = ("precision", "recall", "f1", "cited_share")
 COUNTS: tuple[str, ...] = ("sentences", "cited_sentences", "citations", "judged", "unjudged")
+#: the files of the citation scores of answers, written into the run directory after the run:
+#:
+#: - ``answer-citations-topics.csv``: ``system,qid,sentences,cited_sentences,citations,judged,unjudged,
+#:   precision,recall,f1,cited_share`` (an undefined precision -- no judged citation -- is an empty cell);
+#: - ``answer-citations-systems.csv``: ``system,topics,topics_without_judged``, the summed counts and
+#:   the four means;
+#: - ``answer-citations.json``: ``{"topics": [...], "systems": [...], "incomplete": [...]}`` (undefined
+#:   scores are ``null``).
+SCORE_FILES = ScoreFiles(
+    "answer-citations-topics.csv",
+    "answer-citations-systems.csv",
+    "answer-citations.json",
+    ("system", "qid", *COUNTS, *SCORES),
+    ("system", "topics", "topics_without_judged", *COUNTS, *SCORES),
+)
 
 
 @dataclass

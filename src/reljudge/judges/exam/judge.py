@@ -25,24 +25,20 @@ from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, Resource, run_bounded
-from reljudge.judges.common import (
-    Parser,
+from reljudge.judges.call_records import (
     answer_provenance,
-    check_choice,
-    check_output,
     key,
-    passage_problem,
-    prompt_tokens,
     record_from_answer,
-    resolve_prompt,
     skipped_record,
-    topic_problem,
     without_usage,
 )
 from reljudge.judges.context import JudgeContext
 from reljudge.judges.exam.sets import EXAM_SCALES, EXAM_SETS, GRADE_METHOD, QUESTION_METHOD, exam_sets
-from reljudge.judges.reading import clip
+from reljudge.judges.items import passage_problem, topic_problem
+from reljudge.judges.option_checks import check_choice, check_output, resolve_prompt
+from reljudge.judges.reading import Parser, clip
 from reljudge.judges.registry import register
+from reljudge.judges.token_count import prompt_tokens
 from reljudge.prompts.parsing import Parsed
 from reljudge.records import Judgment
 
@@ -387,7 +383,7 @@ def _earlier_questions(ctx: JudgeContext) -> dict[str, list[Question]]:
 def read_question_bank(path: Path) -> QuestionBank:
     """An EXAM question bank from a ``<qid>_<n><TAB>question`` file (as shipped with the TREC DL
     data: ``exam_questions.gpt-4o.tsv``). The run reads it for the judge (`Resource`)."""
-    from reljudge.datasets import read_exam_questions
+    from reljudge.judges.exam.question_files import read_exam_questions
     from reljudge.judges.exam.scores import QuestionBank
 
     questions = read_exam_questions(path)

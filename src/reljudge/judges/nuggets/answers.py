@@ -9,10 +9,14 @@ answer is an ordinary ``nugget-assignment`` record whose ``docid`` is the system
 provenance). A resumed run skips what is assigned; an answer whose text changed since (another
 SHA-256) is assigned again and its new records supersede the old ones.
 
+The pool of such a run (`answered_pool`) is the judged passages (the nugget sources) of the
+answered topics only.
+
 `answer_table` turns the records into the six scores per (system, topic) and their means per
 system: All, Vital, Weighted and the strict twins (strict: only ``support`` counts; else
 ``partial_support`` counts 0.5, as nuggetizer's ``calculate_nugget_scores``). A topic without
 vital nuggets has no Vital score (None, counted) unless ``empty_class="zero"`` (nuggetizer's 0.0).
+After the run they are written as `SCORE_FILES` (`scores_of_answers`).
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reljudge.io.answer_sets import SourcedAnswer, read_answer_files
+from reljudge.io.score_files import ScoreFiles
 from reljudge.judges import answer_tables
 from reljudge.judges.answer_tables import Versions, current_records
-from reljudge.judges.base import JudgeInputs, Resource
-from reljudge.judges.common import passage_problem
+from reljudge.judges.answered_pools import answers_described, first_topics, refuse_item_limit
+from reljudge.judges.base import AnswerScores, JudgeInputs, JudgePool, PoolRequest, Resource
+from reljudge.judges.items import passage_problem
 from reljudge.judges.nuggets.scores import NUGGET_SCORES, EmptyClass
 from reljudge.judges.nuggets.sets import ASSIGN_METHOD, nugget_sets
 
@@ -33,7 +39,22 @@ from reljudge.judges.nuggets.sets import ASSIGN_METHOD, nugget_sets
 ANSWERS = Resource(
     "answers",
     read=read_answer_files,
-    help="generated answers to assign the nuggets to, instead of the pooled passages",
+    help="assign the topic's nuggets to them",
+)
+
+#: the files of the nugget scores of answers, written into the run directory after the run:
+#:
+#: - ``answer-nuggets-topics.csv``: ``system,qid,all,all-strict,vital,vital-strict,weighted,weighted-strict``
+#:   (an undefined score, e.g. Vital on a topic without vital nuggets, is an empty cell);
+#: - ``answer-nuggets-systems.csv``: ``system,topics,topics_without_vital`` and the six means;
+#: - ``answer-nuggets.json``: ``{"empty_class", "topics": [...], "systems": [...], "incomplete": [...]}``
+#:   (undefined scores are ``null``).
+SCORE_FILES = ScoreFiles(
+    "answer-nuggets-topics.csv",
+    "answer-nuggets-systems.csv",
+    "answer-nuggets.json",
+    ("system", "qid", *NUGGET_SCORES),
+    ("system", "topics", "topics_without_vital", *NUGGET_SCORES),
 )
 
 
@@ -96,6 +117,24 @@ def topics_to_judge(inputs: JudgeInputs) -> list[str]:
         return list(inputs.pool)
     pooled = [q for q in inputs.pool if q in by_topic]
     return pooled + [q for q in by_topic if q not in inputs.pool]
+
+
+def answered_pool(request: PoolRequest) -> JudgePool | None:
+    """The pool of a run over answers (``--answers``): the judged passages (the nugget sources)
+    of the answered topics only, in the run's pool order; ``--topics-limit N`` keeps the first N
+    answered topics with judgments (and their answers). None without answers (the run's pool)."""
+    answers = request.resources.get("answers")
+    if answers is None:
+        return None
+    refuse_item_limit(request)
+    docs, description = request.run_pool()
+    answered = {a.qid for a in answers}
+    keep, answers = first_topics([q for q in docs if q in answered], answers, request.topics_limit)
+    return JudgePool(
+        docs={q: docs[q] for q in keep},
+        description=f"{answers_described(answers)}; items: the answered topics' {description} (nugget sources)",
+        resources={**request.resources, "answers": answers},
+    )
 
 
 # ---------------------------------------------------------------- scores of answers
@@ -170,6 +209,21 @@ def answer_table(
             row[score] = sum(values) / len(values) if values else None
         system_rows.append(row)
     return AnswerTable(topic_rows, system_rows, incomplete, empty_class)
+
+
+def scores_of_answers(
+    records: Iterable[Any], resources: Mapping[str, Any], *, empty_class: EmptyClass = "undefined"
+) -> AnswerScores | None:
+    """The nugget scores of the answers a run judged (`answer_table`), counting the assignments
+    to the answers as the run read them (``resources["answers"]``); None without answers."""
+    answers = resources.get("answers")
+    if answers is None:
+        return None
+    current = {(a.system, a.qid): a.sha256 for a in answers}
+    table = answer_table(records, empty_class=empty_class, current=current)
+    return AnswerScores(
+        table.topics, table.systems, table.incomplete, render_table(table), {"empty_class": table.empty_class}
+    )
 
 
 def render_table(table: AnswerTable) -> str:

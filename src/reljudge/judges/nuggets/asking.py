@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from reljudge.judges.base import run_all
-from reljudge.judges.common import chat_failure, without_usage
+from reljudge.judges.call_records import chat_failure, without_usage
 from reljudge.judges.reading import clip, read_text
 from reljudge.prompts.parsing import Parsed, parse_label_list
 from reljudge.records import Provenance, Usage

@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from reljudge.judges.base import CallEstimate, JudgeInputs
-from reljudge.judges.common import key, prompt_tokens, topic_problem
+from reljudge.judges.call_records import key
+from reljudge.judges.items import topic_problem
 from reljudge.judges.nuggets.answers import answers_of, targets, topics_to_judge
+from reljudge.judges.token_count import prompt_tokens
 from reljudge.prompts import PromptTemplate
 
 

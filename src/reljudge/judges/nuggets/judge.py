@@ -27,22 +27,23 @@ without relevant passages, or for which no nugget could be created, gets one ``s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import InputError
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_bounded
-from reljudge.judges.common import (
-    check_choice,
-    check_output,
-    key,
-    passage_problem,
-    resolve_prompt,
-    skipped_record,
-    topic_problem,
-)
+from reljudge.judges.call_records import key, skipped_record
 from reljudge.judges.context import JudgeContext
-from reljudge.judges.nuggets.answers import ANSWERS, Target, targets, topics_to_judge
+from reljudge.judges.items import passage_problem, topic_problem
+from reljudge.judges.nuggets.answers import (
+    ANSWERS,
+    SCORE_FILES,
+    Target,
+    answered_pool,
+    scores_of_answers,
+    targets,
+    topics_to_judge,
+)
 from reljudge.judges.nuggets.asking import CREATE_BUDGET, Reader, ask, label_items
 from reljudge.judges.nuggets.sets import (
     ASSIGN_METHOD,
@@ -53,6 +54,7 @@ from reljudge.judges.nuggets.sets import (
     nugget_sets,
     recorded_nuggets,
 )
+from reljudge.judges.option_checks import check_choice, check_output, resolve_prompt
 from reljudge.judges.reading import clip
 from reljudge.judges.registry import register
 from reljudge.prompts.parsing import Parsed
@@ -60,6 +62,7 @@ from reljudge.records import Judgment
 
 if TYPE_CHECKING:
     from reljudge.aggregation.qrels import AggregatedScores
+    from reljudge.judges.base import AnswerScores, JudgePool, PoolRequest
     from reljudge.judges.nuggets.scores import Nugget
     from reljudge.prompts import PromptTemplate
 
@@ -85,6 +88,7 @@ class NuggetJudge(Judge):
     stage_methods = (NUGGET_METHOD, CREATION_METHOD)
     set_names = NUGGET_SETS
     resources = (ANSWERS,)
+    answer_score_files = SCORE_FILES
 
     def __init__(
         self,
@@ -197,6 +201,13 @@ class NuggetJudge(Judge):
         return "nuggets-all"
 
     # -- running ---------------------------------------------------------------------------
+
+    def pool(self, request: PoolRequest) -> JudgePool | None:
+        return answered_pool(request)  # with answers: the answered topics' judged passages
+
+    @classmethod
+    def answer_scores(cls, records: Iterable[Any], resources: Mapping[str, Any]) -> AnswerScores | None:
+        return scores_of_answers(records, resources)  # the six scores per answer and system
 
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         if self.create_from == "qrels" and inputs.qrels is None:

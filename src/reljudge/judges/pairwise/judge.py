@@ -28,23 +28,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from reljudge.errors import InputError
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_bounded
-from reljudge.judges.common import (
-    Parser,
-    answer_provenance,
-    check_choice,
-    check_output,
-    key,
-    passage_problem,
-    prompt_tokens,
-    resolve_prompt,
-    skipped_record,
-    topic_problem,
-    unreadable_record,
-)
+from reljudge.judges.call_records import answer_provenance, key, skipped_record, unreadable_record
 from reljudge.judges.context import JudgeContext
+from reljudge.judges.items import passage_problem, topic_problem
+from reljudge.judges.option_checks import check_choice, check_output, resolve_prompt
 from reljudge.judges.pairwise.sampler import sampler_pair_bound
-from reljudge.judges.reading import clip
+from reljudge.judges.reading import Parser, clip
 from reljudge.judges.registry import register
+from reljudge.judges.token_count import prompt_tokens
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Repeated samples of one pointwise item (``--samples N``): one record from N answers.
 
-Each answer is read on its own (`reljudge.judges.common.record_from_answer`, so every rule of a
+Each answer is read on its own (`reljudge.judges.call_records.record_from_answer`, so every rule of a
 single answer applies to each). The record's label is the majority of the labels read, ties going
 to the **lowest** tied label (`reljudge.aggregation.consensus.majority`, the rule of
 ``judge combine``); ``extra["agreement"]`` is the share of the readable samples that gave it and
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from reljudge.aggregation.consensus import majority
-from reljudge.judges.common import record_from_answer
+from reljudge.judges.call_records import record_from_answer
 from reljudge.judges.context import JudgeContext
 from reljudge.records import Judgment, Usage
 

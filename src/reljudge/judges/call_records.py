@@ -1,5 +1,4 @@
-"""Building blocks the built-in judges share: resolving prompt options, checking passages,
-turning one chat result (or a refusal to call) into a `Judgment`, and estimating calls.
+"""The record of one judged item: one chat result (or a refusal to call) turned into a `Judgment`.
 
 The rule every judge follows lives here in one place: a chat that failed keeps its status
 (api_error / refused / truncated), an answer the parser cannot read is ``unparsed``, and only a
@@ -9,11 +8,10 @@ or the passage's own text supply it). The raw text is kept either way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from reljudge.errors import InputError
-from reljudge.judges.base import JudgeInputs, Key, estimate_tokens
+from reljudge.judges.base import Key
 from reljudge.judges.context import JudgeContext
 from reljudge.records import Judgment, Provenance, Usage
 
@@ -21,44 +19,6 @@ if TYPE_CHECKING:
     from reljudge.judges.reading import Answer
     from reljudge.llm import ChatResult
     from reljudge.prompts import PromptTemplate
-    from reljudge.prompts.parsing import Parsed
-
-Parser = Callable[[str], "Parsed"]
-
-
-def resolve_prompt(prompt: Any, *, option: str = "prompt") -> PromptTemplate:
-    """A `PromptTemplate` from an option value: a template, or the id of a bundled prompt."""
-    from reljudge.prompts import PromptTemplate, get_prompt
-
-    if isinstance(prompt, PromptTemplate):
-        return prompt
-    if isinstance(prompt, str):
-        try:
-            return get_prompt(prompt)
-        except InputError:
-            raise
-        except (KeyError, LookupError, ValueError, FileNotFoundError) as err:
-            raise InputError(f"{option}: unknown prompt {prompt!r} ({err})") from None
-    raise TypeError(f"option {option!r} must be a prompt id or a PromptTemplate, got {type(prompt).__name__}")
-
-
-def passage_problem(corpus: Mapping[str, str], docid: str) -> str | None:
-    """Why a passage cannot be judged (missing or empty text), or None when it can."""
-    text = corpus.get(docid)
-    if text is None:
-        return f"no text for passage {docid!r} in the corpus"
-    if not text.strip():
-        return f"passage {docid!r} is empty"
-    return None
-
-
-def topic_problem(topics: Mapping[str, str], qid: str) -> str | None:
-    text = topics.get(qid)
-    if text is None:
-        return f"no query text for topic {qid!r}"
-    if not text.strip():
-        return f"query text of topic {qid!r} is empty"
-    return None
 
 
 def chat_failure(result: ChatResult) -> tuple[str, str] | None:
@@ -196,48 +156,3 @@ def without_usage(provenance: Provenance) -> Provenance:
 
 def key(method: str, qid: str, docid: str = "", docid_b: str = "", item_id: str = "") -> Key:
     return (method, qid, docid, docid_b, item_id)
-
-
-def pool_items(inputs: JudgeInputs) -> Iterable[tuple[str, str]]:
-    """(qid, docid) for every pooled document, in pool order, without duplicates per topic."""
-    for qid, docids in inputs.pool.items():
-        seen: set[str] = set()
-        for docid in docids:
-            if docid not in seen:
-                seen.add(docid)
-                yield qid, docid
-
-
-def prompt_tokens(prompt: PromptTemplate, variables: Mapping[str, str]) -> int:
-    """Estimated prompt tokens of ``prompt`` rendered with ``variables``: with the model's
-    tokenizer inside `reljudge.judges.token_count.counting_with` (a dry-run for a model that has
-    one), else about four characters a token."""
-    from reljudge.judges.token_count import active_tokenizer
-
-    messages = prompt.render(**variables)
-    counter = active_tokenizer()
-    if counter is not None:
-        return int(counter.messages(messages))
-    return sum(estimate_tokens(_content(m)) + 4 for m in messages)
-
-
-def _content(message: Any) -> str:
-    if isinstance(message, Mapping):
-        return str(message.get("content", ""))
-    return str(getattr(message, "content", message))
-
-
-def check_choice(option: str, value: Any, choices: Iterable[Any]) -> None:
-    allowed = list(choices)
-    if value not in allowed:
-        raise InputError(f"option {option}={value!r}: expected one of {', '.join(map(repr, allowed))}")
-
-
-def check_output(prompt: PromptTemplate, types: Iterable[str], judge: str, option: str = "prompt") -> None:
-    """An `InputError` unless the prompt's declared output type is one the judge can read."""
-    allowed = tuple(types)
-    if prompt.output.type not in allowed:
-        raise InputError(
-            f"{option} {prompt.id!r} answers {prompt.output.describe()}, but the {judge} judge needs "
-            f"{' or '.join(allowed)} output"
-        )

@@ -58,7 +58,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "reljudge.testing": frozenset(),  # the mock LLM server stands alone
     # the shallow-pool pipeline: reads files (io) and computes (metrics.shallow)
     "reljudge.shallow": BASE | {"reljudge.io", "reljudge.metrics"},
-    "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
+    "reljudge.export": IO | {"reljudge.judges", "reljudge.aggregation"},
     # `llm` for ``judge fd --encoder openai/MODEL``: an embeddings endpoint through the LLM client
     "reljudge.evaluation": BASE
     | {
@@ -82,7 +82,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "reljudge.probe",
         "reljudge.report",
         "reljudge.pyterrier",
-        "reljudge.exporter",
+        "reljudge.export",
     },
     # the pipeline of `judge run`: anything below the applications and the command line
     "reljudge.run": EVERYTHING

@@ -30,11 +30,11 @@ _EXPORTS: dict[str, str] = {
     "iter_judgments": "reljudge.io.judgments",
     "load_judgments": "reljudge.io.judgments",
     "RunDir": "reljudge.io.rundir",
-    "to_qrels": "reljudge.io.export",
-    "to_dataframe": "reljudge.io.export",
-    "to_ir_measures_qrels": "reljudge.io.export",
-    "to_ranx_qrels": "reljudge.io.export",
-    "judgments_from_qrels": "reljudge.io.export",
+    "to_qrels": "reljudge.io.qrels_formats",
+    "to_dataframe": "reljudge.io.judgment_table",
+    "to_ir_measures_qrels": "reljudge.io.qrels_formats",
+    "to_ranx_qrels": "reljudge.io.qrels_formats",
+    "judgments_from_qrels": "reljudge.io.qrels_formats",
     "Dataset": "reljudge.datasets",
     "load_dataset": "reljudge.datasets",
     "list_datasets": "reljudge.datasets",
@@ -57,14 +57,9 @@ if TYPE_CHECKING:  # the real names, for type checkers and editors (imported laz
     from reljudge.datasets import Dataset, list_datasets, load_dataset
     from reljudge.errors import InputError
     from reljudge.io.corpus import Corpus, load_corpus
-    from reljudge.io.export import (
-        judgments_from_qrels,
-        to_dataframe,
-        to_ir_measures_qrels,
-        to_qrels,
-        to_ranx_qrels,
-    )
+    from reljudge.io.judgment_table import to_dataframe
     from reljudge.io.judgments import JudgmentWriter, iter_judgments, load_judgments, read_judgments
+    from reljudge.io.qrels_formats import judgments_from_qrels, to_ir_measures_qrels, to_qrels, to_ranx_qrels
     from reljudge.io.rundir import RunDir
     from reljudge.io.trec import Run, read_qrels, read_run, read_topics, write_qrels, write_run
     from reljudge.judges.registry import available_judges, get_judge

@@ -38,7 +38,7 @@ def export_cmd(
     """Export judgments to qrels (document scores of any method), CSV or JSONL."""
     import logging
 
-    from reljudge.exporter import export_source
+    from reljudge.export import export_source
 
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
     count = export_source(

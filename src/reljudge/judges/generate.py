@@ -36,7 +36,7 @@ from reljudge.judges.context import JudgeContext
 from reljudge.judges.registry import register
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.qrels import AggregatedScores
+    from reljudge.aggregation.score_sets import AggregatedScores
     from reljudge.prompts import PromptTemplate
 
 #: the record method of a generated answer

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from reljudge.cli import app
 from reljudge.datasets import load_dataset
 from reljudge.errors import EXIT_BAD_INPUT, InputError
-from reljudge.io.answer_scores import read_answer_scores, read_topic_scores_csv
+from reljudge.io.answer_nugget_scores import read_answer_scores, read_topic_scores_csv
 from reljudge.io.judgments import read_judgments
 from reljudge.io.rundir import RunDir
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply

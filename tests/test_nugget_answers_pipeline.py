@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from reljudge.io.answer_scores import read_answer_scores
+from reljudge.io.answer_nugget_scores import read_answer_scores
 from reljudge.io.rundir import RunDir
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply
 

@@ -1,5 +1,5 @@
 """Per-topic and per-system score tables of generated answers as files (the nugget scores,
-`reljudge.io.answer_scores`, and the citation scores, `reljudge.io.citation_scores`): two CSVs
+`reljudge.io.answer_nugget_scores`, and the citation scores, `reljudge.io.citation_scores`): two CSVs
 and one JSON, each written atomically, and the JSON read back with a bound on its size.
 
 A CSV has a header of the columns and one row per entry, an undefined score (None) as an empty

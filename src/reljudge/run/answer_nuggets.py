@@ -2,7 +2,7 @@
 
 After the run, its records (the latest of each key in ``judgments.jsonl``) are scored per
 (system, topic) and per system (`reljudge.judges.nuggets.answers.answer_table`) and written
-into the run directory (`reljudge.io.answer_scores`): ``answer-nuggets-topics.csv``,
+into the run directory (`reljudge.io.answer_nugget_scores`): ``answer-nuggets-topics.csv``,
 ``answer-nuggets-systems.csv`` and ``answer-nuggets.json``.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reljudge.errors import InputError
-from reljudge.io.answer_scores import write_answer_scores
+from reljudge.io.answer_nugget_scores import write_answer_scores
 from reljudge.io.rundir import RunDir
 from reljudge.judges.answer_tables import Versions
 

@@ -342,10 +342,11 @@ class BareRecord(namedtuple("BareRecord", BARE_FIELDS)):  # type: ignore[misc]  
 
     @classmethod
     def _bare(cls, values: dict[str, Any], strings: dict[str, str] | None) -> BareRecord:
+        """From the values of `BARE_FIELDS`, in that order (changed in place: ``strings``)."""
         if strings is not None:
             values["qid"] = strings.setdefault(values["qid"], values["qid"])
             values["method"] = strings.setdefault(values["method"], values["method"])
-        return cls(**values)
+        return cls._make(values.values())
 
 
 #: a judgment line read for its bare fields only (the payload is skipped, not built)
@@ -401,11 +402,12 @@ def _read_bare(
     raw: bytes, path: Path, number: int, bare: frozenset[str], strings: dict[str, str] | None, *, last: bool
 ) -> BareRecord | Judgment | None:
     try:
+        # the parsed line's own fields, in `BARE_FIELDS` order (the line object is not kept)
         values: dict[str, Any] | None = vars(_BareLine.model_validate_json(raw))
     except ValidationError:
         values = None
     if values is not None and values["method"] in bare:
-        return BareRecord._bare(dict(values), strings)
+        return BareRecord._bare(values, strings)
     record = parse_line(raw, path, number, last=last)
     if record is None or record.method not in bare:
         return record

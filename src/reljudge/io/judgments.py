@@ -350,15 +350,10 @@ class BareRecord(namedtuple("BareRecord", BARE_FIELDS)):  # type: ignore[misc]  
 
 
 #: a judgment line read for its bare fields only (the payload is skipped, not built)
-_BareLine = create_model(  # type: ignore[call-overload]
-    "_BareLine",
-    __config__=ConfigDict(extra="ignore"),
-    **{
-        name: (field.annotation, field)
-        for name, field in Judgment.model_fields.items()
-        if name in BARE_FIELDS
-    },
-)
+_BARE_DEFINITIONS: dict[str, Any] = {
+    name: (field.annotation, field) for name, field in Judgment.model_fields.items() if name in BARE_FIELDS
+}
+_BareLine = create_model("_BareLine", __config__=ConfigDict(extra="ignore"), **_BARE_DEFINITIONS)
 
 
 def scan_bare_records(

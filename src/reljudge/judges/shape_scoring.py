@@ -210,8 +210,8 @@ class PointwiseLabels:
             for docid, value in self._pooled(qid):
                 if isinstance(value, _Failed):
                     self._count(qid, docid, value)
-            for docid, status in others.get(qid, ()):
-                self._count(qid, docid, status)
+            for docid, other in others.get(qid, ()):
+                self._count(qid, docid, other)
         for (qid, docid), status in self._failed.items():
             if qid not in self._order:
                 self._count(qid, docid, status)

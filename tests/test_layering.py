@@ -60,7 +60,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # question bank), which the run calls for it, read through io
     "reljudge.judges": IO | {"reljudge.llm", "reljudge.prompts", "reljudge.aggregation"},
     "reljudge.testing": frozenset(),  # the mock LLM server stands alone
-    "reljudge.exporter": IO | {"reljudge.judges", "reljudge.aggregation"},
+    "reljudge.export": IO | {"reljudge.judges", "reljudge.aggregation"},
     # one folder per analysis (``judge evaluate``, ``judge fd``, ...): anything below the
     # applications; its pure modules are held to more by `test_pure_modules_of_analyses`
     "reljudge.analyses": EVERYTHING
@@ -73,7 +73,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "reljudge.probe",
         "reljudge.report",
         "reljudge.pyterrier",
-        "reljudge.exporter",
+        "reljudge.export",
     },
     # the pipeline of `judge run`: anything below the applications and the command line
     "reljudge.run": EVERYTHING

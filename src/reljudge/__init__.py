@@ -32,11 +32,11 @@ _EXPORTS: dict[str, str] = {
     "iter_judgments": "reljudge.io.judgments",
     "load_judgments": "reljudge.io.judgments",
     "RunDir": "reljudge.io.rundir",
-    "to_qrels": "reljudge.io.export",
-    "to_dataframe": "reljudge.io.export",
-    "to_ir_measures_qrels": "reljudge.io.export",
-    "to_ranx_qrels": "reljudge.io.export",
-    "judgments_from_qrels": "reljudge.io.export",
+    "to_qrels": "reljudge.io.qrels_formats",
+    "to_dataframe": "reljudge.io.judgment_table",
+    "to_ir_measures_qrels": "reljudge.io.qrels_formats",
+    "to_ranx_qrels": "reljudge.io.qrels_formats",
+    "judgments_from_qrels": "reljudge.io.qrels_formats",
     "Dataset": "reljudge.datasets",
     "load_dataset": "reljudge.datasets",
     "list_datasets": "reljudge.datasets",
@@ -62,11 +62,11 @@ if TYPE_CHECKING:  # the same names for type checkers and editors ("X as X": exp
     from reljudge.errors import InputError as InputError
     from reljudge.io.corpus import Corpus as Corpus
     from reljudge.io.corpus import load_corpus as load_corpus
-    from reljudge.io.export import judgments_from_qrels as judgments_from_qrels
-    from reljudge.io.export import to_dataframe as to_dataframe
-    from reljudge.io.export import to_ir_measures_qrels as to_ir_measures_qrels
-    from reljudge.io.export import to_qrels as to_qrels
-    from reljudge.io.export import to_ranx_qrels as to_ranx_qrels
+    from reljudge.io.qrels_formats import judgments_from_qrels as judgments_from_qrels
+    from reljudge.io.judgment_table import to_dataframe as to_dataframe
+    from reljudge.io.qrels_formats import to_ir_measures_qrels as to_ir_measures_qrels
+    from reljudge.io.qrels_formats import to_qrels as to_qrels
+    from reljudge.io.qrels_formats import to_ranx_qrels as to_ranx_qrels
     from reljudge.io.judgments import JudgmentWriter as JudgmentWriter
     from reljudge.io.judgments import iter_judgments as iter_judgments
     from reljudge.io.judgments import load_judgments as load_judgments

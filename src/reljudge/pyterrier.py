@@ -180,7 +180,6 @@ def _scores(
     source: str | Path, method: str | None, score_set: str | None = None
 ) -> dict[str, dict[str, float]]:
     """The document scores of a run directory, judgments file or qrels file (no rounding)."""
-    from reljudge.exporter import export_scores
-    from reljudge.io.export import load_judgment_source
+    from reljudge.export import export_scores, load_judgment_source
 
     return export_scores(load_judgment_source(source), method=method, score_set=score_set)

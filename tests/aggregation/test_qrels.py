@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reljudge.aggregation.qrels import label_scores
 from reljudge.judges.exam.scores import QuestionBank
 from reljudge.judges.nuggets.scores import Nugget
 from reljudge.judges.scoring import judgments_to_scores
+from reljudge.judges.shape_scoring import label_scores
 from reljudge.records import Judgment
 
 

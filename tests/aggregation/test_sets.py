@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from _mixed_run import LABEL_METHODS, N3, Q1, Q2, J, mixed
-from reljudge.io.judgments import LabelView
+from reljudge.io.judgments import BareRecord
 from reljudge.judges.exam.scores import question_id
 from reljudge.judges.scoring import score_sets
 from reljudge.records import Judgment
@@ -60,14 +60,14 @@ def test_every_set_of_a_mixed_run_with_values_and_exclusions():
         assert result.exclusions.unscored == (vital_gap if name.startswith("nuggets-vital") else [])
 
 
-def test_light_label_views_give_the_same_scores():
+def test_bare_label_records_give_the_same_scores():
     records = mixed()
-    views = [LabelView.of(r) if r.method in LABEL_METHODS else r for r in records]
+    views = [BareRecord.of(r) if r.method in LABEL_METHODS else r for r in records]
     full, light = score_sets(records), score_sets(iter(views))
     assert list(light) == list(full)
     for name in full:
         assert light[name].scores == full[name].scores, name
-    # a view has no extra: the EXAM scale is read off the 0/1 labels instead
+    # a bare record has no extra: the EXAM scale is read off the 0/1 labels instead
     assert light["exam-binary"].details["scale_from"] == "labels"
     assert score_sets(iter(views), exam_scale="binary")["exam-binary"].details["scale_from"] == "argument"
 

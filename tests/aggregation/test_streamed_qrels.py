@@ -1,5 +1,6 @@
-"""Qrels derived record by record at the end of a run (`StreamedLabels`, `derive_streamed`) are
-the qrels the list-based scorer (`label_scores`, `derive_qrels`) gives on the same records."""
+"""Pointwise labels gathered record by record over a job's pool (`PointwiseLabels`, what the end
+of a run gives every pointwise judge) are the labels `label_scores` gives without a pool, in the
+pool's order; and a run's qrels.txt is what scoring its latest records gives."""
 
 from __future__ import annotations
 
@@ -8,21 +9,22 @@ import random
 import pytest
 from typer.testing import CliRunner
 
-from reljudge.aggregation.qrels import label_scores
-from reljudge.aggregation.streamed import NotPointwise, StreamedLabels
 from reljudge.cli import app
-from reljudge.io.judgments import LabelView, read_judgments
+from reljudge.io.judgments import BareRecord, read_judgments
+from reljudge.io.qrels_formats import to_qrels
 from reljudge.io.trec import read_qrels
 from reljudge.judges.registry import get_judge
-from reljudge.run.derive import derive_qrels, streamed_labels
+from reljudge.judges.scoring import judgments_to_scores
+from reljudge.judges.shape_scoring import PointwiseLabels, label_scores
+from reljudge.records import Judgment
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply
 
 
-def view(qid: str, docid: str, label: int | None, status: str = "ok", method: str = "binary") -> LabelView:
-    return LabelView(qid, docid, None, None, method, label if status == "ok" else None, status)
+def view(qid: str, docid: str, label: int | None, status: str = "ok", method: str = "binary") -> BareRecord:
+    return BareRecord(qid, docid, None, None, method, label if status == "ok" else None, status)
 
 
-def random_records(seed: int) -> tuple[dict[str, list[str]], list[LabelView]]:
+def random_records(seed: int) -> tuple[dict[str, list[str]], list[BareRecord]]:
     """A pool of 4 topics and records over it and beyond it: failures, retried failures, exact
     repeats, documents outside the pool, a topic outside the pool."""
     rng = random.Random(seed)
@@ -45,14 +47,16 @@ def random_records(seed: int) -> tuple[dict[str, list[str]], list[LabelView]]:
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("on_failure", ["exclude", "zero"])
-def test_streamed_labels_equal_label_scores(seed, on_failure):
+def test_labels_over_a_pool_equal_label_scores(seed, on_failure):
     pool, records = random_records(seed)
     expected = label_scores(records, on_failure=on_failure)
-    streamed = StreamedLabels(pool, on_failure=on_failure, methods=["binary"])
+    assert isinstance(expected.scores, dict)  # without a pool: a dictionary, in the records' order
+    pooled = PointwiseLabels(pool, on_failure=on_failure)
     for r in records:
-        streamed.add(r)
-    got = streamed.scores()
+        pooled.add(r)
+    got = pooled.score_set("binary")
     assert got.scores == expected.scores
+    assert got == label_scores(iter(records), on_failure=on_failure, order=pool)
     a, b = got.exclusions, expected.exclusions
     assert (a.failed, a.zeroed, a.superseded, a.duplicates) == (
         b.failed,
@@ -65,38 +69,58 @@ def test_streamed_labels_equal_label_scores(seed, on_failure):
     order = list(got.scores)
     assert order[: len([q for q in pool if q in got.scores])] == [q for q in pool if q in got.scores]
     assert [d for d in got.scores["q0"]] == [d for d in pool["q0"] if d in got.scores["q0"]]
+    assert dict(got.scores.items()) == {q: got.scores[q] for q in got.scores}
+    assert len(got.scores) == len(expected.scores) and "q-none" not in got.scores
 
 
-def test_conflicts_and_shapes_are_reported_like_label_scores():
+def test_label_scores_keep_the_order_of_the_records():
+    records = [
+        view("q2", "x", None, "api_error"),
+        view("q1", "a", 1),
+        view("q2", "y", 2),
+        view("q2", "x", 3),  # the failure retried
+        view("q3", "z", None, "unparsed"),
+    ]
+    result = label_scores(records, on_failure="zero")
+    assert list(result.scores.items()) == [("q1", {"a": 1}), ("q2", {"y": 2, "x": 3}), ("q3", {"z": 0})]
+    assert result.exclusions.failed_keys == [("q3", "z")] and result.exclusions.superseded == 1
+
+
+def test_conflicts_shapes_and_mixed_methods_are_errors():
     records = [view("q0", "d0", 1), view("q0", "d0", 2)]
-    with pytest.raises(ValueError, match="conflicting"):
-        label_scores(records)
-    streamed = StreamedLabels({"q0": ["d0"]})
-    streamed.add(records[0])
-    with pytest.raises(ValueError, match="conflicting"):
-        streamed.add(records[1])
-    with pytest.raises(NotPointwise):
-        StreamedLabels({}).add(LabelView("q0", "d0", "d1", None, "pairwise", 1, "ok"))
-    mixed = StreamedLabels({})
-    mixed.add(view("q0", "d0", 1, method="a"))
-    with pytest.raises(NotPointwise):
-        mixed.add(view("q0", "d1", 1, method="b"))
-    ignored = StreamedLabels({}, methods=["binary"])
-    ignored.add(LabelView("q0", None, None, None, "exam-question", None, "ok"))  # not a label method
-    assert ignored.scores().scores == {}
+    for order in (None, {"q0": ["d0"]}):
+        with pytest.raises(ValueError, match="conflicting"):
+            label_scores(records, order=order)
+    with pytest.raises(ValueError, match="not a pointwise record"):
+        PointwiseLabels({}).add(BareRecord("q0", "d0", "d1", None, "pairwise", 1, "ok"))
+    # every record is read before an error is raised: a mix of methods comes first
+    mixed = [
+        view("q0", "d0", 1, method="a"),
+        view("q0", "d0", 2, method="a"),
+        view("q0", "d1", 1, method="b"),
+    ]
+    with pytest.raises(ValueError, match="several methods mixed: a, b"):
+        label_scores(mixed)
 
 
-def test_only_pointwise_shape_scored_judges_stream():
-    assert streamed_labels(get_judge("binary"), {}) is not None
-    assert streamed_labels(get_judge("umbrela"), {}) is not None
-    for method in ("pairwise", "exam", "nuggets"):
-        assert streamed_labels(get_judge(method), {}) is None
+def test_every_judge_scores_a_stream_of_its_records():
+    """The end of a run hands every judge one pass over its records: the shape scorer reads them as
+    they come (the pool orders the documents); a judge with a scorer of its own gets a list."""
+    records = [view("q1", "d2", 1, method="umbrela"), view("q1", "d1", 3, method="umbrela")]
+    sets = get_judge("umbrela").score_sets(iter(records), {"order": {"q1": ["d1", "d2"]}})
+    assert list(sets["umbrela"].scores.items()) == [("q1", {"d1": 3, "d2": 1})]
+    grades = [
+        Judgment(qid="q1", docid="d1", item_id="q1/x", method="exam", label=1),
+        Judgment(qid="q1", docid="d1", item_id="q1/y", method="exam", label=0),
+    ]
+    exam = get_judge("exam").score_sets(iter(grades), {"order": {"q1": ["d1"]}})
+    assert exam["exam-binary"].scores == {"q1": {"d1": 0.5}}
 
 
 @pytest.mark.slow
 def test_run_qrels_equal_the_list_based_derivation(tmp_path):
     """A run with failures, resumed with a larger limit and --retry-failed (records replaced by
-    later ones): its qrels.txt is what `derive_qrels` gives on the latest records."""
+    later ones): its qrels.txt is what scoring the latest records gives."""
     auto = AutoResponder()
     broken = {"on": True}
 
@@ -118,7 +142,7 @@ def test_run_qrels_equal_the_list_based_derivation(tmp_path):
     records = read_judgments(out / "judgments.jsonl")
     assert len(records) > 60  # some keys judged twice: the failures retried
     latest = {r.key: r for r in records}  # the latest record of each key
-    expected, _ = derive_qrels(get_judge("binary"), list(latest.values()), "round")
+    expected = to_qrels(judgments_to_scores(list(latest.values()), "binary").scores)
     written = read_qrels(out / "qrels.txt")
     assert written == expected
     assert sum(len(d) for d in written.values()) == sum(r.ok for r in latest.values())

@@ -12,9 +12,10 @@ from _cli import judge
 from reljudge import judgments_from_qrels, to_dataframe, to_qrels
 from reljudge.datasets import bundled_path
 from reljudge.errors import InputError
-from reljudge.io.export import apply_float_policy, load_judgment_source, to_ir_measures_qrels, to_ranx_qrels
+from reljudge.export import load_judgment_source
 from reljudge.io.judgments import JudgmentWriter, load_judgments
-from reljudge.io.trec import read_qrels
+from reljudge.io.qrels_formats import to_ir_measures_qrels, to_ranx_qrels
+from reljudge.io.trec import apply_float_policy, read_qrels
 from reljudge.records import Judgment, Provenance, Usage
 
 GPT4O = bundled_path() / "llm-judgments" / "gpt-4o"

@@ -12,7 +12,7 @@ from _cli import judge
 from _mixed_run import mixed
 from reljudge.analyses.inputs import load_judgment_sets
 from reljudge.errors import InputError
-from reljudge.exporter import export_judgments, export_scores
+from reljudge.export import export_judgments, export_scores
 from reljudge.io.judgments import JudgmentWriter, is_judgments_path
 from reljudge.io.trec import read_qrels
 from reljudge.judges.scoring import score_sets, select_set

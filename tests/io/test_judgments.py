@@ -10,8 +10,8 @@ import pytest
 
 from reljudge import load_judgments
 from reljudge.errors import InputError
-from reljudge.io.export import to_qrels
 from reljudge.io.judgments import JudgmentWriter, iter_judgments, read_judgments, repair_torn_tail
+from reljudge.io.qrels_formats import to_qrels
 from reljudge.io.redact import MASK, is_secret_name, scrub_argv, scrub_secrets
 from reljudge.io.rundir import FINAL_STATUSES, RETRYABLE_STATUSES, RunDir
 from reljudge.io.trec import read_qrels, write_qrels

@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from reljudge.io.judgments import JudgmentWriter, index_judgments
+from reljudge.io.judgment_index import index_judgments
+from reljudge.io.judgments import JudgmentWriter
 from reljudge.judges.base import run_bounded
 from reljudge.records import Judgment
 

@@ -325,7 +325,7 @@ def test_sigterm_keeps_the_answers_so_far(tmp_path):
 
 
 def test_answers_file_lists_topics_by_id_whatever_order_the_records_came_in(tmp_path):
-    from reljudge.io.judgment_writer import JudgmentWriter
+    from reljudge.io.judgments import JudgmentWriter
     from reljudge.records import Judgment
     from reljudge.run.generated_answers import write_run_answers
 

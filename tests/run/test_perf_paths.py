@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+import reljudge.io.judgment_index as judgment_index_io
 import reljudge.io.judgments as judgments_io
 from reljudge.io.judgments import JudgmentWriter, read_judgments
 from reljudge.io.rundir import RunDir, stream_stats
@@ -116,8 +117,8 @@ def test_index_with_stats_counts_as_stream_stats(tmp_path):
     assert "api_error" not in index.stats[0].statuses  # a count that drops to 0 disappears
 
 
-def test_label_views_read_light_equal_views_of_full_records(tmp_path):
-    from reljudge.io.judgments import LabelView, iter_judgments, iter_label_views
+def test_bare_records_read_light_equal_bare_records_of_full_ones(tmp_path):
+    from reljudge.io.judgments import BareRecord, iter_judgments, read_bare_record_at, scan_bare_records
 
     path = tmp_path / "judgments.jsonl"
     with JudgmentWriter(path) as writer:
@@ -125,9 +126,12 @@ def test_label_views_read_light_equal_views_of_full_records(tmp_path):
         writer.write(Judgment(qid="q1", item_id="n1", method="nugget", extra={"text": "x"}))
         writer.write(_record("q1", "d2", status="unparsed"))
         writer.write(Judgment(qid="q2", docid="d1", docid_b="d2", method="binary", label=2.5))
-    light = list(iter_label_views(path, ["binary"]))
-    full = [r if r.method == "nugget" else LabelView.of(r) for r in iter_judgments(path)]
-    assert light == full and isinstance(light[1], Judgment)
+    scanned = list(scan_bare_records(path, ["binary"]))
+    light = [record for _, record in scanned]
+    full = [r if r.method == "nugget" else BareRecord.of(r) for r in iter_judgments(path)]
+    assert light == full and isinstance(light[1], Judgment) and isinstance(light[0], BareRecord)
+    assert [read_bare_record_at(path, offset, ["binary"]) for offset, _ in scanned] == full
+    assert light[0].ok and not light[2].ok and light[3].key == ("binary", "q2", "d1", "d2", "")
 
 
 @pytest.fixture(scope="module")
@@ -172,6 +176,7 @@ def test_a_resumed_run_reads_the_judgments_once_at_start_up(server, tmp_path, mo
         return real_scan(path)
 
     monkeypatch.setattr(judgments_io, "scan_judgments", counting_scan)
+    monkeypatch.setattr(judgment_index_io, "scan_judgments", counting_scan)
     summary = run_job(_config(server, tmp_path, limit=10))
     # one pass at start-up (index + manifest counts) and one at the end (qrels + manifest)
     assert len(passes) == 2, passes

@@ -1,16 +1,17 @@
 """Aggregation machinery every judging method shares (pure functions, no LLM, no file I/O).
 
-- `qrels`: `AggregatedScores`, the document scores of one method, and `label_scores` for
-  pointwise labels;
+- `score_sets`: `AggregatedScores`, the document scores of one method (a score set);
 - `exclusions`: what was left out (failed, missing, undefined) and why, and how duplicates are
-  resolved.
+  resolved;
+- `consensus`: one score per item from several judgment sets.
 
 Each method scores its own records in its own package (`reljudge.judges.exam`,
-`reljudge.judges.nuggets`, `reljudge.judges.pairwise`); `reljudge.judges.scoring` is the one
-generic entry point for any mix of methods.
+`reljudge.judges.nuggets`); records no judge scores itself are scored by their shape, pointwise
+labels or pairwise win counts (`reljudge.judges.shape_scoring`); `reljudge.judges.scoring` is the
+one generic entry point for any mix of methods.
 """
 
 from reljudge.aggregation.exclusions import Exclusions
-from reljudge.aggregation.qrels import AggregatedScores, label_scores
+from reljudge.aggregation.score_sets import AggregatedScores
 
-__all__ = ["AggregatedScores", "Exclusions", "label_scores"]
+__all__ = ["AggregatedScores", "Exclusions"]

@@ -137,7 +137,7 @@ def collect(
     return ok, failed
 
 
-def single_method(judgments: Iterable[Judgment]) -> str | None:
+def single_method(judgments: Iterable[Any]) -> str | None:
     """The one `method` the records share (None for no records); mixed methods are an error."""
     methods = {j.method for j in judgments}
     if len(methods) > 1:

@@ -39,7 +39,7 @@ def export_cmd(
 ) -> None:
     """Export judgments to qrels (document scores of any method), CSV or JSONL."""
 
-    from reljudge.exporter import export_source
+    from reljudge.export import export_source
 
     warnings_to_stderr()
     count = export_source(

@@ -40,11 +40,10 @@ from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.io.atomic import write_text_atomic
+from reljudge.io.judgment_index import JudgmentsIndex, index_judgments
 from reljudge.io.judgments import (
     JUDGMENTS_FILE,
-    JudgmentsIndex,
     JudgmentWriter,
-    index_judgments,
     load_judgments,
     read_judgments_at,
     repair_torn_tail,
@@ -328,7 +327,7 @@ class RunDir:
         """One streamed pass over ``judgments.jsonl``: the keys, which records later ones
         replace, and the latest records as a compact `ExistingRecords` mapping (records of
         ``lazy_methods`` are read back from the file on lookup; ``exclude_statuses`` are left
-        out). See `reljudge.io.judgments.index_judgments`.
+        out). See `reljudge.io.judgment_index.index_judgments`.
 
         ``stats=True`` also counts the records in the same pass: ``index.stats`` is (latest,
         every) `RecordStats`, as `stream_stats` gives (the replaced records, usually none, are

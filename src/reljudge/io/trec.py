@@ -1,16 +1,33 @@
 """TREC files: topics (``qid<TAB>query``), qrels (``qid iter docid grade``) and runs
-(``qid Q0 docid rank score runid``).
+(``qid Q0 docid rank score runid``), and how a score becomes a qrels grade (the float policy).
 
 Readers are tolerant of layout (any run of spaces or tabs between columns, blank lines,
 trailing whitespace, CRLF, gzip by the ``.gz`` suffix) and strict about content: a wrong
 column count, a non-numeric grade or score, a duplicate entry, bytes that are not UTF-8, or
 an empty file raise `InputError` naming ``file:line``. Writers replace files atomically.
+
+Float labels and the ``float_policy``
+-------------------------------------
+Several methods give non-integer labels (EXAM means, nugget scores). trec_eval parses the
+relevance column as an integer and ranx and ir_measures (pytrec_eval) *truncate* floats, so
+0.9 silently becomes 0. `qrels_topics` (and `reljudge.io.qrels_formats.to_qrels`) therefore
+make the choice explicit:
+
+- ``"round"`` (default): round half up to the nearest integer (0.5 -> 1, 2.5 -> 3);
+- ``"scale"``: multiply by ``scale`` (default 100) and round half up: keeps the order of
+  fractional scores (0.3 -> 30) for gain-based measures, at the cost of a new gain scale;
+- ``"keep"``: keep floats as they are (fine for rank-based tools such as compatibility, and
+  for reljudge's own metrics); a warning is logged when a label is not integral, because
+  trec_eval / ranx would truncate it.
+
+Integral floats (2.0) always become ints.
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -18,10 +35,14 @@ from reljudge.errors import InputError
 from reljudge.io.atomic import atomic_write
 from reljudge.io.lines import read_lines
 
+logger = logging.getLogger(__name__)
+
 Grade = int | float
 Qrels = dict[str, dict[str, Grade]]
 Topics = dict[str, str]
 OnDuplicate = Literal["error", "max", "last"]
+FloatPolicy = Literal["round", "scale", "keep"]
+FLOAT_POLICIES: tuple[str, ...] = ("round", "scale", "keep")
 
 
 class Run(dict[str, dict[str, float]]):
@@ -252,6 +273,58 @@ def read_runs_dir(directory: str | Path, *, topics: Iterable[str] | None = None)
     if not runs:
         raise InputError("no run files in directory", directory)
     return runs
+
+
+def _round_half_up(value: float) -> int:
+    return int(math.floor(value + 0.5))
+
+
+def apply_float_policy(grade: Grade, policy: FloatPolicy = "round", scale: float = 100.0) -> Grade:
+    """One label under a float policy (see the module docstring)."""
+    if policy not in FLOAT_POLICIES:
+        raise InputError(f"unknown float policy {policy!r} (choose one of {', '.join(FLOAT_POLICIES)})")
+    if isinstance(grade, bool):
+        grade = int(grade)
+    if policy == "scale":
+        return _round_half_up(grade * scale)
+    if isinstance(grade, int):
+        return grade
+    if grade.is_integer():
+        return int(grade)
+    if policy == "round":
+        return _round_half_up(grade)
+    return grade
+
+
+def qrels_topics(
+    scores: Mapping[str, Mapping[str, Grade]],
+    policy: FloatPolicy = "round",
+    *,
+    scale: float = 100.0,
+    leave_out: Collection[tuple[str, str]] = (),
+) -> Iterator[tuple[str, dict[str, Grade]]]:
+    """Document scores ``{qid: {docid: score}}`` as qrels grades (``policy``, see the module
+    docstring), topic by topic in their order (one topic's grades at a time: for `write_qrels`).
+    ``leave_out``: (qid, docid) of documents to leave out; a topic left without documents is then
+    left out too. With ``"keep"``, non-integral grades are counted and warned about at the end."""
+    if policy not in FLOAT_POLICIES:
+        raise InputError(f"unknown float policy {policy!r} (choose one of {', '.join(FLOAT_POLICIES)})")
+    fractional = 0
+    for qid, docs in scores.items():
+        grades = {
+            str(d): apply_float_policy(g, policy, scale) for d, g in docs.items() if (qid, d) not in leave_out
+        }
+        if leave_out and not grades:
+            continue
+        if policy == "keep":
+            fractional += sum(1 for g in grades.values() if isinstance(g, float))
+        yield str(qid), grades
+    if fractional:
+        logger.warning(
+            "%d label(s) are not integers and are kept as floats: trec_eval, ranx and "
+            "ir_measures truncate them to int (use --float round or scale for those tools)",
+            fractional,
+        )
 
 
 def _grade_text(grade: Grade) -> str:

@@ -286,7 +286,7 @@ class Judge(ABC):
         name (``binary``, ``exam-graded-max``, ...). ``options`` are scoring options; each method
         takes those it knows and ignores the others. The default scores the label records by
         their shape: pointwise labels, or pairwise win counts."""
-        from reljudge.judges.shapes import shape_sets
+        from reljudge.judges.shape_scoring import shape_sets
 
         return shape_sets(records, **options)
 
@@ -299,10 +299,16 @@ class Judge(ABC):
     ) -> dict[str, AggregatedScores]:
         """The score sets of this judge's records among ``records`` (others are ignored), with
         the resources the run gave it. A document whose score rests on an incomplete set of
-        records (an interrupted run) is listed in the set's ``incomplete``."""
+        records (an interrupted run) is listed in the set's ``incomplete``. The records are read
+        once, as they come; a judge with a `score_records` of its own gets them as a list."""
         mine = frozenset(self.label_methods) | frozenset(self.stage_methods)
         options = {**self.score_options(), **(dict(resources or {}))}
-        return type(self).score_records([r for r in records if r.method in mine], **options)
+        cls = type(self)
+        if next(k for k in cls.__mro__ if "score_records" in vars(k)) is not Judge:
+            return cls.score_records([r for r in records if r.method in mine], **options)
+        from reljudge.judges.shape_scoring import shape_sets
+
+        return shape_sets(records, methods=mine, **options)
 
     @property
     def primary_set(self) -> str:

@@ -27,7 +27,7 @@ class JudgeContext:
 
     ``existing`` is any `Mapping` from `Key` to the earlier `Judgment` of that key. It need not
     be a dict of records in memory: the runner passes a compact, lazy mapping
-    (`reljudge.io.judgments.ExistingRecords`) that holds the keys and reads a record from the
+    (`reljudge.io.judgment_index.ExistingRecords`) that holds the keys and reads a record from the
     judgments file only when it is looked up. Judges should therefore test membership with
     `done` (or ``key in existing``) and, when they need the records of one stage, filter the
     keys by method (``key[0]``) before reading values -- not iterate every value.

@@ -32,7 +32,7 @@ from reljudge.judges.registry import register
 from reljudge.judges.token_count import prompt_tokens
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.qrels import AggregatedScores
+    from reljudge.aggregation.score_sets import AggregatedScores
     from reljudge.prompts import PromptTemplate
 
 #: the record method of a generated answer

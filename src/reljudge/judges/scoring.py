@@ -20,10 +20,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from reljudge.aggregation.exclusions import Exclusions, check_policy
-from reljudge.aggregation.qrels import AggregatedScores
+from reljudge.aggregation.score_sets import AggregatedScores
 from reljudge.judges.base import Judge
 from reljudge.judges.registry import owner_of, registered
-from reljudge.judges.shapes import shape_scores, shape_sets
+from reljudge.judges.shape_scoring import shape_scores, shape_sets
 
 __all__ = ["judgments_to_scores", "score_sets", "select_set", "shape_sets"]
 

@@ -14,8 +14,8 @@ across many jobs, such as sweeps) performs one job:
    records of an earlier (interrupted) run so that nothing is judged twice;
 6. run the judge, appending each record to ``judgments.jsonl`` as it is produced, counting what
    it spends (`reljudge.run.ledger`; `reljudge.run.job`);
-7. write ``qrels.txt`` (the judge's primary score set, `reljudge.run.derive`) and
-   ``manifest.json`` atomically -- at the end, and also when the job is interrupted (Ctrl-C, or
+7. write ``qrels.txt`` (the judge's primary score set of the records read back, streamed;
+   `reljudge.run.finish`) and ``manifest.json`` atomically -- at the end, and also when the job is interrupted (Ctrl-C, or
    SIGTERM/SIGHUP through `reljudge.interrupts`) or aborted, so that nothing is lost and the
    same command resumes (`reljudge.run.finish`); the outcome is a `RunSummary`
    (`reljudge.run.summary`).

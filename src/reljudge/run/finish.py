@@ -1,27 +1,131 @@
 """The end of a job (and its start): ``qrels.txt`` derived from the records, ``manifest.json``,
-and the `RunSummary` -- from what the run directory holds now."""
+and the `RunSummary` -- from what the run directory holds now.
+
+One path for every judge: `read_back` streams the latest record of each key out of
+``judgments.jsonl`` (label records without their payload, `reljudge.io.judgments.BareRecord`),
+counting them for the manifest as it goes; the judge scores them (`Judge.score_sets`, given the
+job's pool as the order of the documents); its primary set becomes ``qrels.txt``, written topic by
+topic through the float policy (`job_qrels`, `reljudge.io.trec.qrels_topics`). Nothing holds the
+records: what the judge's scorer keeps is all that grows (for a pointwise judge, one slot per
+pooled document).
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from reljudge.errors import EXIT_BUDGET, EXIT_FAILURE, EXIT_OK, InputError
 from reljudge.io.rundir import RETRY_FAILED_STATUSES
-from reljudge.records import STATUSES, utc_now
+from reljudge.records import STATUSES, Key, utc_now
 from reljudge.run.config import JobState
-from reljudge.run.derive import derive_qrels, derive_streamed
 from reljudge.run.errors import writing
 from reljudge.run.identity import job_identity
-from reljudge.run.prepare import PreparedJob
-from reljudge.run.session import Session, read_back
+from reljudge.run.prepare import PreparedJob, label_methods
+from reljudge.run.session import ReadBack, Session
 from reljudge.run.summary import RunSummary, failure_rate
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from reljudge.io.rundir import RecordStats
     from reljudge.llm.budget import BudgetExhausted
     from reljudge.llm.types import ProviderAbort
+
+
+class NoQrels(InputError):
+    """Why the records give no qrels (contradicting labels, an unknown float policy): the run
+    keeps its records and its manifest says so."""
+
+
+def read_back(job: PreparedJob, session: Session) -> tuple[ReadBack, Iterator[Any]]:
+    """The counts of judgments.jsonl and its latest records, streamed in the order their keys
+    first appear (label records as `BareRecord`s, stage records in full). The counts are complete
+    once the records are read to the end.
+
+    When the session started on an empty file and wrote no key twice, the counts were kept as the
+    records were written (`ReadBack.tally`) and every record is a latest one. Otherwise which
+    records are replaced by a later one of the same key is known from the start-of-session index
+    plus the keys this session wrote (when it wrote one key twice, no built-in judge does, the
+    file is indexed again); a replaced key's latest record is then found in a first pass that
+    counts, and read again in its key's first place."""
+    from reljudge.io.judgments import scan_bare_records
+
+    hashes = sorted(session.key_hashes)
+    twice = any(a == b for a, b in zip(hashes, hashes[1:], strict=False))
+    del hashes
+    bare = frozenset(label_methods(job.judge))
+    path = job.rundir.judgments_path
+    if session.tally is not None and not twice:
+        return session.tally, (record for _, record in scan_bare_records(path, bare))
+    superseded = job.rundir.index().superseded if twice else session.superseded
+    back = ReadBack.empty()
+    if not path.exists():
+        return back, iter(())
+    return back, _latest(path, superseded, bare, back)
+
+
+def _latest(path: Path, superseded: set[int], bare: frozenset[str], back: ReadBack) -> Iterator[Any]:
+    from reljudge.io.judgments import BareRecord, read_bare_record_at, scan_bare_records, scan_judgments
+
+    strings: dict[str, str] = {}
+    if not superseded:  # one pass: count and hand on
+        for _, record in scan_judgments(path):
+            back.count(record, latest=True)
+            yield BareRecord.of(record, strings) if record.method in bare else record
+        return
+    replaced: set[Key] = set()
+    latest_at: dict[Key, int] = {}  # replaced key -> byte offset of its latest record
+    for ordinal, (offset, record) in enumerate(scan_judgments(path)):
+        back.count(record, latest=ordinal not in superseded)
+        if ordinal in superseded:
+            replaced.add(record.key)
+        elif record.key in replaced:
+            latest_at[record.key] = offset
+    del replaced
+    for _, item in scan_bare_records(path, bare, strings):
+        key: Key = item.key
+        at = latest_at.get(key)
+        if at is None:
+            yield item
+        elif at >= 0:  # the key's first place: its latest record
+            yield read_bare_record_at(path, at, bare, strings)
+            latest_at[key] = -1
+
+
+def job_qrels(job: PreparedJob, records: Iterator[Any]) -> tuple[Iterator[tuple[str, dict]], dict[str, Any]]:
+    """A job's document labels, topic by topic (float policy applied), and what aggregation left
+    out; `NoQrels` when the records give none.
+
+    The judge scores its records (`Judge.score_sets`: its label records and the stage records
+    they rest on, with the resources the run gave it, and the pool as the documents' order); its
+    primary set (`Judge.primary_set`) becomes the qrels. A failed record is never a label; it is
+    counted in the exclusions. A document whose score would rest on an incomplete set of records
+    -- as an interrupted run leaves them (an EXAM passage not yet graded on every question, a
+    passage not yet assessed against every selected nugget) -- is left out until the job
+    completes it; ``incomplete`` in the returned info counts them (documents).
+    """
+    from reljudge.aggregation.exclusions import Exclusions
+    from reljudge.io.trec import FLOAT_POLICIES, qrels_topics
+
+    policy = job.config.float_policy
+    if policy not in FLOAT_POLICIES:
+        raise NoQrels(f"unknown float policy {policy!r} (choose one of {', '.join(FLOAT_POLICIES)})")
+    try:
+        sets = job.judge.score_sets(records, {**job.inputs.resources, "order": job.pool.docs})
+    except ValueError as err:
+        raise NoQrels(f"cannot derive qrels: {err}") from None
+    result = sets.get(job.judge.primary_set)
+    if result is None:  # no label record yet
+        return iter(()), {**Exclusions().as_dict(), "incomplete": 0}
+    info: dict[str, Any] = {}
+    if "assignments_without_scored_nugget" in result.details:
+        info["assignments_without_scored_nugget"] = result.details["assignments_without_scored_nugget"]
+    info.update(result.exclusions.as_dict())
+    incomplete = set(result.incomplete)
+    info["incomplete"] = len(incomplete)
+    return qrels_topics(result.scores, policy, leave_out=incomplete), info
 
 
 def write_manifest(
@@ -68,38 +172,35 @@ def finish(
     abort: ProviderAbort | None = None,
     capped: BudgetExhausted | None = None,
 ) -> RunSummary:
-    """Derive qrels and write the manifest from what the run directory holds now (one streamed
-    pass over judgments.jsonl, see `reljudge.run.session.read_back`). ``capped``: the cost cap
-    stopped the job (``state="capped"``)."""
+    """Derive qrels and write the manifest from what the run directory holds now (judgments.jsonl
+    streamed once, see `read_back`). ``capped``: the cost cap stopped the job
+    (``state="capped"``)."""
     from reljudge.io.trec import write_qrels
     from reljudge.llm.pricing import price_known
 
     config = job.config
-    back = read_back(job, session)
-    statuses = back.latest.statuses
-    ledger = session.ledger
-    usage = ledger.usage.total()
-    rate = failure_rate(statuses)
+    back, records = read_back(job, session)
     qrels_info: dict[str, Any] = {"file": job.rundir.qrels_path.name, "float_policy": config.float_policy}
     qrels_pairs = incomplete = 0
     unwritable: OSError | None = None
     try:
-        if back.labels is not None:  # gathered in the pass: written topic by topic
-            topics, exclusions = derive_streamed(back.labels, config.float_policy, back.label_error)
+        try:
+            topics, exclusions = job_qrels(job, records)
             qrels_pairs = write_qrels(topics, job.rundir.qrels_path)
-        else:
-            qrels, exclusions = derive_qrels(
-                job.judge, back.records, config.float_policy, resources=job.inputs.resources
-            )
-            del back.records[:]  # the label views are not needed any more
-            qrels_pairs = write_qrels(qrels, job.rundir.qrels_path)
+        finally:
+            for _ in records:  # the rest of the file, for the counts
+                pass
         incomplete = exclusions.pop("incomplete", 0)
         qrels_info.update(pairs=qrels_pairs, incomplete=incomplete, exclusions=exclusions)
-    except InputError as err:  # e.g. contradicting labels: keep the records, report the problem
+    except NoQrels as err:  # e.g. contradicting labels: keep the records, report the problem
         qrels_info["error"] = str(err)
     except OSError as err:  # e.g. a full disk: the manifest says so (if it can be written)
         qrels_info["error"] = f"cannot write: {err.strerror or err}"
         unwritable = err
+    statuses = back.latest.statuses
+    ledger = session.ledger
+    usage = ledger.usage.total()
+    rate = failure_rate(statuses)
     wall = round(time.monotonic() - session.started, 3)
     spent = ledger.as_dict()
     summary = RunSummary(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from reljudge.errors import InputError
-from reljudge.io.export import FLOAT_POLICIES, FloatPolicy
+from reljudge.io.trec import FLOAT_POLICIES, FloatPolicy
 
 PoolKind = Literal["qrels", "run", "unjudged"]
 #: the commands whose options come from `RunConfig` fields (``generate`` takes those of ``run``

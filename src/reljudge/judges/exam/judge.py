@@ -43,7 +43,7 @@ from reljudge.prompts.parsing import Parsed
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.qrels import AggregatedScores
+    from reljudge.aggregation.score_sets import AggregatedScores
     from reljudge.judges.exam.scores import Question, QuestionBank
     from reljudge.prompts import PromptTemplate
 
@@ -150,7 +150,7 @@ class ExamJudge(Judge):
         """One EXAM score from grade records: ``exam`` (with ``score``, default ``binary``) or
         ``exam-<score>``; ``questions`` (a bank: every question counts, a missing grade as
         unanswered) and ``min_rating`` (answerability from 0-5 self-ratings) as in `exam_scores`."""
-        from reljudge.aggregation.qrels import AggregatedScores, split_set_name
+        from reljudge.aggregation.score_sets import AggregatedScores, split_set_name
         from reljudge.judges.exam.scores import EXAM_SCORES, exam_scores
 
         choice = split_set_name(name, cls.name, "binary", options.get("score"), EXAM_SCORES)

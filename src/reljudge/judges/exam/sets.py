@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from reljudge.aggregation.exclusions import FailurePolicy
-from reljudge.aggregation.qrels import AggregatedScores
+from reljudge.aggregation.score_sets import AggregatedScores
 from reljudge.judges.exam.scores import Question, QuestionBank, exam_scores
 
 GRADE_METHOD = "exam"

@@ -61,7 +61,7 @@ from reljudge.prompts.parsing import Parsed
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.qrels import AggregatedScores
+    from reljudge.aggregation.score_sets import AggregatedScores
     from reljudge.judges.base import AnswerScores, JudgePool, PoolRequest
     from reljudge.judges.nuggets.scores import Nugget
     from reljudge.prompts import PromptTemplate
@@ -174,7 +174,7 @@ class NuggetJudge(Judge):
     def scores_for(cls, name: str, records: Sequence[Any], **options: Any) -> AggregatedScores:
         """One nugget score from assignment records against ``nuggets`` (required): ``nuggets``
         (with ``score``, default ``all``) or ``nuggets-<score>``, as in `nugget_scores`."""
-        from reljudge.aggregation.qrels import AggregatedScores, split_set_name
+        from reljudge.aggregation.score_sets import AggregatedScores, split_set_name
         from reljudge.judges.nuggets.scores import NUGGET_SCORES, nugget_scores
 
         choice = split_set_name(name, cls.name, "all", options.get("score"), NUGGET_SCORES)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 from reljudge.aggregation.exclusions import Exclusions, FailurePolicy
-from reljudge.aggregation.qrels import AggregatedScores
+from reljudge.aggregation.score_sets import AggregatedScores
 from reljudge.judges.nuggets.scores import (
     DEFAULT_TOP_K,
     NUGGET_SCORES,

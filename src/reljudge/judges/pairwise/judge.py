@@ -39,7 +39,7 @@ from reljudge.judges.token_count import prompt_tokens
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.qrels import AggregatedScores
+    from reljudge.aggregation.score_sets import AggregatedScores
     from reljudge.judges.reading import Answer
     from reljudge.prompts import PromptTemplate
 
@@ -295,8 +295,8 @@ class PairwiseJudge(Judge):
     @classmethod
     def scores_for(cls, name: str, records: Sequence[Any], **options: Any) -> AggregatedScores:
         """Win counts for ``pairwise`` (alias ``preferences``); any other name is scored by its
-        records' shape (`reljudge.judges.shapes.shape_scores`)."""
-        from reljudge.judges.shapes import shape_scores
+        records' shape (`reljudge.judges.shape_scoring.shape_scores`)."""
+        from reljudge.judges.shape_scoring import shape_scores
 
         result = shape_scores(name, records, pairwise=name in PAIRWISE_NAMES, **options)
         if name in PAIRWISE_NAMES:

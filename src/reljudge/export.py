@@ -1,8 +1,8 @@
 """``judge export``: judgment records -> one score set -> a qrels, CSV or JSONL file.
 
-The formats themselves are `reljudge.io.export`'s (`to_qrels` and its float policy,
-`to_dataframe`); which records make which document scores is the judging methods' business
-(`reljudge.judges.scoring`).
+The formats themselves are io's (`reljudge.io.qrels_formats.to_qrels` and the float policy of
+`reljudge.io.trec`, `reljudge.io.judgment_table.to_dataframe`); which records make which
+document scores is the judging methods' business (`reljudge.judges.scoring`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from reljudge.errors import InputError
-from reljudge.io.export import EXPORT_FORMATS, FLOAT_POLICIES, FloatPolicy, to_dataframe, to_qrels
+from reljudge.io.judgment_table import to_dataframe
+from reljudge.io.qrels_formats import to_qrels
+from reljudge.io.trec import FLOAT_POLICIES, FloatPolicy
 from reljudge.records import Judgment
+
+EXPORT_FORMATS: tuple[str, ...] = ("qrels", "csv", "jsonl")
 
 
 def export_source(
@@ -26,12 +30,11 @@ def export_source(
     score_set: str | None = None,
 ) -> int:
     """``judge export``: the judgments of ``source`` (a run directory, a judgments file or a
-    qrels-like file, `reljudge.io.export.load_judgment_source`) written by `export_judgments`.
+    qrels-like file, `load_judgment_source`) written by `export_judgments`.
 
     A qrels comes from a score set, which needs every record of a judgments source (the stage
     records too): there ``method`` picks the set, not the records; elsewhere it filters them
     (and names the method of an imported qrels file)."""
-    from reljudge.io.export import load_judgment_source
     from reljudge.io.judgments import is_judgments_path
 
     by_set = to == "qrels" and is_judgments_path(source)
@@ -101,3 +104,28 @@ def export_scores(
         return sets[select_set(sets, name=score_set, method=method)].scores
     except ValueError as err:
         raise InputError(f"cannot export qrels: {err}") from None
+
+
+def load_judgment_source(
+    path: str | Path, *, method: str | None = None, model: str | None = None
+) -> list[Judgment]:
+    """Judgments from a run directory, a judgments file (``.jsonl``, ``.json``, ``.ndjson``: see
+    `reljudge.io.judgments.is_judgments_path`), or a qrels-like file
+    (imported with `judgments_from_qrels`, method = ``method`` or the file name up to its first
+    dot). Records are de-duplicated (last per key wins) and filtered to ``method`` if given."""
+    from reljudge.io.judgments import is_judgments_path, load_judgments
+    from reljudge.io.qrels_formats import judgments_from_qrels
+    from reljudge.io.trec import read_qrels
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file or directory not found", path)
+    if is_judgments_path(path):
+        records = load_judgments(path, latest=True)
+        if method is not None:
+            records = [j for j in records if j.method == method]
+            if not records:
+                raise InputError(f"no judgments of method {method!r}", path)
+        return records
+    qrels = read_qrels(path)
+    return judgments_from_qrels(qrels, method or path.name.split(".")[0], model, source=path)

@@ -188,7 +188,7 @@ class FDResult:
     replicates: list[float] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        out = {
+        out: dict[str, object] = {
             "fd": self.fd,
             "n_reference": self.n_reference,
             "n_retrieved": self.n_retrieved,
@@ -451,7 +451,7 @@ def _controls(
     draws = []  # one random-vector FD per run and draw: one draw alone varies a lot
     for draw in range(RANDOM_DRAWS):
         shuffled = RandomVectors(source, seed=options.get("seed", 0) * RANDOM_DRAWS + draw)
-        fds = {name: _fd_one(qrels, run, shuffled, **options)[0].fd for name, run in runs.items()}  # type: ignore[arg-type]
+        fds = {name: _fd_one(qrels, run, shuffled, **options)[0].fd for name, run in runs.items()}
         draws.append((fds, _agreement(human, fds, measures)))
     random: dict = {"description": CONTROLS["random_vectors"], "draws": RANDOM_DRAWS}
     for key in draws[0][1]:
@@ -467,7 +467,7 @@ def _controls(
         }
     else:
         fds = {
-            name: _fd_one(qrels, run, source, exclude_reference=True, **options)[0].fd  # type: ignore[arg-type]
+            name: _fd_one(qrels, run, source, exclude_reference=True, **options)[0].fd
             for name, run in runs.items()
         }
         out["reference_excluded"] = {

@@ -2,8 +2,9 @@
 
 1. FD bootstrap: ``fd_runs`` with 1,000 replicates on 63 synthetic runs × 53 topics in 384
    dimensions (the DL21 setting of the README: all-MiniLM-L6-v2, FD@10, one reference passage per
-   topic), every run resampled on the same topics, BCa intervals for each run's FD and for τ-b
-   between nDCG@10 and FD (`reljudge.analyses.fd.resamples`). ``OLD=1`` also times the former loop
+   topic): each run's FD interval by the delete-one-topic jackknife, τ-b between nDCG@10 and −FD
+   over 1,000 random halves of the topics, every run on the same halves
+   (`reljudge.analyses.fd.resamples`; their coverage: bench/bench_fd_coverage.py). ``OLD=1`` also times the former loop
    (one stacked FD per run × replicate) on 20 replicates and extrapolates.
 2. Coverage of the 95 % interval of Kendall τ-b between two system rankings
    (`bootstrap_ranking_agreement`) on synthetic data whose true τ is known: ``S`` systems with
@@ -59,7 +60,7 @@ def bench_fd() -> list[tuple[str, float, float, str]]:
     wall = time.perf_counter() - start
     tau = report.agreement
     print(
-        f"FD bootstrap, 1,000 replicates x {len(runs)} runs x 53 topics, d=384 (BCa): {wall:.1f} s "
+        f"FD intervals, jackknife + 1,000 half-samples x {len(runs)} runs x 53 topics, d=384: {wall:.1f} s "
         f"(target < {TARGET_FD_S:.0f} s); tau-b {tau['kendall_tau_b']:.3f} "
         f"[{tau.get('kendall_ci_low', float('nan')):.3f}, {tau.get('kendall_ci_high', float('nan')):.3f}]"
     )

@@ -44,6 +44,7 @@ def main() -> int:
     import bench_client
     import bench_corpus_memory
     import bench_dry_runs
+    import bench_fd_coverage
     import bench_memory
     import bench_startup
 
@@ -64,6 +65,8 @@ def main() -> int:
     rows += bench_dry_runs.main()
     print("\n== bootstraps")
     rows += bench_bootstrap.main(["fd"] if quick else None)
+    print("\n== coverage of judge fd's intervals (simulation)")
+    rows += bench_fd_coverage.main(quick)
     print("\n== metrics (bench/bench_metrics.py)")
     metrics = subprocess.run([sys.executable, str(HERE / "bench_metrics.py")], text=True)
     print("\n== summary")

@@ -69,9 +69,12 @@ def test_controls_beside_the_real_agreement():
     assert c["reference_excluded"]["kendall_tau_b"] < report.agreement["kendall_tau_b"]
     assert c["random_vectors"]["runs"] == len(runs) and len(c["reference_excluded"]["fd"]) == len(runs)
     assert "random" in c["random_vectors"]["description"]
+    r = c["random_vectors"]  # the mean over several draws of random vectors, with its range
+    assert r["draws"] == 5 and r["kendall_tau_b_min"] <= r["kendall_tau_b"] <= r["kendall_tau_b_max"]
     text = format_fd_report(report)
     assert "controls, Kendall tau-b(ndcg_cut_10, -FD): real vectors" in text
     assert "random vectors" in text and "reference passages excluded from the runs" in text
+    assert "(mean of 5 draws, " in text
     assert (
         fd_data(report)["controls"]["random_vectors"]["kendall_tau_b"] == c["random_vectors"]["kendall_tau_b"]
     )

@@ -16,6 +16,7 @@ from reljudge.analyses.fd.resamples import (
     half_samples,
     jackknife_interval,
     leave_one_out,
+    subsample_size,
 )
 from reljudge.metrics.registry import ranking_measures
 from reljudge.vectors.embedding_source import PrecomputedEmbeddings
@@ -75,6 +76,20 @@ def test_half_sample_interval_rescales_and_clips_but_keeps_the_estimate():
     assert (leave_one_out(4) == 1 - np.eye(4)).all()
 
 
+def test_subsamples_keep_fd_on_the_side_of_the_dimension_it_is_on():
+    """FD behaves differently with fewer vectors than dimensions: 53 reference vectors in 32
+    dimensions are subsampled with at least 33 topics, not 26; in 384 dimensions with half."""
+    assert subsample_size(53, 53, 384) == 26
+    assert subsample_size(53, 53, 32) == 33
+    assert subsample_size(53, 3427, 384) == 26  # half of 3,427 is still more than 384
+    assert subsample_size(53, 60, 58) == 51  # at most n - 2
+    W = half_samples(53, 5, seed=1, m=33)
+    assert (W.sum(axis=1) == 33).all()
+    reps = np.random.default_rng(0).normal(size=100)
+    _, _, se = half_sample_interval(0.0, reps, 53, m=33)
+    assert se == pytest.approx(reps.std(ddof=1) * math.sqrt(33 / 20))
+
+
 def test_jackknife_replicates_are_the_fd_without_each_topic():
     qrels, runs, source = collection(n_topics=8, n_runs=1)
     result = fd_at_k(qrels, runs["run0"], source, k=5, n_boot=1)
@@ -113,7 +128,26 @@ def test_intervals_are_printed_with_what_they_are():
     qrels, runs, source = collection(n_runs=4, seed=5)
     report = fd_runs(qrels, runs, source, k=5, max_per_topic=1, n_boot=20)
     text = format_fd_report(report)
-    assert "95% CI" in text and "delete-one-topic jackknife" in text and "20 random halves" in text
+    assert (
+        "95% CI" in text
+        and "delete-one-topic jackknife" in text
+        and "20 random subsets of 10 of the 20 topics" in text
+    )
     data = fd_data(report)
     assert data["settings"]["intervals"]["fd"].startswith("FD +- z*se")
     assert all(run["ci_low"] <= run["fd"] <= run["ci_high"] for run in data["runs"].values())
+
+
+def test_the_simulated_coverage_printed_is_the_one_of_the_data_regime():
+    from reljudge.analyses.fd.per_run import SIMULATED_COVERAGE, coverage_note
+
+    assert SIMULATED_COVERAGE[True] in coverage_note(53, 384)
+    assert SIMULATED_COVERAGE[False] in coverage_note(53, 32) and "conservative" in coverage_note(53, 32)
+    assert coverage_note(53, None) == ""
+    qrels, runs, source = collection(n_runs=3, dim=24, seed=6)  # 20 reference vectors, 24 dimensions
+    report = fd_runs(qrels, runs, source, k=5, max_per_topic=1, n_boot=10)
+    assert report.settings["dim"] == 24
+    assert report.settings["intervals"]["simulated_coverage"] == coverage_note(20, 24)
+    from reljudge.analyses.fd.files import format_fd_report
+
+    assert coverage_note(20, 24) in format_fd_report(report)

@@ -72,7 +72,8 @@ def fd_cmd(
         "--bootstrap",
         min=0,
         help="Add 95% intervals over topics (0 = none): each run's FD by the delete-one-topic jackknife, "
-        "the agreement with the measure over this many random halves of the topics (no topic is drawn twice).",
+        "the agreement with the measure over this many random subsets of (at least) half the topics (no topic is "
+        "drawn twice).",
     ),
     controls: bool = typer.Option(
         True,

@@ -7,7 +7,9 @@ controls measure that part, each reported beside the real agreement (``controls`
 - ``random_vectors``: FD recomputed with every passage's vector replaced by a random one
   (standard normal, as many dimensions as the real vectors, the same vector for the same passage
   wherever it appears, seeded by the passage id; `RandomVectors`). Only the identity of passages
-  is left, so its agreement is the part that needs no semantics at all;
+  is left, so its agreement is the part that needs no semantics at all. One draw of random
+  vectors varies a lot (DL21, 32 dimensions: τ-b 0.21 and 0.48 from two draws), so the control
+  is the mean over several draws (`reljudge.analyses.fd.per_run.RANDOM_DRAWS`), with its range;
 - ``reference_excluded``: FD with the real vectors, each run's top k taken after removing the
   topic's reference passages from its ranking (`retrieved_set`'s ``exclude``), so no retrieved
   vector is a reference vector. With ``--urr`` the runs already skip every judged passage and
@@ -28,7 +30,8 @@ from reljudge.vectors.embedding_source import EmbeddingSource
 #: what each control is (stated in fd.json)
 CONTROLS = {
     "random_vectors": "every passage's vector replaced by a random standard-normal one of the same dimension "
-    "(the same passage keeps its vector): the agreement that needs no semantics, only shared passages",
+    "(the same passage keeps its vector): the agreement that needs no semantics, only shared passages; the mean "
+    "over several draws of random vectors, with the range (_min, _max)",
     "reference_excluded": "real vectors; each run's top k taken after removing the topic's reference passages "
     "from its ranking, so no retrieved vector is a reference vector",
 }

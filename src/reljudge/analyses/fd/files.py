@@ -55,11 +55,13 @@ def _controls_text(report: FDReport) -> str:
     parts = [f"real vectors {report.agreement[first.name]:.3f}"]
     for key, control in report.controls.items():
         value = control.get(first.name)
-        parts.append(
-            f"{names.get(key, key)} {value:.3f}"
-            if value is not None
-            else f"{names.get(key, key)}: same as FD"
-        )
+        text = f"{names.get(key, key)}: same as FD" if value is None else f"{names.get(key, key)} {value:.3f}"
+        if value is not None and f"{first.name}_min" in control:
+            text += (
+                f" (mean of {control.get('draws')} draws, {control[f'{first.name}_min']:.3f} to "
+                f"{control[f'{first.name}_max']:.3f})"
+            )
+        parts.append(text)
     return (
         f"\ncontrols, {first.label}({report.measure}, -FD): {'; '.join(parts)} "
         "(agreement that remains without semantics / without the reference passages; fd.json: controls)"
@@ -118,9 +120,13 @@ def format_fd_report(report: FDReport) -> str:
     if report.settings.get("n_boot"):
         tail += (
             f"\nintervals over topics: FD +- z*se by the delete-one-topic jackknife; the agreement over "
-            f"{s['n_boot']} random halves of the topics. They hold the estimate and describe another set of "
+            f"{s['n_boot']} random subsets of {s.get('subsample_topics')} of the {s['topics']} topics. They hold the "
+            "estimate and describe another set of "
             f"{s['topics']} topics (fd.json: settings.intervals)"
         )
+        note = s.get("intervals", {}).get("simulated_coverage")
+        if note:
+            tail += f"; {note}"
     cov = coverage(report.runs)
     ret_total = cov["retrieved_used"] + cov["retrieved_missing"]
     ref_total = cov["reference_used"] + cov["reference_missing"]

@@ -26,10 +26,12 @@ DL21 every run's BCa interval missed its own FD). The resampling here never dupl
 - `jackknife_interval` (FD of one run): the delete-one-topic jackknife standard error,
   ``se² = (n − 1)/n · Σ_t (FD_(t) − mean)²``, and the normal interval ``FD ± z·se``;
 - `half_sample_interval` (a statistic of many runs that is not smooth in the topics, such as
-  Kendall τ between the measure and −FD): random halves of the topics (m = ⌊n/2⌋ without
-  replacement, `half_samples`), the spread of the statistic over them rescaled to n topics
-  (the delete-d jackknife: ``se² = m/(n − m) · var``), and the normal interval ``θ ± z·se``,
-  clipped to the statistic's range.
+  Kendall τ between the measure and −FD): random subsets of m topics drawn without replacement
+  (`half_samples`; m = ⌊n/2⌋, or more when half the topics would put the smaller set of FD on
+  the other side of the dimension than all of them, `subsample_size`: FD behaves differently
+  with fewer vectors than dimensions), the spread of the statistic over them rescaled to n
+  topics (the delete-d jackknife, d = n − m: ``se² = m/(n − m) · var``), and the normal interval
+  ``θ ± z·se``, clipped to the statistic's range.
 
 Both are centred on the estimate, so they always hold it. They are about the *topic sampling*:
 the value the run (or the pair of rankings) would get on another set of as many topics from the
@@ -50,6 +52,7 @@ __all__ = [
     "half_samples",
     "jackknife_interval",
     "leave_one_out",
+    "subsample_size",
     "topic_rows",
 ]
 
@@ -188,11 +191,21 @@ def leave_one_out(n_topics: int) -> np.ndarray:
     return 1.0 - np.eye(n_topics)
 
 
-def half_samples(n_topics: int, n_draws: int, seed: int = 0) -> np.ndarray:
-    """Topic weights (n_draws × n_topics, 0 or 1) of random halves: ⌊n/2⌋ topics drawn without
-    replacement in each row."""
-    rng = np.random.default_rng(seed)
+def subsample_size(n_topics: int, n_smaller: int, dim: int) -> int:
+    """Topics per subsample for `half_samples`: half of them, or more when the smaller set of FD has
+    more vectors than ``dim`` dimensions and half the topics would leave it with fewer (at most
+    n − 2, so that at least two topics are left out)."""
     m = n_topics // 2
+    if n_topics >= 4 and n_smaller > dim and m * n_smaller / n_topics <= dim:
+        m = min(int(np.floor(dim * n_topics / n_smaller)) + 1, n_topics - 2)
+    return max(m, 1)
+
+
+def half_samples(n_topics: int, n_draws: int, seed: int = 0, m: int | None = None) -> np.ndarray:
+    """Topic weights (n_draws × n_topics, 0 or 1) of random subsets of ``m`` topics (default
+    ⌊n/2⌋) drawn without replacement, one per row."""
+    rng = np.random.default_rng(seed)
+    m = n_topics // 2 if m is None else m
     W = np.zeros((n_draws, n_topics))
     for b in range(n_draws):
         W[b, rng.permutation(n_topics)[:m]] = 1.0
@@ -222,13 +235,15 @@ def half_sample_interval(
     level: float = 0.95,
     *,
     bounds: tuple[float, float] = (-np.inf, np.inf),
+    m: int | None = None,
 ) -> tuple[float, float, float]:
     """``(low, high, se)``: the normal interval around ``estimate`` with the delete-d jackknife
-    standard error of ``replicates`` computed on halves of ``n_topics`` topics (`half_samples`),
-    clipped to ``bounds`` (which hold the estimate); NaN when fewer than two are finite."""
+    standard error of ``replicates`` computed on subsets of ``m`` of the ``n_topics`` topics
+    (`half_samples`, default m = ⌊n/2⌋), clipped to ``bounds`` (which hold the estimate); NaN
+    when fewer than two are finite."""
     values = np.asarray(replicates, float)
     values = values[np.isfinite(values)]
-    m = n_topics // 2
+    m = n_topics // 2 if m is None else m
     if values.size < 2 or not np.isfinite(estimate) or m < 1 or m >= n_topics:
         return float("nan"), float("nan"), float("nan")
     se = float(values.std(ddof=1) * np.sqrt(m / (n_topics - m)))

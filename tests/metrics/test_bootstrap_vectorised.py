@@ -93,3 +93,71 @@ def test_several_methods_share_one_set_of_resamples():
     assert (low[1], high[1]) == pytest.approx((low_b[1], high_b[1]))
     with pytest.raises(ValueError, match="unknown bootstrap interval"):
         bootstrap_interval(statistic, 30, n_boot=10, method="studentized")
+
+
+def test_the_t_interval_is_the_estimate_plus_minus_t_times_the_bootstrap_standard_error():
+    rng = np.random.default_rng(5)
+    systems, topics = 8, 20
+    a = rng.normal(size=(systems, 1)) + rng.normal(size=(systems, topics))
+    b = a + rng.normal(scale=1.5, size=(systems, topics))
+    x = {f"s{i}": {f"q{t:02d}": a[i, t] for t in range(topics)} for i in range(systems)}
+    y = {f"s{i}": {f"q{t:02d}": b[i, t] for t in range(topics)} for i in range(systems)}
+
+    def tau(idx, axis=-1):
+        idx = np.atleast_2d(idx)
+        return kendall_tau_b_batch(a[:, idx].mean(axis=2), b[:, idx].mean(axis=2))
+
+    got = bootstrap_ranking_agreement(x, y, "kendall", n_boot=300, seed=9)
+    assert got.method == "t" and got.excludes_estimate_because is None
+    reps = stats.bootstrap(
+        (np.arange(topics),), tau, vectorized=True, n_resamples=300, method="percentile",
+        random_state=np.random.default_rng(9),
+    ).bootstrap_distribution  # fmt: skip
+    half = stats.t.ppf(0.975, topics - 1) * np.std(reps, ddof=1) * np.sqrt(topics / (topics - 1))
+    assert got.value == pytest.approx(stats.kendalltau(a.mean(axis=1), b.mean(axis=1)).statistic)
+    assert (got.low, got.high) == pytest.approx((got.value - half, min(got.value + half, 1.0)))  # clipped
+
+
+def test_an_interval_that_misses_its_estimate_says_why():
+    # close systems: the replicates' tau is well below the estimate, and the basic interval,
+    # which corrects for that, lies above it; the default t interval holds the estimate
+    rng = np.random.default_rng(0)
+    systems, topics = 40, 30
+    true = np.sort(rng.normal(size=systems))
+    a = true[:, None] + rng.normal(scale=1.5, size=(systems, topics))
+    b = true[:, None] + rng.normal(scale=1.5, size=(systems, topics))
+    x = {f"s{i}": {f"q{t:02d}": a[i, t] for t in range(topics)} for i in range(systems)}
+    y = {f"s{i}": {f"q{t:02d}": b[i, t] for t in range(topics)} for i in range(systems)}
+    basic = bootstrap_ranking_agreement(x, y, "kendall", n_boot=300, seed=1, interval="basic")
+    assert not basic.low <= basic.value <= basic.high
+    assert basic.excludes_estimate_because is not None
+    assert "below its basic interval" in basic.excludes_estimate_because
+    t = bootstrap_ranking_agreement(x, y, "kendall", n_boot=300, seed=1)
+    assert t.low <= t.value <= t.high and t.excludes_estimate_because is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_default_interval_always_holds_its_estimate(seed):
+    rng = np.random.default_rng(seed)
+    systems, topics = int(rng.integers(3, 30)), int(rng.integers(2, 40))
+    a = rng.normal(size=(systems, 1)) * rng.uniform(0, 2) + rng.normal(size=(systems, topics))
+    b = a * rng.uniform(-1, 1) + rng.normal(size=(systems, topics))
+    x = {f"s{i}": {f"q{t}": a[i, t] for t in range(topics)} for i in range(systems)}
+    y = {f"s{i}": {f"q{t}": b[i, t] for t in range(topics)} for i in range(systems)}
+    for method in ("kendall", "tau_ap", "tau_ap_b", "rbo", "spearman"):
+        iv = bootstrap_ranking_agreement(x, y, method, n_boot=60, seed=seed)
+        assert iv.low <= iv.value <= iv.high, (method, iv)
+
+
+def test_t_shares_the_resamples_with_the_other_methods():
+    rng = np.random.default_rng(1)
+    values = rng.normal(size=30)
+
+    def statistic(W):
+        return np.stack([W @ values / W.sum(axis=1), W @ values**2 / W.sum(axis=1)])
+
+    low, high, reps = bootstrap_interval(statistic, 30, n_boot=400, seed=2, method=["t", "basic"])
+    _, _, reps_b = bootstrap_interval(statistic, 30, n_boot=400, seed=2, method="basic")
+    assert np.allclose(reps, reps_b)
+    half = stats.t.ppf(0.975, 29) * reps[0].std(ddof=1) * np.sqrt(30 / 29)
+    assert (low[0], high[0]) == pytest.approx((values.mean() - half, values.mean() + half))

@@ -316,7 +316,29 @@ def ranking_agreement(
 
 
 #: the bootstrap interval of a ranking agreement (see `bootstrap_ranking_agreement`)
-DEFAULT_INTERVAL = "basic"
+DEFAULT_INTERVAL = "t"
+
+
+def interval_note(
+    n_boot: int, level: float = 0.95, method: str = DEFAULT_INTERVAL, *, width: int | None = None
+) -> str:
+    """What a ranking agreement's bootstrap interval is, for reports (wrapped at ``width``)."""
+    import textwrap
+
+    pct = f"{100 * level:g}%"
+    if method == "t":
+        note = (
+            f"{pct} CI: t interval with the bootstrap standard error ({n_boot} resamples of the topics, "
+            "with replacement). It is about the agreement expected from as many topics drawn like "
+            "these, not the agreement of the rankings by population means, which can lie outside it "
+            "(with few topics or close systems the estimate is biased, usually towards 0)."
+        )
+    else:
+        note = (
+            f"{pct} CI: {method} bootstrap interval ({n_boot} resamples of the topics); "
+            "see reljudge.metrics.bootstrap for what it covers."
+        )
+    return textwrap.fill(note, width) if width else note
 
 
 def agreement_test(x: np.ndarray, y: np.ndarray, method: Method = "kendall") -> tuple[float, float]:
@@ -341,11 +363,16 @@ def ranking_agreement_test(
 
 @dataclass(frozen=True)
 class Interval:
+    """A bootstrap interval around ``value`` (``method``: see `reljudge.metrics.bootstrap`)."""
+
     value: float
     low: float
     high: float
     n_boot: int
     level: float = 0.95
+    method: str = ""
+    #: why [low, high] does not contain ``value`` (None when it does or has no ends)
+    excludes_estimate_because: str | None = None
 
 
 def bootstrap_ranking_agreement(
@@ -362,14 +389,18 @@ def bootstrap_ranking_agreement(
     """Agreement of two system rankings from per-topic values ``{system: {qid: value}}``.
 
     The point value compares the systems' means over the common topics (topics present for
-    every system in both inputs). The interval resamples those topics (`scipy.stats.bootstrap`,
-    the replicates computed together from topic counts, `reljudge.metrics.bootstrap`);
-    ``interval`` is the method: ``basic`` by default, because the replicates of a rank
-    correlation are biased towards 0 (see `reljudge.metrics.bootstrap`), ``BCa`` or
-    ``percentile``. Where the method is undefined (all replicates equal), the percentile
-    interval of the replicates. The ends are clipped to the measure's range.
+    every system in both inputs). The interval resamples those topics with replacement
+    (`scipy.stats.bootstrap`, the replicates computed together from topic counts,
+    `reljudge.metrics.bootstrap`); ``interval`` is the method. The default, ``t``, is the value ±
+    Student-t quantile × the bootstrap standard error: an interval for the agreement expected on
+    a collection of as many topics drawn from the same population, which holds the value (not
+    for the agreement of the rankings by population means, which the value underestimates when
+    systems are close: see `reljudge.metrics.bootstrap` and `interval_note`). ``basic``, ``BCa``
+    and ``percentile`` are scipy's; they can exclude the value, and then
+    ``excludes_estimate_because`` says why. Where a method is undefined (all replicates equal),
+    the percentile interval of the replicates. The ends are clipped to the measure's range.
     """
-    from reljudge.metrics.bootstrap import bootstrap_interval
+    from reljudge.metrics.bootstrap import bootstrap_interval, outside_reason
 
     systems, X, Y = _per_topic(x, y)
     mx0, my0 = X.mean(axis=1), Y.mean(axis=1)
@@ -378,7 +409,7 @@ def bootstrap_ranking_agreement(
     else:
         value = agreement_arrays(mx0, my0, method, p=p)
     if n_boot <= 0:
-        return Interval(value, float("nan"), float("nan"), 0, level)
+        return Interval(value, float("nan"), float("nan"), 0, level, interval)
 
     def statistic(W: np.ndarray) -> np.ndarray:
         total = W.sum(axis=1)
@@ -391,15 +422,14 @@ def bootstrap_ranking_agreement(
             reps = np.array([agreement_arrays(mx[:, b], my[:, b], method, p=p) for b in range(mx.shape[1])])
         return np.asarray(reps, dtype=float)[None, :]
 
-    low, high, _ = bootstrap_interval(
+    low, high, reps = bootstrap_interval(
         statistic, X.shape[1], n_boot=n_boot, level=level, seed=seed, method=interval
     )
-    # a basic interval reflects the replicates around the estimate and can pass the measure's
-    # range: clipped to it (rank correlations -1..1, RBO 0..1)
-    floor = 0.0 if method == "rbo" else -1.0
-    return Interval(
-        value, float(np.clip(low[0], floor, 1.0)), float(np.clip(high[0], floor, 1.0)), n_boot, level
-    )
+    # a basic or t interval can pass the measure's range: clipped to it (rank correlations -1..1, RBO 0..1)
+    is_rbo = method == "rbo" or (isinstance(method, RankingMeasure) and method.method == "rbo")
+    floor = 0.0 if is_rbo else -1.0
+    lo, hi = float(np.clip(low[0], floor, 1.0)), float(np.clip(high[0], floor, 1.0))
+    return Interval(value, lo, hi, n_boot, level, interval, outside_reason(value, lo, hi, reps[0], interval))
 
 
 def _per_topic(

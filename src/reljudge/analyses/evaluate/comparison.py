@@ -24,7 +24,7 @@ import numpy as np
 from reljudge.metrics.alignment import AlignmentResult
 from reljudge.metrics.base import JudgeLabels, Outcome
 from reljudge.metrics.compatibility import DEFAULT_DEPTH, DEFAULT_P, Compatibility
-from reljudge.metrics.ranking import bootstrap_ranking_agreement
+from reljudge.metrics.ranking import bootstrap_ranking_agreement, interval_note
 from reljudge.metrics.registry import judgment_measures, ranking_measures
 
 if TYPE_CHECKING:
@@ -217,6 +217,7 @@ def evaluate(
             "alignment_average": alignment_average,
             "alignment_pairs": "all cross-category pairs" if pairs is None else f"{len(pairs)} given pairs",
             "ranking": RANKING_NOTE,
+            **({"ranking_interval": interval_note(n_boot)} if n_boot > 0 else {}),
         },
         runs=list(runs or {}),
     )

@@ -14,6 +14,7 @@ from reljudge.analyses.evaluate.comparison import Report, SetReport
 from reljudge.analyses.text_table import format_table, format_value
 from reljudge.metrics.alignment import COMPARISONS
 from reljudge.metrics.base import JudgmentMeasure
+from reljudge.metrics.ranking import interval_note
 from reljudge.metrics.registry import judgment_measures, ranking_measures
 
 __all__ = ["summary", "warnings"]
@@ -172,9 +173,10 @@ def summary(report: Report) -> str:
         table = _TABLES[m.name](report) if m.name in _TABLES else _plain_table(report, m)
         if table is not None:
             parts.append(table)
-    for table in (_ranking_table(report), _qrels_ranking_table(report)):
-        if table is not None:
-            parts.append(table)
+    rankings = [t for t in (_ranking_table(report), _qrels_ranking_table(report)) if t is not None]
+    parts += rankings
+    if rankings and report.settings.get("n_boot"):  # what the intervals in those tables are
+        parts.append(interval_note(int(report.settings["n_boot"]), width=100))
     if report.system_ranking:
         parts.append(_system_ranking_table(report.system_ranking))
     return "\n\n".join(parts)

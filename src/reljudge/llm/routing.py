@@ -69,7 +69,7 @@ def resolve_model(model: str) -> ResolvedModel:
 def model_string(backend: str, model: str) -> str:
     """The model string that selects ``backend`` with the provider name ``model`` (the default
     backend's names go without a prefix)."""
-    return model if backend == DEFAULT_BACKEND else f"{backend}/{model}"
+    return f"{backend}/{model}" if backend != DEFAULT_BACKEND else model
 
 
 def edit_distance(a: str, b: str, limit: int | None = None) -> int:

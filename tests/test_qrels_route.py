@@ -34,13 +34,14 @@ def floor(module: str) -> int:
     return FLOORS.get(top, APPLICATIONS)
 
 
-def route() -> list[tuple[str, bool]]:
-    """(module, marked as a return) of each numbered step of the README's route."""
+def route() -> list[tuple[str, str]]:
+    """(module, its mark: "↑" a return, "⤷" a branch, "" neither) of each numbered step of the
+    README's route."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("**The route of one UMBRELA record") :]
     section = section[: section.index("\n\n", section.index("\n1. "))]
-    steps = re.findall(r"^\d+\. (↑ )?`([^`]+)`", section, re.M)
-    return [(module.rstrip("/"), bool(up)) for up, module in steps]
+    steps = re.findall(r"^\d+\. (?:([↑⤷]) )?`([^`]+)`", section, re.M)
+    return [(module.rstrip("/"), mark) for mark, module in steps]
 
 
 def test_the_readme_route_names_existing_modules_and_counts_right():
@@ -48,12 +49,19 @@ def test_the_readme_route_names_existing_modules_and_counts_right():
     assert [m for m, _ in steps][0] == "cli/run.py" and steps[-1][0] == "io/trec.py"
     for module, _ in steps:
         assert (SRC / module).exists(), f"README route names {module}, which is not in src/reljudge"
-    climbs = [i for i in range(1, len(steps)) if floor(steps[i][0]) > floor(steps[i - 1][0])]
-    assert [i for i, (_, up) in enumerate(steps) if up] == climbs, "↑ marks must be the steps up a floor"
+    # a branch (⤷) leaves the route: the next step follows on from the step before the branch
+    path = [i for i, (_, mark) in enumerate(steps) if mark != "⤷"]
+    for i, (module, mark) in enumerate(steps):
+        if mark == "⤷":
+            assert i + 1 < len(steps) and floor(module) < floor(steps[i - 1][0]), "a branch goes down"
+    climbs = [b for a, b in zip(path, path[1:], strict=False) if floor(steps[b][0]) > floor(steps[a][0])]
+    assert [i for i, (_, mark) in enumerate(steps) if mark == "↑"] == climbs, (
+        "↑ marks must be the steps up a floor"
+    )
     stops = len({m for m, _ in steps})
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"That is {stops} modules" in text and f"and {len(climbs)} returns to a higher floor" in text
-    assert stops <= 12 and len(climbs) <= 3
+    assert stops <= 12 and len(climbs) <= 2
 
 
 def source(module: str) -> str:
@@ -62,17 +70,21 @@ def source(module: str) -> str:
 
 def test_the_code_takes_the_route():
     """Each hand-over of the list, found in the module that makes it (a static check)."""
-    assert "job.judge.run(job.inputs, ctx)" in source("run/job.py")
-    assert "writer.write(record)" in source("run/job.py")
+    job = source("run/job.py")
+    assert "job.judge.run(job.inputs, ctx)" in job
+    assert "writer.write(record)" in job and "session.scorer.add(record)" in job
+    assert job.index("writer.write(record)") < job.index("session.scorer.add(record)"), "written, then scored"
+    assert 'session.scorer = job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})' in job
     assert "await ctx.ask(" in source("judges/pointwise.py") and "record_from_answer(" in source(
         "judges/pointwise.py"
     )
     assert "Answer.of(result, prompt, parse)" in source("judges/context.py")
     finish = source("run/finish.py")
-    assert "scan_bare_records(" in finish and "job.judge.score_sets(records" in finish
-    assert "write_qrels(topics, job.rundir.qrels_path)" in finish and "qrels_topics(result.scores" in finish
-    base = source("judges/base.py")
-    assert "return shape_sets(records, methods=mine, **options)" in base
+    assert "return session.tally, iter(()), session.scorer" in finish  # a fresh run reads nothing back
+    assert "scan_bare_records(" in finish  # a resumed one streams the file into a new scorer
+    assert "sets = scorer.finish()" in finish and "qrels_topics(result.scores" in finish
+    assert "write_qrels(topics, job.rundir.qrels_path)" in finish
+    assert "return ShapeScorer(methods=mine, **options)" in source("judges/base.py")
     # no second path: nothing else derives a run's qrels, and no copy of the record's fields is kept
     assert not (SRC / "aggregation" / "streamed.py").exists() and not (SRC / "io" / "label_views.py").exists()
     assert "BARE_FIELDS: tuple[str, ...] = tuple(name for name in Judgment.model_fields" in source(

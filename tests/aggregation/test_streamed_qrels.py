@@ -146,3 +146,37 @@ def test_run_qrels_equal_the_list_based_derivation(tmp_path):
     written = read_qrels(out / "qrels.txt")
     assert written == expected
     assert sum(len(d) for d in written.values()) == sum(r.ok for r in latest.values())
+
+
+@pytest.mark.parametrize("method", ["umbrela", "exam"])
+def test_a_fresh_run_scores_its_records_as_it_writes_them(tmp_path, monkeypatch, method):
+    """A run that starts on an empty directory hands each record to the judge's scorer as it is
+    written and reads nothing back at the end; its qrels and manifest are those that reading the
+    records back gives (the same directory finished again, nothing left to judge)."""
+    import json
+
+    import reljudge.io.judgments as judgments_io
+    from _cli import judge
+
+    out = tmp_path / "run"
+    args = ["run", "--model", "openai/mock-model", "--output", str(out), "--no-cache", "--method", method]
+    args += ["--dataset", "dl19-sample", "--limit", "6"]
+    env = {"OPENAI_API_KEY": "sk-test-not-a-key"}
+    read_back = judgments_io.scan_bare_records
+
+    def never(*a, **k):
+        raise AssertionError("a fresh run read its records back")
+
+    with MockLLMServer() as srv:
+        monkeypatch.setattr(judgments_io, "scan_bare_records", never)
+        first = judge(*args, "--base-url", srv.openai_url, env=env)
+        assert first.returncode == 0, first.output
+        fresh_qrels = (out / "qrels.txt").read_bytes()
+        manifest = json.loads((out / "manifest.json").read_text())
+        fresh = manifest["extra"]["qrels"], manifest["records"]
+        monkeypatch.setattr(judgments_io, "scan_bare_records", read_back)
+        again = judge(*args, "--base-url", srv.openai_url, env=env)
+        assert again.returncode == 0, again.output
+    assert fresh_qrels and (out / "qrels.txt").read_bytes() == fresh_qrels
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["extra"]["qrels"], manifest["records"]) == fresh and fresh[0]["pairs"] > 0

@@ -37,9 +37,9 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
-from reljudge.records import Key
+from reljudge.records import Judgment, Key
 
 if TYPE_CHECKING:
     from reljudge.aggregation import AggregatedScores
@@ -300,15 +300,26 @@ class Judge(ABC):
         """The score sets of this judge's records among ``records`` (others are ignored), with
         the resources the run gave it. A document whose score rests on an incomplete set of
         records (an interrupted run) is listed in the set's ``incomplete``. The records are read
-        once, as they come; a judge with a `score_records` of its own gets them as a list."""
+        once, as they come (`scorer`)."""
+        scorer = self.scorer(resources)
+        for record in records:
+            scorer.add(record)
+        return scorer.finish()
+
+    def scorer(self, resources: Mapping[str, Any] | None = None) -> RecordScorer:
+        """A `RecordScorer` for this judge's records, fed one record at a time: how a run scores
+        the records it writes, as it writes them. A judge with a `score_records` of its own gets
+        its records as a list at `RecordScorer.finish`; the others are scored by their shape as
+        they come (`reljudge.judges.shape_scoring.ShapeScorer`: for a pointwise judge, one slot a
+        pooled document)."""
         mine = frozenset(self.label_methods) | frozenset(self.stage_methods)
         options = {**self.score_options(), **(dict(resources or {}))}
         cls = type(self)
         if next(k for k in cls.__mro__ if "score_records" in vars(k)) is not Judge:
-            return cls.score_records([r for r in records if r.method in mine], **options)
-        from reljudge.judges.shape_scoring import shape_sets
+            return _ListScorer(cls, mine, frozenset(self.label_methods) or frozenset({self.name}), options)
+        from reljudge.judges.shape_scoring import ShapeScorer
 
-        return shape_sets(records, methods=mine, **options)
+        return ShapeScorer(methods=mine, **options)
 
     @property
     def primary_set(self) -> str:
@@ -413,3 +424,38 @@ async def run_bounded(items: Iterable[T], worker: Callable[[T], Awaitable[Any]],
     async with asyncio.TaskGroup() as group:
         for _ in range(limit):
             group.create_task(drain())
+
+
+class RecordScorer(Protocol):
+    """A judge's scoring, fed one record at a time (`Judge.scorer`). ``add`` may raise
+    ValueError for a record that cannot be scored with the others, ``finish`` for records that
+    contradict each other; either means the records give no score sets."""
+
+    def add(self, record: Any) -> None: ...
+
+    def finish(self) -> dict[str, AggregatedScores]: ...
+
+
+class _ListScorer:
+    """The records of a judge that scores them together (`Judge.score_records`), kept in a list
+    until `finish`; label records without their payload (`reljudge.io.judgments.BareRecord`: a
+    few dozen bytes instead of the model's answer and the provenance)."""
+
+    def __init__(
+        self, judge: type[Judge], methods: frozenset[str], labels: frozenset[str], options: dict[str, Any]
+    ):
+        self.judge, self.methods, self.labels, self.options = judge, methods, labels, options
+        self.records: list[Any] = []
+        self.strings: dict[str, str] = {}  # one copy of each repeated topic id and method name
+
+    def add(self, record: Any) -> None:
+        from reljudge.io.judgments import BareRecord
+
+        if record.method not in self.methods:
+            return
+        if record.method in self.labels and isinstance(record, Judgment):
+            record = BareRecord.of(record, self.strings)
+        self.records.append(record)
+
+    def finish(self) -> dict[str, AggregatedScores]:
+        return self.judge.score_records(self.records, **self.options)

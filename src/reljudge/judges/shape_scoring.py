@@ -29,6 +29,7 @@ from reljudge.judges.pairwise.preferences import _pair_key, count_wins
 __all__ = [
     "EXPECTED_SUFFIX",
     "PointwiseLabels",
+    "ShapeScorer",
     "label_scores",
     "pairwise_sets",
     "shape_scores",
@@ -367,26 +368,30 @@ class _Group:
         self.expected.add(record)
 
 
-def shape_sets(
-    records: Iterable[Any],
-    *,
-    on_failure: str = "exclude",
-    ties: str = "none",
-    lengths: Mapping[str, int] | None = None,
-    order: Mapping[str, Sequence[str]] | None = None,
-    methods: Collection[str] | None = None,
-    **_: Any,
-) -> dict[str, AggregatedScores]:
-    """Score sets of label records by their shape, one per record method, the records read once:
-    pointwise labels (``docid``; ``order``: a job's pool, see the module doc), or pairwise win
-    counts (``docid`` and ``docid_b``; `ties` and `lengths` go to `count_wins`, and the ``ok``
-    comparisons are kept in ``details["preferences"]``). Records without a passage, and those of
-    other record methods than ``methods`` (when given: a judge's own), are skipped."""
-    check_policy(on_failure)
-    groups: dict[str, _Group] = {}
-    for r in records:
-        if r.docid is None or (methods is not None and r.method not in methods):
-            continue  # stage or topic-level records, or another judge's
+class ShapeScorer:
+    """`shape_sets` one record at a time: `add` each record as it comes (a run hands them on as
+    it writes them), `finish` for the score sets. An error a record causes (two record kinds
+    under one method, a graded item no judge declares) is raised by `add` for the shape and by
+    `finish` for labels that contradict each other, as `shape_sets` raises them."""
+
+    def __init__(
+        self,
+        *,
+        on_failure: str = "exclude",
+        ties: str = "none",
+        lengths: Mapping[str, int] | None = None,
+        order: Mapping[str, Sequence[str]] | None = None,
+        methods: Collection[str] | None = None,
+        **_: Any,
+    ):
+        check_policy(on_failure)
+        self.on_failure, self.ties, self.lengths, self.order = on_failure, ties, lengths, order
+        self.methods = None if methods is None else frozenset(methods)
+        self.groups: dict[str, _Group] = {}
+
+    def add(self, r: Any) -> None:
+        if r.docid is None or (self.methods is not None and r.method not in self.methods):
+            return  # stage or topic-level records, or another judge's
         if r.docid_b is not None:
             kind = "pairwise"
         elif r.item_id is None:
@@ -396,27 +401,44 @@ def shape_sets(
                 f"records of method {r.method!r} grade items (item_id) of passages, and no judge "
                 "declares that method: install the judge that made them to score them"
             )
-        group = groups.get(r.method)
+        group = self.groups.get(r.method)
         if group is None:
-            group = groups[r.method] = _Group(kind, order, on_failure)
+            group = self.groups[r.method] = _Group(kind, self.order, self.on_failure)
         elif group.kind != kind:
             raise ValueError(f"records of method {r.method!r} mix {group.kind} and {kind} judgments")
         group.add(r)
-    out: dict[str, AggregatedScores] = {}
-    for method, group in groups.items():
-        if group.labels is None:
-            result = pairwise_sets(group.pairs, on_failure=on_failure, ties=ties, lengths=lengths)
-        elif group.error is not None:
-            raise group.error
-        else:
-            result = group.labels.score_set(method)
-        result.family = method
-        out[method] = result
-        if group.labels is not None:
-            found = expected_set(group.expected, result)
-            if found is not None:
-                out[found.method] = found
-    return out
+
+    def finish(self) -> dict[str, AggregatedScores]:
+        out: dict[str, AggregatedScores] = {}
+        for method, group in self.groups.items():
+            if group.labels is None:
+                result = pairwise_sets(
+                    group.pairs, on_failure=self.on_failure, ties=self.ties, lengths=self.lengths
+                )
+            elif group.error is not None:
+                raise group.error
+            else:
+                result = group.labels.score_set(method)
+            result.family = method
+            out[method] = result
+            if group.labels is not None:
+                found = expected_set(group.expected, result)
+                if found is not None:
+                    out[found.method] = found
+        return out
+
+
+def shape_sets(records: Iterable[Any], **options: Any) -> dict[str, AggregatedScores]:
+    """Score sets of label records by their shape, one per record method, the records read once:
+    pointwise labels (``docid``; ``order``: a job's pool, see the module doc), or pairwise win
+    counts (``docid`` and ``docid_b``; ``ties`` and ``lengths`` go to `count_wins`, and the ``ok``
+    comparisons are kept in ``details["preferences"]``). Records without a passage, and those of
+    other record methods than ``methods`` (when given: a judge's own), are skipped. Options:
+    `ShapeScorer`'s (``on_failure``, ``ties``, ``lengths``, ``order``, ``methods``)."""
+    scorer = ShapeScorer(**options)
+    for r in records:
+        scorer.add(r)
+    return scorer.finish()
 
 
 def pairwise_sets(

@@ -1,13 +1,15 @@
 """The end of a job (and its start): ``qrels.txt`` derived from the records, ``manifest.json``,
 and the `RunSummary` -- from what the run directory holds now.
 
-One path for every judge: `read_back` streams the latest record of each key out of
-``judgments.jsonl`` (label records without their payload, `reljudge.io.judgments.BareRecord`),
-counting them for the manifest as it goes; the judge scores them (`Judge.score_sets`, given the
-job's pool as the order of the documents); its primary set becomes ``qrels.txt``, written topic by
-topic through the float policy (`job_qrels`, `reljudge.io.trec.qrels_topics`). Nothing holds the
-records: what the judge's scorer keeps is all that grows (for a pointwise judge, one slot per
-pooled document).
+One path for every judge: the judge's scorer (`reljudge.judges.base.Judge.scorer`, given the
+job's pool as the order of the documents) gets the latest record of each key, label records
+without their payload (`reljudge.io.judgments.BareRecord`), and its primary set becomes
+``qrels.txt``, written topic by topic through the float policy (`job_qrels`,
+`reljudge.io.trec.qrels_topics`). A session that started on an empty file handed each record to
+the scorer as it wrote it (`reljudge.run.session.Session.feed`), so nothing is read back; a
+resumed one streams the file's latest records into a new scorer (`read_back`), counting them for
+the manifest as it goes. Nothing holds the records: what the judge's scorer keeps is all that
+grows (for a pointwise judge, one slot per pooled document).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from reljudge.io.rundir import RecordStats
+    from reljudge.judges.base import RecordScorer
     from reljudge.llm.budget import BudgetExhausted
     from reljudge.llm.types import ProviderAbort
 
@@ -39,31 +42,40 @@ class NoQrels(InputError):
     keeps its records and its manifest says so."""
 
 
-def read_back(job: PreparedJob, session: Session) -> tuple[ReadBack, Iterator[Any]]:
-    """The counts of judgments.jsonl and its latest records, streamed in the order their keys
-    first appear (label records as `BareRecord`s, stage records in full). The counts are complete
+def read_back(job: PreparedJob, session: Session) -> tuple[ReadBack, Iterator[Any], RecordScorer | None]:
+    """The counts of judgments.jsonl, the latest records the judge's scorer still needs, streamed
+    in the order their keys first appear (label records as `BareRecord`s, stage records in full),
+    and that scorer (None when the judge refuses its scoring options). The counts are complete
     once the records are read to the end.
 
     When the session started on an empty file and wrote no key twice, the counts were kept as the
-    records were written (`ReadBack.tally`) and every record is a latest one. Otherwise which
-    records are replaced by a later one of the same key is known from the start-of-session index
-    plus the keys this session wrote (when it wrote one key twice, no built-in judge does, the
-    file is indexed again); a replaced key's latest record is then found in a first pass that
-    counts, and read again in its key's first place."""
+    records were written (`ReadBack.tally`), every record is a latest one and the scorer already
+    has them all (`Session.feed`): nothing is read. Otherwise which records are replaced by a
+    later one of the same key is known from the start-of-session index plus the keys this
+    session wrote (when it wrote one key twice, no built-in judge does, the file is indexed
+    again); a replaced key's latest record is then found in a first pass that counts, and read
+    again in its key's first place."""
     from reljudge.io.judgments import scan_bare_records
 
     hashes = sorted(session.key_hashes)
     twice = any(a == b for a, b in zip(hashes, hashes[1:], strict=False))
     del hashes
+    if session.tally is not None and not twice and session.scorer is not None:
+        return session.tally, iter(()), session.scorer
+    session.scorer = None  # not the latest records only (a key written twice), or not all of them
+    try:
+        scorer: RecordScorer | None = job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})
+    except ValueError:
+        scorer = None
     bare = frozenset(label_methods(job.judge))
     path = job.rundir.judgments_path
     if session.tally is not None and not twice:
-        return session.tally, (record for _, record in scan_bare_records(path, bare))
+        return session.tally, (record for _, record in scan_bare_records(path, bare)), scorer
     superseded = job.rundir.index().superseded if twice else session.superseded
     back = ReadBack.empty()
     if not path.exists():
-        return back, iter(())
-    return back, _latest(path, superseded, bare, back)
+        return back, iter(()), scorer
+    return back, _latest(path, superseded, bare, back), scorer
 
 
 def _latest(path: Path, superseded: set[int], bare: frozenset[str], back: ReadBack) -> Iterator[Any]:
@@ -94,17 +106,20 @@ def _latest(path: Path, superseded: set[int], bare: frozenset[str], back: ReadBa
             latest_at[key] = -1
 
 
-def job_qrels(job: PreparedJob, records: Iterator[Any]) -> tuple[Iterator[tuple[str, dict]], dict[str, Any]]:
+def job_qrels(
+    job: PreparedJob, records: Iterator[Any], scorer: RecordScorer | None
+) -> tuple[Iterator[tuple[str, dict]], dict[str, Any]]:
     """A job's document labels, topic by topic (float policy applied), and what aggregation left
     out; `NoQrels` when the records give none.
 
-    The judge scores its records (`Judge.score_sets`: its label records and the stage records
-    they rest on, with the resources the run gave it, and the pool as the documents' order); its
-    primary set (`Judge.primary_set`) becomes the qrels. A failed record is never a label; it is
-    counted in the exclusions. A document whose score would rest on an incomplete set of records
-    -- as an interrupted run leaves them (an EXAM passage not yet graded on every question, a
-    passage not yet assessed against every selected nugget) -- is left out until the job
-    completes it; ``incomplete`` in the returned info counts them (documents).
+    The judge's ``scorer`` gets ``records`` (none when it was fed as the records were written)
+    and scores them (its label records and the stage records they rest on, with the resources
+    the run gave it, and the pool as the documents' order); its primary set
+    (`Judge.primary_set`) becomes the qrels. A failed record is never a label; it is counted in
+    the exclusions. A document whose score would rest on an incomplete set of records -- as an
+    interrupted run leaves them (an EXAM passage not yet graded on every question, a passage not
+    yet assessed against every selected nugget) -- is left out until the job completes it;
+    ``incomplete`` in the returned info counts them (documents).
     """
     from reljudge.aggregation.exclusions import Exclusions
     from reljudge.io.trec import FLOAT_POLICIES, qrels_topics
@@ -113,7 +128,12 @@ def job_qrels(job: PreparedJob, records: Iterator[Any]) -> tuple[Iterator[tuple[
     if policy not in FLOAT_POLICIES:
         raise NoQrels(f"unknown float policy {policy!r} (choose one of {', '.join(FLOAT_POLICIES)})")
     try:
-        sets = job.judge.score_sets(records, {**job.inputs.resources, "order": job.pool.docs})
+        if scorer is None:  # the judge refused its scoring options: say why
+            job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})
+            raise ValueError("the judge gave no scorer")
+        for record in records:
+            scorer.add(record)
+        sets = scorer.finish()
     except ValueError as err:
         raise NoQrels(f"cannot derive qrels: {err}") from None
     result = sets.get(job.judge.primary_set)
@@ -179,13 +199,13 @@ def finish(
     from reljudge.llm.pricing import price_known
 
     config = job.config
-    back, records = read_back(job, session)
+    back, records, scorer = read_back(job, session)
     qrels_info: dict[str, Any] = {"file": job.rundir.qrels_path.name, "float_policy": config.float_policy}
     qrels_pairs = incomplete = 0
     unwritable: OSError | None = None
     try:
         try:
-            topics, exclusions = job_qrels(job, records)
+            topics, exclusions = job_qrels(job, records, scorer)
             qrels_pairs = write_qrels(topics, job.rundir.qrels_path)
         finally:
             for _ in records:  # the rest of the file, for the counts

@@ -152,8 +152,10 @@ async def _run_locked(
     existing = job.existing = index.existing
     start_latest = index.latest  # key -> ordinal of its latest record in judgments.jsonl
     session.superseded = index.superseded
-    if index.records == 0:
+    if index.records == 0:  # every record will be this session's: counted and scored as written
         session.tally = ReadBack.tally()
+        with contextlib.suppress(ValueError):  # a scoring option it refuses: said when the job ends
+            session.scorer = job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})
     try:
         with writing(job.rundir.manifest_path):
             write_manifest(job, session, "running", {}, stats=index.stats)
@@ -182,6 +184,11 @@ async def _run_locked(
         if tally is not None:
             tally.count_new(record)
             session.tally = tally
+            if session.scorer is not None:  # the label into its slot (a pointwise judge)
+                try:
+                    session.scorer.add(record)
+                except ValueError:  # raised again when the records are read back at the end
+                    session.scorer = None
         replaced = start_latest.pop(record.key, None)
         if replaced is not None:  # this record replaces the latest one of an earlier session
             session.superseded.add(replaced)

@@ -2,7 +2,9 @@
 
 `Session` keeps running counters over the records an invocation writes (its `Ledger`, and the
 key hashes that tell which records replace earlier ones) -- never the records themselves, so
-memory does not grow with the run. `ReadBack` holds the counts the end of a job needs of
+memory does not grow with the run -- and, when it started on an empty file, the judge's scorer
+that each written record is handed to (what a pointwise judge's scorer keeps: one slot a pooled
+document). `ReadBack` holds the counts the end of a job needs of
 ``judgments.jsonl`` (the latest and all records, the usage, the parse fallbacks): counted as the
 records are written when the file was empty at the start (`ReadBack.tally`), else while the end
 of the job reads the file back (`reljudge.run.finish.read_back`).
@@ -19,6 +21,7 @@ from reljudge.run.ledger import Ledger, UsageSum
 
 if TYPE_CHECKING:
     from reljudge.io.rundir import RecordStats
+    from reljudge.judges.base import RecordScorer
     from reljudge.records import Judgment
 
 
@@ -37,6 +40,9 @@ class Session:
     #: when the session started on an empty judgments file: what `read_back` would gather,
     #: counted as the records are written (None when it cannot stand in for reading back)
     tally: ReadBack | None = None
+    #: with a `tally`: the judge's scoring, handed each record as it is written, so that the end
+    #: of the job reads nothing back (None once a record could not be scored with the others)
+    scorer: RecordScorer | None = None
 
     def count(self, record: Judgment) -> None:
         self.new_records += 1

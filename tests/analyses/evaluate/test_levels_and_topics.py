@@ -142,13 +142,13 @@ def test_topics_column_and_a_warning_when_sets_cover_different_topics(tmp_path):
     header = next(line for line in ran.stdout.splitlines() if line.startswith("set "))
     assert header.split()[:2] == ["set", "topics"]
     assert (
-        "warning: judgment sets cover different topics of the 3 the human qrels judge "
-        "(topics labelled: umbrela 3, small 1)" in ran.stderr
+        "warning: judgment sets label different topics of the 3 the human qrels judge "
+        "(3 topics: umbrela; 1 topic: small)" in ran.stderr
     )
     # the same topics everywhere: no warning
     alone = judge("evaluate", "--qrels", root / "qrels.txt", "--judgments", root / "umbrela.qrels",
                   "--bootstrap", "0", "--out", root / "out2")  # fmt: skip
-    assert "cover different topics" not in alone.stderr
+    assert "label different topics" not in alone.stderr
 
 
 @pytest.mark.parametrize("level", [1, 2])

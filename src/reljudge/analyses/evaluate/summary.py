@@ -197,10 +197,14 @@ def coverage_warnings(report: Report) -> list[str]:
     lines = []
     sets = [s for s in report.sets if s.overlap]
     if any(s.topics < report.topics for s in sets):
-        listed = ", ".join(f"{s.name} {s.topics}" for s in sets)
+        counts = sorted({s.topics for s in sets}, reverse=True)
+        listed = "; ".join(
+            f"{n} topic{'' if n == 1 else 's'}: " + ", ".join(s.name for s in sets if s.topics == n)
+            for n in counts
+        )
         lines.append(
-            f"warning: judgment sets cover different topics of the {report.topics} the human qrels judge "
-            f"(topics labelled: {listed}); each set's numbers are over its own topics"
+            f"warning: judgment sets label different topics of the {report.topics} the human qrels judge "
+            f"({listed}); each set's numbers are over its own topics"
         )
     if report.missing_topics:
         missing = sorted(report.missing_topics.items(), key=lambda item: (-len(item[1]), item[0]))

@@ -174,16 +174,14 @@ def bench_coverage(n_sims: int = 100, n_boot: int = 500) -> list[tuple[str, floa
         )
         print(f"  {name}: tau_inf {tau_inf:.3f}, tau_T {tau_t:.3f}: {shown}")
         t = found["t"]["tau_T"]
-        # within 3 points of 95 %, or the Monte Carlo error of that many collections
+        # within 3 points of 95 %, or the Monte Carlo error of that many collections; else the
+        # coverage judge evaluate prints with the interval must say what was measured here
         slack = max(0.03, 2 * np.sqrt(0.95 * 0.05 / n_sims))
-        rows.append(
-            (
-                f"t interval coverage of tau_T at 95%, {name}",
-                t,
-                0.95,
-                "ok" if abs(t - 0.95) <= slack else "MISSED",
-            )
-        )
+        from reljudge.metrics.ranking import FEW_TOPICS, T_INTERVAL_COVERAGE
+
+        low, high = T_INTERVAL_COVERAGE["few topics" if setting[1] <= FEW_TOPICS else "topics"]
+        verdict = "ok" if abs(t - 0.95) <= slack else "ok (printed)" if low <= t <= high else "MISSED"
+        rows.append((f"t interval coverage of tau_T at 95%, {name}", t, 0.95, verdict))
         rows += [
             (f"{m} interval coverage of tau_inf at 95%, {name}", found[m]["tau_inf"], 0.95, "report")
             for m in INTERVALS

@@ -62,15 +62,15 @@ if TYPE_CHECKING:  # the same names for type checkers and editors ("X as X": exp
     from reljudge.errors import InputError as InputError
     from reljudge.io.corpus import Corpus as Corpus
     from reljudge.io.corpus import load_corpus as load_corpus
-    from reljudge.io.qrels_formats import judgments_from_qrels as judgments_from_qrels
     from reljudge.io.judgment_table import to_dataframe as to_dataframe
-    from reljudge.io.qrels_formats import to_ir_measures_qrels as to_ir_measures_qrels
-    from reljudge.io.qrels_formats import to_qrels as to_qrels
-    from reljudge.io.qrels_formats import to_ranx_qrels as to_ranx_qrels
     from reljudge.io.judgments import JudgmentWriter as JudgmentWriter
     from reljudge.io.judgments import iter_judgments as iter_judgments
     from reljudge.io.judgments import load_judgments as load_judgments
     from reljudge.io.judgments import read_judgments as read_judgments
+    from reljudge.io.qrels_formats import judgments_from_qrels as judgments_from_qrels
+    from reljudge.io.qrels_formats import to_ir_measures_qrels as to_ir_measures_qrels
+    from reljudge.io.qrels_formats import to_qrels as to_qrels
+    from reljudge.io.qrels_formats import to_ranx_qrels as to_ranx_qrels
     from reljudge.io.rundir import RunDir as RunDir
     from reljudge.io.trec import Run as Run
     from reljudge.io.trec import read_qrels as read_qrels

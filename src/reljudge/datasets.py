@@ -30,6 +30,14 @@ Grade scales (the binary threshold matters for agreement numbers, so it is recor
 - Other directories: from ``dataset.json`` when present, else ``min_grade`` = the smallest
   grade in the qrels, and ``relevant_threshold`` = 1 for binary qrels (max grade 1) or 2 for
   graded ones (stated in ``Dataset.describe()``).
+
+``Dataset.relevance_level`` is the threshold as the dataset declares it (a known collection
+above, or ``relevant_threshold`` in ``dataset.json``): ``judge evaluate`` counts grades at or
+above it as relevant in binary measures (AP, P@k, RR, R-prec: trec_eval's ``-l``). It is None
+when the threshold was only inferred from the grades (a directory without it in
+``dataset.json``, an ``irds:`` collection): binary measures then keep trec_eval's default, 1.
+The TREC DL levels are the ones ir_datasets lists for the official measures (``AP(rel=2)``,
+``RR(rel=2)`` for DL19/DL20; ``P(rel=2)@10``, ``RR(rel=2)`` for DL21).
 """
 
 from __future__ import annotations
@@ -193,6 +201,9 @@ class Dataset:
     relevant_threshold: int = 2
     grade_labels: dict[int, str] = field(default_factory=dict)
     tag: str = ""
+    #: whether ``relevant_threshold`` is declared (a known collection, ``dataset.json``) rather
+    #: than inferred from the grades
+    threshold_declared: bool = False
     #: reads only the given passages from a store (an ir_datasets docs store); a corpus file wins
     passage_lookup: Callable[[Collection[str]], dict[str, str]] | None = field(default=None, repr=False)
     _qrels: Qrels | None = field(default=None, repr=False)
@@ -237,6 +248,12 @@ class Dataset:
     def pairs(self) -> list[tuple[str, str]]:
         """The judged (qid, docid) pairs of the qrels, for topics in ``topics``, in file order."""
         return [(qid, docid) for qid, docs in self.qrels.items() if qid in self.topics for docid in docs]
+
+    @property
+    def relevance_level(self) -> int | None:
+        """The relevance level the dataset declares for binary measures (``grade >= level``;
+        trec_eval's ``-l``), None when its threshold is only inferred from the grades."""
+        return self.relevant_threshold if self.threshold_declared else None
 
     def is_relevant(self, grade: float) -> bool:
         """Binary relevance under this dataset's threshold (``grade >= relevant_threshold``)."""
@@ -394,6 +411,7 @@ def load_dataset(
     if spec is not None:
         name = spec.name
         min_grade, max_grade, threshold = spec.min_grade, spec.max_grade, spec.relevant_threshold
+        declared = True
         labels, attribution, description, tag = (
             spec.grade_labels,
             spec.attribution,
@@ -409,6 +427,7 @@ def load_dataset(
         threshold = int(
             meta.get("relevant_threshold", 1 if observed_max is not None and observed_max <= 1 else 2)
         )
+        declared = "relevant_threshold" in meta
         labels = {int(k): str(v) for k, v in (meta.get("grade_labels") or {}).items()}
         attribution = str(meta.get("attribution", ""))
         description = str(meta.get("description", ""))
@@ -440,6 +459,7 @@ def load_dataset(
         relevant_threshold=threshold,
         grade_labels=dict(labels),
         tag=tag,
+        threshold_declared=declared,
         _qrels=qrels_map,
         _corpus=corpus_obj,
     )

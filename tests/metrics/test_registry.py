@@ -165,23 +165,24 @@ def test_a_new_judge_quality_measure_reaches_every_evaluate_output(files, fresh_
     umbrela, prefs = report["sets"]
     assert umbrela["exact"] == {"share": pytest.approx(3 / 7), "pairs": 7}
     assert prefs["exact"] == {}  # pointwise only: the declared empty value
-    assert list(umbrela)[:7] == [
+    assert list(umbrela)[:8] == [
         "name",
         "source",
         "labels",
+        "topics",
         "dropped_topics",
         "alignment",
         "kappa",
         "confusion",
     ]
-    assert list(umbrela)[7:] == [
+    assert list(umbrela)[8:] == [
         "exact",
         "compatibility",
         "ranking_agreement",
         "overlap",
         "qrels_ranking_agreement",
     ]
-    assert (out / "exact.csv").read_text().splitlines() == ["set,exact,pairs", f"umbrela,{3 / 7},7"]
+    assert (out / "exact.csv").read_text().splitlines() == ["set,topics,exact,pairs", f"umbrela,2,{3 / 7},7"]
     assert "Exact agreement with the human grades" in console and "0.429" in console
 
 

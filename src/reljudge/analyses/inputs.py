@@ -57,6 +57,10 @@ class HumanLabels:
     qrels: Scores
     unacceptable: float = 0  # highest grade that is Unacceptable
     human_threshold: float = 2  # grades >= this are relevant
+    #: the level the dataset declares for binary measures (`reljudge.datasets.Dataset.relevance_level`);
+    #: None without a dataset or when it declares none
+    relevance_level: int | None = None
+    dataset: str = ""  # the dataset's name, when the labels come from one
 
 
 def load_human_labels(
@@ -68,11 +72,13 @@ def load_human_labels(
 ) -> HumanLabels:
     """The human labels from a qrels file or a known dataset (exactly one of them). Without
     ``unacceptable`` / ``human_threshold`` a dataset's own grade scale applies, else 0 and 2
-    (TREC DL passages)."""
+    (TREC DL passages). A dataset also gives its declared relevance level for binary measures."""
     from reljudge.io.trec import read_qrels
 
     if (qrels is None) == (dataset is None):
         raise InputError("give the human labels with exactly one of --qrels FILE or --dataset NAME")
+    level: int | None = None
+    name = ""
     if dataset is not None:
         from reljudge.datasets import load_dataset
 
@@ -80,6 +86,7 @@ def load_human_labels(
         human = ds.qrels
         unacceptable = ds.min_grade if unacceptable is None else unacceptable
         human_threshold = ds.relevant_threshold if human_threshold is None else human_threshold
+        level, name = ds.relevance_level, ds.name
     else:
         assert qrels is not None  # exactly one of the two, checked above
         human = read_qrels(qrels)
@@ -87,6 +94,8 @@ def load_human_labels(
         human,
         0 if unacceptable is None else unacceptable,
         2 if human_threshold is None else human_threshold,
+        level,
+        name,
     )
 
 

@@ -9,6 +9,16 @@ qrels is not scored. `trec_eval_order` gives that order. ir_measures computes ``
 MS MARCO provider instead (trec_eval has no cutoff for RR), which orders by the double-precision
 score, ties by docid ascending. Measure names may be given in ir_measures form (``nDCG@10``) or
 trec_eval form (``ndcg_cut_10``).
+
+Relevance level: a binary measure (AP, P@k, RR, R@k, R-prec, ...: one with ir_measures' ``rel``
+parameter) counts a document relevant when its grade is at least the level (trec_eval's ``-l``,
+1 by default); `at_relevance_level` sets it, `relevance_level` reads it back. Graded measures
+(nDCG, ERR) use the grades as gains and have no level.
+
+Topics: a run's values are over the topics that have both qrels and a ranking in the run
+(trec_eval's default); with ``complete`` (trec_eval's ``-c``) every topic of the qrels has a
+value, 0 for a topic the run does not rank, so a mean is over all the qrels' topics (as
+ir_measures' own aggregates are).
 """
 
 from __future__ import annotations
@@ -37,6 +47,25 @@ def parse_measure(name: str):
     if len(parsed) != 1:
         raise InputError(f"measure {name!r} expands to {len(parsed)} measures; name exactly one")
     return parsed[0]
+
+
+def relevance_level(name: str) -> int | None:
+    """The grade a binary measure counts as relevant from (``AP(rel=2)`` → 2, ``AP`` → 1, as
+    ir_measures and trec_eval default); None for a graded measure (nDCG, ERR)."""
+    m = parse_measure(name)
+    if "rel" not in m.SUPPORTED_PARAMS:
+        return None
+    return int(m.params.get("rel", 1))
+
+
+def at_relevance_level(name: str, level: int) -> str:
+    """``name`` in ir_measures form, a binary measure counting ``grade >= level`` as relevant
+    (``map``, 2 → ``AP(rel=2)``; ``P_10``, 2 → ``P(rel=2)@10``). A name that sets ``rel`` itself
+    keeps it, and a graded measure is unchanged (``ndcg_cut_10`` → ``nDCG@10``)."""
+    m = parse_measure(name)
+    if "rel" in m.SUPPORTED_PARAMS and "rel" not in m.params:
+        m = m(rel=int(level))
+    return str(m)
 
 
 def measure_cutoff(name: str) -> int | None:
@@ -100,10 +129,11 @@ def integer_qrels(qrels: Scores) -> dict[str, dict[str, int]]:
 
 
 def system_measures(
-    qrels: Scores, runs: Mapping[str, Scores], measure: str = "nDCG@10"
+    qrels: Scores, runs: Mapping[str, Scores], measure: str = "nDCG@10", *, complete: bool = False
 ) -> dict[str, dict[str, float]]:
     """Per-topic values of ``measure`` for every run, ``{run: {qid: value}}``, on the topics
-    that have both qrels and a non-empty ranking in the run.
+    that have both qrels and a non-empty ranking in the run; with ``complete`` (trec_eval's
+    ``-c``) on every topic of the qrels, a topic the run does not rank scoring 0.
 
     One ir_measures evaluator is built for the qrels and reused for every run. Grades must be
     integers (`integer_qrels`)."""
@@ -125,6 +155,8 @@ def system_measures(
                 value = float(metric.value)
                 if metric.query_id in present and value == value:
                     values[metric.query_id] = value
+        if complete:
+            values.update({q: 0.0 for q in int_qrels if q not in values})
         out[name] = values
     return out
 

@@ -35,6 +35,21 @@ def evaluate_cmd(
         help="Human measure for the system rankings (trec_eval or ir_measures name); repeatable, the first "
         "is compared with compatibility, every one with itself under the judgment set as qrels.",
     ),
+    rel_threshold: int | None = typer.Option(
+        None,
+        "--rel-threshold",
+        "--rel-level",
+        min=0,
+        help="Human grades >= this are relevant for binary measures (map, P@10, RR@10, R-prec: trec_eval -l); "
+        "default the level of --dataset (2 for TREC DL, 3 for ANTIQUE), else 1.",
+    ),
+    complete: bool = typer.Option(
+        False,
+        "--complete",
+        "-c",
+        help="As trec_eval -c: a run missing a topic of the qrels scores 0 on it, and means are over all "
+        "the qrels' topics (default: each run's own topics).",
+    ),
     p: float = typer.Option(0.9, "--p", help="RBO persistence of compatibility."),
     depth: int = typer.Option(1000, "--depth", min=1, help="RBO depth of compatibility."),
     unacceptable: float | None = typer.Option(
@@ -115,7 +130,7 @@ def evaluate_cmd(
     """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
     from reljudge.analyses.evaluate.files import write_outputs
     from reljudge.analyses.evaluate.pipeline import evaluate_paths
-    from reljudge.analyses.evaluate.summary import summary, warnings
+    from reljudge.analyses.evaluate.summary import coverage_warnings, summary, warnings
 
     if not 0.0 < p < 1.0:
         raise InputError(f"--p must be between 0 and 1, got {p}")
@@ -137,6 +152,8 @@ def evaluate_cmd(
         missing_zero=missing_zero,
         unacceptable=unacceptable,
         human_threshold=human_threshold,
+        relevance_level=rel_threshold,
+        complete=complete,
         plot=plot,
         measure=measure[0],
         extra_measures=measure[1:],
@@ -162,7 +179,7 @@ def evaluate_cmd(
         echo_json(report.as_dict())
     else:
         typer.echo(summary(report))
-    for note in notes:
+    for note in notes + coverage_warnings(report):
         typer.echo(note, err=True)
     written = write_outputs(report, out, plot=plot)
     typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)

@@ -9,7 +9,15 @@ those that have one). `reljudge.analyses.evaluate.pipeline` reads the inputs fir
 `reljudge.analyses.evaluate.summary` prints it.
 
 Judgment topics that are not in the human qrels are dropped (and counted): the published
-nugget files, for instance, accumulate topics across years.
+nugget files, for instance, accumulate topics across years. Every set reports the topics it
+labels, and the report the runs that lack topics of the human qrels: by default a run's means
+are over its own topics (trec_eval's default); with ``complete`` (trec_eval's ``-c``) a topic
+missing from a run scores 0 and the mean is over all the qrels' topics (for compatibility: all
+the set's topics with a positive judgment).
+
+Binary measures (AP, P@k, RR, ...) count ``grade >= relevance_level`` as relevant
+(`reljudge.metrics.measures.at_relevance_level`); under a judgment set as qrels, the level is
+the set's own (`qrels_level`).
 """
 
 from __future__ import annotations
@@ -31,6 +39,10 @@ if TYPE_CHECKING:
     from reljudge.analyses.inputs import JudgmentSet, Scores
 
 RANKING_NOTE = "system means: compatibility over topics with a positive judgment; measure over the run's topics with qrels"
+COMPLETE_NOTE = (
+    "system means over every topic (trec_eval -c): compatibility over the set's topics with a positive "
+    "judgment, measure over the qrels' topics; a topic missing from a run scores 0"
+)
 
 
 @dataclass
@@ -49,6 +61,8 @@ class SetReport:
     qrels_ranking: dict[str, dict[str, float | int]] = field(default_factory=dict)
     #: why ``qrels_ranking`` is empty although runs were given (float scores, no overlap)
     qrels_ranking_note: str = ""
+    #: topics the set labels (after the topics outside the human qrels were dropped)
+    topics: int = 0
 
     @property
     def alignment(self) -> AlignmentResult:
@@ -78,6 +92,10 @@ class Report:
     #: with answers: generators and runs ranked together by the common-scale similarity
     #: (`reljudge.analyses.answers.pipeline.answer_ranking`)
     system_ranking: dict[str, Any] = field(default_factory=dict)
+    #: topics of the human qrels
+    topics: int = 0
+    #: run -> the topics of the human qrels it does not rank (runs that lack none are left out)
+    missing_topics: dict[str, list[str]] = field(default_factory=dict)
 
     def mean_of(self, measure: str) -> dict[str, float]:
         values = self.measures.get(measure, {})
@@ -97,6 +115,8 @@ class Report:
             "p": self.p,
             "human_measure": human,
             "human_measures": {m: self.mean_of(m) for m in self.measures},
+            "topics": self.topics,
+            "runs_missing_topics": self.missing_topics,
             "sets": [],
         }
         for s in self.sets:
@@ -104,6 +124,7 @@ class Report:
                 "name": s.name,
                 "source": s.source,
                 "labels": s.n_labels,
+                "topics": s.topics,
                 "dropped_topics": s.dropped_topics,
             }
             for m in judgment_measures():
@@ -154,19 +175,40 @@ def _ranking_row(
     return row
 
 
+#: how `qrels_level` chooses, as printed
+QRELS_LEVEL_RULE = "0/1 labels: 1; labels on the human scale: the human level; other scores: any positive (1)"
+
+
+def qrels_level(scores: Scores, qrels: Mapping[str, Mapping[str, float]], level: int) -> int:
+    """The relevance level of binary measures under a judgment set (whole-number scores) as
+    qrels: 1 for 0/1 labels; ``level`` (the human one) for labels on the human grade scale;
+    else 1, any positive score (win counts)."""
+    values = {float(v) for docs in scores.values() for v in docs.values()}
+    grades = [float(g) for docs in qrels.values() for g in docs.values()]
+    if values <= {0.0, 1.0}:
+        return 1
+    if grades and all(min(grades) <= v <= max(grades) for v in values):
+        return int(level)
+    return 1
+
+
 def _qrels_rankings(
     rep: SetReport,
     scores: Scores,
     runs: Mapping[str, Mapping[str, Mapping[str, float]]],
     report: Report,
+    qrels: Mapping[str, Mapping[str, float]],
     *,
+    level: int,
+    complete: bool,
     n_boot: int,
     seed: int,
 ) -> None:
     """Every human measure of the runs computed with the set as qrels, and the agreement of that
-    system ranking with the one under the human qrels. A set whose scores are not whole numbers
+    system ranking with the one under the human qrels; a binary measure at the set's level
+    (`qrels_level`, in its row as ``relevance_level``). A set whose scores are not whole numbers
     (nugget or EXAM fractions) cannot be trec qrels: it is skipped, and says so."""
-    from reljudge.metrics.measures import system_measures
+    from reljudge.metrics.measures import at_relevance_level, relevance_level, system_measures
 
     if not rep.overlap:
         rep.qrels_ranking_note = "no judged document in common with the human qrels"
@@ -174,9 +216,14 @@ def _qrels_rankings(
     if any(float(v) != int(v) for docs in scores.values() for v in docs.values()):
         rep.qrels_ranking_note = "scores are not whole numbers: not usable as trec qrels"
         return
+    level = qrels_level(scores, qrels, level)
     for name, human in report.measures.items():
-        under_set = system_measures(scores, runs, name)
+        definition = at_relevance_level(name, level)
+        under_set = system_measures(scores, runs, definition, complete=complete)
         row = _ranking_row(human, under_set, report.mean_of(name), n_boot=n_boot, seed=seed)
+        binary = relevance_level(definition)
+        if row and binary is not None:
+            row["relevance_level"] = binary
         if row:
             rep.qrels_ranking[name] = row
 
@@ -197,12 +244,18 @@ def evaluate(
     seed: int = 0,
     alignment_average: str = "pairs",
     pairs: Sequence[tuple[str, str, str]] | None = None,
+    relevance_level: int = 1,
+    relevance_level_source: str = "trec_eval's default",
+    complete: bool = False,
 ) -> Report:
-    """Compute everything ``judge evaluate`` reports (see the module docstring)."""
-    from reljudge.metrics.measures import system_measures
+    """Compute everything ``judge evaluate`` reports (see the module docstring).
+    ``relevance_level``: binary measures count ``grade >= relevance_level`` as relevant
+    (``relevance_level_source`` says where it comes from); ``complete``: trec_eval's ``-c``."""
+    from reljudge.metrics.measures import at_relevance_level, system_measures
 
     qrels = {q: dict(d) for q, d in qrels.items()}
     topics = set(qrels)
+    asked = list(dict.fromkeys([measure, *extra_measures]))
     report = Report(
         measure,
         p,
@@ -216,15 +269,25 @@ def evaluate(
             "seed": seed,
             "alignment_average": alignment_average,
             "alignment_pairs": "all cross-category pairs" if pairs is None else f"{len(pairs)} given pairs",
-            "ranking": RANKING_NOTE,
+            "relevance_level": relevance_level,
+            "relevance_level_source": relevance_level_source,
+            "measure_definitions": {name: at_relevance_level(name, relevance_level) for name in asked},
+            "averaging": "complete" if complete else "run topics",
+            "ranking": COMPLETE_NOTE if complete else RANKING_NOTE,
             **({"ranking_interval": interval_note(n_boot)} if n_boot > 0 else {}),
         },
         runs=list(runs or {}),
+        topics=sum(1 for d in qrels.values() if d),
     )
     if runs:
-        for name in dict.fromkeys([measure, *extra_measures]):
-            report.measures[name] = system_measures(qrels, runs, name)
+        for name in asked:
+            definition = report.settings["measure_definitions"][name]
+            report.measures[name] = system_measures(qrels, runs, definition, complete=complete)
         report.human_measure = report.measures[measure]
+        for name, run in runs.items():
+            lacking = sorted(q for q, docs in qrels.items() if docs and not run.get(q))
+            if lacking:
+                report.missing_topics[name] = lacking
     positions = None  # run -> qid -> docid -> rank, shared by all sets
     for js in sets:
         scores, dropped = restrict(js.scores, topics)
@@ -241,6 +304,7 @@ def evaluate(
             judge_scale=js.scale,
         )
         rep = SetReport(js.name, js.source, sum(len(d) for d in scores.values()), dropped)
+        rep.topics = len({q for q, d in scores.items() if d} | {r[0] for r in prefs or ()})
         rep.overlap = sum(1 for q, docs in scores.items() for d in docs if d in qrels.get(q, {}))
         rep.measures = {m.name: m(labels) for m in judgment_measures()}
         if pairs is not None and prefs is None:  # alignment of a pointwise set on the given pairs only
@@ -255,9 +319,22 @@ def evaluate(
             if positions is None:
                 positions = {name: scorer.positions(run) for name, run in runs.items()}
             rep.compatibility = {name: scorer.score_positions(positions[name]).per_topic for name in runs}
+            if complete:  # trec_eval -c: a topic the set judges positively and the run lacks scores 0
+                for values in rep.compatibility.values():
+                    values.update({q: 0.0 for q in scorer.topics if q not in values})
             rep.ranking = _ranking_row(
                 report.human_measure, rep.compatibility, report.mean_measure(), n_boot=n_boot, seed=seed
             )
-            _qrels_rankings(rep, scores, runs, report, n_boot=n_boot, seed=seed)
+            _qrels_rankings(
+                rep,
+                scores,
+                runs,
+                report,
+                qrels,
+                level=relevance_level,
+                complete=complete,
+                n_boot=n_boot,
+                seed=seed,
+            )
         report.sets.append(rep)
     return report

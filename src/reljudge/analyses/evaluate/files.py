@@ -34,14 +34,16 @@ def evaluation_data(report: Report) -> dict:
 
 
 def table_rows(report: Report) -> dict[str, list[dict]]:
-    """The CSV tables, by name: one per judge-quality measure, ranking, compatibility, measure."""
+    """The CSV tables, by name: one per judge-quality measure (a row per set, with the topics it
+    labels), ranking, compatibility, measure (a row per run: the topics its means are over and
+    how many topics of the qrels it lacks)."""
     tables: dict[str, list[dict]] = {}
     for m in judgment_measures():
         rows = []
         for s in report.sets:
             outcome = s.measures.get(m.name)
             if outcome is not None and outcome.row is not None:
-                rows.append({"set": s.name, **outcome.row})
+                rows.append({"set": s.name, "topics": s.topics, **outcome.row})
         tables[m.name] = rows
     ranking, compat, qrels_ranking = [], [], []
     for s in report.sets:
@@ -60,7 +62,12 @@ def table_rows(report: Report) -> dict[str, list[dict]]:
             )
     means = {m: report.mean_of(m) for m in report.measures} or {report.measure: report.mean_measure()}
     human = [
-        {"run": r, **{m: means[m].get(r, math.nan) for m in means}, "topics": len(report.human_measure[r])}
+        {
+            "run": r,
+            **{m: means[m].get(r, math.nan) for m in means},
+            "topics": len(report.human_measure[r]),
+            "missing_topics": len(report.missing_topics.get(r, ())),
+        }
         for r in report.mean_measure()
     ]
     tables.update(ranking=ranking, qrels_ranking=qrels_ranking, compatibility=compat, measure=human)

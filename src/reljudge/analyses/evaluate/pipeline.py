@@ -21,6 +21,7 @@ def evaluate_paths(
     missing_zero: Sequence[str] = (),
     unacceptable: float | None = None,
     human_threshold: float | None = None,
+    relevance_level: int | None = None,
     plot: bool = False,
     answers: Sequence[Path] = (),
     vectors: Mapping[str, Any] | None = None,
@@ -28,7 +29,8 @@ def evaluate_paths(
 ) -> Report:
     """``judge evaluate`` from paths: the human labels from ``qrels`` or a ``dataset`` (exactly
     one; a dataset also gives the grade scale), the judgment sets, the runs (optional); then
-    `evaluate` with ``options``. With ``plot``, a missing matplotlib is an error now, not after
+    `evaluate` with ``options``. Binary measures count ``grade >= relevance_level`` as relevant:
+    by default the level the dataset declares, else trec_eval's default 1. With ``plot``, a missing matplotlib is an error now, not after
     the evaluation. With ``answers`` (answer files) and ``vectors`` (the options of
     `reljudge.analyses.answers.pipeline.answer_ranking`: encoder or embeddings, ...), the report
     also ranks the generators and the runs together."""
@@ -41,12 +43,20 @@ def evaluate_paths(
     human = load_human_labels(qrels, dataset, unacceptable=unacceptable, human_threshold=human_threshold)
     sets = load_judgment_sets(judgments, missing_zero=missing_zero)
     run_map = load_runs(runs) if runs is not None else None
+    if relevance_level is not None:
+        level, source = relevance_level, "given with --rel-threshold"
+    elif human.relevance_level is not None:
+        level, source = human.relevance_level, f"declared by dataset {human.dataset}"
+    else:
+        level, source = 1, "trec_eval's default: no dataset declares a level"
     report = evaluate(
         human.qrels,
         sets,
         run_map,
         unacceptable=human.unacceptable,
         human_threshold=human.human_threshold,
+        relevance_level=level,
+        relevance_level_source=source,
         **options,
     )
     if answers:

@@ -1,7 +1,8 @@
 """What ``judge evaluate`` prints: a table per judge-quality measure of the registry (a measure
 without a table of its own here gets a plain one of its columns), the two ranking-agreement
 tables and, with answers, the ranking of generators and runs on one scale; `warnings` lists the
-sets that share no judged document with the human qrels.
+sets that share no judged document with the human qrels, `coverage_warnings` the sets and runs
+that do not cover the human qrels' topics.
 """
 
 from __future__ import annotations
@@ -10,14 +11,17 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from reljudge.analyses.evaluate.comparison import Report, SetReport
+from reljudge.analyses.evaluate.comparison import QRELS_LEVEL_RULE, Report, SetReport
 from reljudge.analyses.text_table import format_table, format_value
 from reljudge.metrics.alignment import COMPARISONS
 from reljudge.metrics.base import JudgmentMeasure
 from reljudge.metrics.ranking import interval_note
 from reljudge.metrics.registry import judgment_measures, ranking_measures
 
-__all__ = ["summary", "warnings"]
+__all__ = ["coverage_warnings", "summary", "warnings"]
+
+#: runs named one by one in a warning; the others are counted (all are in evaluation.json)
+_LISTED_RUNS = 10
 
 
 def _shares(fractions: tuple[float, float, float]) -> str:
@@ -33,14 +37,16 @@ def _alignment_table(report: Report) -> str | None:
         rows.append(
             [
                 s.name,
+                s.topics,
                 *(_shares(s.alignment.fractions(comp)) for comp in COMPARISONS),
                 _shares(s.alignment.macro),
                 missing,
             ]
         )
     return (
-        "Human alignment, % agree/tie/disagree (missing: judged documents the set has no label for)\n"
-        + format_table(["set", "BvU", "AvU", "BvA", "macro", "missing"], rows)
+        f"Human alignment, % agree/tie/disagree (topics: the set's topics with labels, of {report.topics} "
+        "in the human qrels; missing: judged documents the set has no label for)\n"
+        + format_table(["set", "topics", "BvU", "AvU", "BvA", "macro", "missing"], rows)
     )
 
 
@@ -109,13 +115,14 @@ def _ranking_table(report: Report) -> str | None:
 
 def _qrels_ranking_table(report: Report) -> str | None:
     measures = ranking_measures("evaluate")
-    headers = ["set", "measure", "runs"]
+    headers = ["set", "measure", "set rel.", "runs"]
     for m in measures:
         headers += [m.header, "95% CI"] if m.interval else [m.header]
     rows: list[list[object]] = []
     for s in report.sets:
         for name, found in s.qrels_ranking.items():
-            row: list[object] = [s.name, name, found["runs"]]
+            level = found.get("relevance_level")
+            row: list[object] = [s.name, name, "-" if level is None else f">= {level}", found["runs"]]
             for m in measures:
                 row.append(found[m.name])
                 if m.interval:
@@ -128,9 +135,27 @@ def _qrels_ranking_table(report: Report) -> str | None:
     note = ("\nnot computed: " + "; ".join(skipped)) if skipped else ""
     return (
         "System ranking: each measure under the set as qrels vs under the human qrels\n"
+        f"(set rel.: a binary measure's relevance level under the set; {QRELS_LEVEL_RULE})\n"
         + format_table(headers, rows)
         + note
     )
+
+
+def _measures_note(report: Report) -> str:
+    """The human measures as computed: their definitions, the relevance level of binary
+    measures and where it comes from, and the topics a run's mean is over."""
+    settings = report.settings
+    names = ", ".join(
+        name if name == definition else f"{name} = {definition}"
+        for name, definition in settings.get("measure_definitions", {}).items()
+    )
+    level = (f"binary measures count grade >= {settings.get('relevance_level')} as relevant "
+             f"({settings.get('relevance_level_source')})")  # fmt: skip
+    if settings.get("averaging") == "complete":
+        topics = f"run means over all {report.topics} topics of the qrels, a missing topic scoring 0 (trec_eval -c)"
+    else:
+        topics = "run means over each run's own topics with qrels (trec_eval without -c)"
+    return f"Human measures: {names}; {level}; {topics}"
 
 
 def _system_ranking_table(section: Mapping[str, Any]) -> str:
@@ -166,6 +191,39 @@ def warnings(report: Report) -> list[str]:
     return lines
 
 
+def coverage_warnings(report: Report) -> list[str]:
+    """A line naming the judgment sets and their topic counts when one labels fewer topics than
+    the human qrels judge, and one naming the runs that lack topics of the human qrels (and how
+    they were averaged). Sets that share no judged document get their own warning (`warnings`)."""
+    lines = []
+    sets = [s for s in report.sets if s.overlap]
+    if any(s.topics < report.topics for s in sets):
+        counts = sorted({s.topics for s in sets}, reverse=True)
+        listed = "; ".join(
+            f"{n} topic{'' if n == 1 else 's'}: " + ", ".join(s.name for s in sets if s.topics == n)
+            for n in counts
+        )
+        lines.append(
+            f"warning: judgment sets label different topics of the {report.topics} the human qrels judge "
+            f"({listed}); each set's numbers are over its own topics"
+        )
+    if report.missing_topics:
+        missing = sorted(report.missing_topics.items(), key=lambda item: (-len(item[1]), item[0]))
+        listed = ", ".join(f"{run} {report.topics - len(qids)}" for run, qids in missing[:_LISTED_RUNS])
+        if len(missing) > _LISTED_RUNS:
+            listed += f" and {len(missing) - _LISTED_RUNS} more (runs_missing_topics in evaluation.json)"
+        how = (
+            "they score 0 on the missing topics (--complete, trec_eval -c)"
+            if report.settings.get("averaging") == "complete"
+            else "their means are over their own topics (trec_eval's default; --complete scores a missing topic 0)"
+        )
+        lines.append(
+            f"warning: {len(missing)} of {len(report.runs)} runs lack topics of the {report.topics} the human "
+            f"qrels judge (topics ranked: {listed}); {how}"
+        )
+    return lines
+
+
 def summary(report: Report) -> str:
     """Human-readable tables of the report."""
     parts = []
@@ -173,6 +231,8 @@ def summary(report: Report) -> str:
         table = _TABLES[m.name](report) if m.name in _TABLES else _plain_table(report, m)
         if table is not None:
             parts.append(table)
+    if report.runs:
+        parts.append(_measures_note(report))
     rankings = [t for t in (_ranking_table(report), _qrels_ranking_table(report)) if t is not None]
     parts += rankings
     if rankings and report.settings.get("n_boot"):  # what the intervals in those tables are

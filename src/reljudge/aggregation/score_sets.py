@@ -43,12 +43,6 @@ class ScoreMeaning:
     cut: float | None = None
     strict: bool = False
 
-    def cut_text(self) -> str:
-        """The declared cut as printed (``> 0``, ``>= 1``, ``the human level``)."""
-        if self.cut is None:
-            return "the human level"
-        return f"{'>' if self.strict else '>='} {self.cut:g}"
-
 
 @dataclass
 class AggregatedScores:

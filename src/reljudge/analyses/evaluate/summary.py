@@ -1,7 +1,9 @@
 """What ``judge evaluate`` prints: a table per judge-quality measure of the registry (a measure
 without a table of its own here gets a plain one of its columns), the two ranking-agreement
-tables and, with answers, the ranking of generators and runs on one scale; `warnings` lists the
-sets that share no judged document with the human qrels.
+tables and, with answers, the ranking of generators and runs on one scale; what each set's values
+mean (its judge's declaration: gains or not, the cut that makes a document relevant, off-scale
+labels); `warnings` lists the sets that share no judged document with the human qrels,
+`off_scale_warnings` the sets with labels off their scale.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from reljudge.analyses.evaluate.comparison import Report, SetReport
+from reljudge.analyses.evaluate.scales import off_scale_warning
 from reljudge.analyses.text_table import format_table, format_value
 from reljudge.metrics.alignment import COMPARISONS
 from reljudge.metrics.base import JudgmentMeasure
 from reljudge.metrics.registry import judgment_measures, ranking_measures
 
-__all__ = ["summary", "warnings"]
+__all__ = ["off_scale_warnings", "summary", "warnings"]
 
 
 def _shares(fractions: tuple[float, float, float]) -> str:
@@ -62,6 +65,26 @@ def _kappa_table(report: Report) -> str | None:
     thr = report.settings.get("human_threshold")
     return f"Cohen's kappa (human relevant: grade >= {thr:g})\n" + format_table(
         ["set", "judge rel.", "binary", "graded", "linear", "quadratic", "alpha ord."], rows
+    )
+
+
+def _scale_table(report: Report) -> str | None:
+    """What each set's values mean and the cut that makes a document relevant."""
+    rows = [
+        [
+            s.name,
+            s.scale.what + ("" if s.scale.declared else " (read off the labels)"),
+            "yes" if s.scale.gains else "no",
+            s.scale.relevant + (" (--judge-threshold)" if s.scale.cut_from == "--judge-threshold" else ""),
+            s.scale.n_off_scale,
+        ]
+        for s in report.sets
+        if s.scale is not None
+    ]
+    if not rows:
+        return None
+    return "What the values mean (declared by each set's judge, or read off the labels)\n" + format_table(
+        ["set", "values", "gains", "judge relevant", "off-scale"], rows
     )
 
 
@@ -121,13 +144,13 @@ def _qrels_ranking_table(report: Report) -> str | None:
                     low, high = (found[c] for c in m.interval_columns)
                     row.append(f"[{format_value(low)}, {format_value(high)}]")
             rows.append(row)
-    if not rows:
-        return None
     skipped = [f"{s.name}: {s.qrels_ranking_note}" for s in report.sets if s.qrels_ranking_note]
-    note = ("\nnot computed: " + "; ".join(skipped)) if skipped else ""
+    if not rows and not skipped:
+        return None
+    note = "".join(f"\nnot computed: {line}" for line in skipped)
     return (
         "System ranking: each measure under the set as qrels vs under the human qrels\n"
-        + format_table(headers, rows)
+        + (format_table(headers, rows) if rows else "(no set usable as qrels)")
         + note
     )
 
@@ -165,6 +188,13 @@ def warnings(report: Report) -> list[str]:
     return lines
 
 
+def off_scale_warnings(report: Report) -> list[str]:
+    """One line per set with labels off its scale: the set, the values and how many labels have
+    each, and how they are read (`reljudge.analyses.evaluate.scales.off_scale_warning`)."""
+    found = (off_scale_warning(s.name, s.scale) for s in report.sets if s.scale is not None)
+    return [line for line in found if line is not None]
+
+
 def summary(report: Report) -> str:
     """Human-readable tables of the report."""
     parts = []
@@ -172,7 +202,7 @@ def summary(report: Report) -> str:
         table = _TABLES[m.name](report) if m.name in _TABLES else _plain_table(report, m)
         if table is not None:
             parts.append(table)
-    for table in (_ranking_table(report), _qrels_ranking_table(report)):
+    for table in (_scale_table(report), _ranking_table(report), _qrels_ranking_table(report)):
         if table is not None:
             parts.append(table)
     if report.system_ranking:

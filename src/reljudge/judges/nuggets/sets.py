@@ -38,8 +38,12 @@ def _meaning(score: str) -> ScoreMeaning:
     passage supports some nugget. The weighted scores of the published files can exceed 1 (their
     normalisation, ``weighted="thesis"``), so only the shares of nuggets are declared on 0-1."""
     kind, _, strict = score.partition("-")
-    which = {"all": "all", "vital": "the vital", "weighted": "the weighted (vital 1, okay 0.5)"}[kind]
-    what = f"share of {which} nuggets the passage supports{' fully' if strict else ''}"
+    supported = "fully supported" if strict else "supported"
+    what = {
+        "all": f"share of all nuggets {supported}",
+        "vital": f"share of vital nuggets {supported}",
+        "weighted": f"weighted share of nuggets {supported} (vital 1, okay 0.5)",
+    }[kind]
     return ScoreMeaning(what, gains=False, scale=None if kind == "weighted" else (0, 1), cut=0, strict=True)
 
 

@@ -34,7 +34,7 @@ PREFER_A, PREFER_B, TIE = 1, 2, 0
 #: what win counts mean: a count that grows with the pool (0-42 on the published DL21 file), not a
 #: grade, so never gains; a document is relevant when it won at least one comparison
 WIN_COUNTS = ScoreMeaning(
-    "win counts: comparisons won in the pool (not a grade)", gains=False, cut=0, strict=True
+    "win counts: comparisons won in the pool, not a grade", gains=False, cut=0, strict=True
 )
 TiePolicy = Literal["none", "half", "shorter"]
 TIE_POLICIES: tuple[str, ...] = ("none", "half", "shorter")

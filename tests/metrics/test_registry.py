@@ -181,6 +181,7 @@ def test_a_new_judge_quality_measure_reaches_every_evaluate_output(files, fresh_
         "ranking_agreement",
         "overlap",
         "qrels_ranking_agreement",
+        "scale",
     ]
     assert (out / "exact.csv").read_text().splitlines() == ["set,topics,exact,pairs", f"umbrela,2,{3 / 7},7"]
     assert "Exact agreement with the human grades" in console and "0.429" in console

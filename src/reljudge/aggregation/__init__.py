@@ -1,6 +1,7 @@
 """Aggregation machinery every judging method shares (pure functions, no LLM, no file I/O).
 
-- `score_sets`: `AggregatedScores`, the document scores of one method (a score set);
+- `score_sets`: `AggregatedScores`, the document scores of one method (a score set), and
+  `ScoreMeaning`, what its values mean (gains or not, the binary cut), as its judge declares it;
 - `exclusions`: what was left out (failed, missing, undefined) and why, and how duplicates are
   resolved;
 - `consensus`: one score per item from several judgment sets.
@@ -12,6 +13,6 @@ one generic entry point for any mix of methods.
 """
 
 from reljudge.aggregation.exclusions import Exclusions
-from reljudge.aggregation.score_sets import AggregatedScores
+from reljudge.aggregation.score_sets import AggregatedScores, ScoreMeaning
 
-__all__ = ["AggregatedScores", "Exclusions"]
+__all__ = ["AggregatedScores", "Exclusions", "ScoreMeaning"]

@@ -1,5 +1,6 @@
-"""A score set: the document scores of one method (`AggregatedScores`), and how a set's name picks
-one score of a method's family (`split_set_name`).
+"""A score set: the document scores of one method (`AggregatedScores`), what its values mean as
+the judge that makes them declares it (`ScoreMeaning`), and how a set's name picks one score of a
+method's family (`split_set_name`).
 
 Which method scores which records is the judges' business (`reljudge.judges.scoring`; records
 scored by their shape, pointwise labels and win counts: `reljudge.judges.shape_scoring`). Every
@@ -13,6 +14,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reljudge.aggregation.exclusions import Exclusions
+
+
+@dataclass(frozen=True)
+class ScoreMeaning:
+    """What the values of a score set mean, as the judge that makes them declares it
+    (`reljudge.judges.base.Judge.score_meaning`), so that an analysis reads every set by its own
+    scale instead of guessing from the values:
+
+    - ``what``: the values in words, printed with the numbers (``win counts: comparisons won``);
+    - ``gains``: whether the values are gains, usable as graded relevance (nDCG gains when the set
+      becomes qrels). A count of wins or a share of questions is not: its size depends on the
+      pool or on the questions, not on how relevant a passage is;
+    - ``grades``: whether the values are grades on the human scale (a pointwise label: graded
+      κ/α against the human grades; a value outside the human scale is off the scale);
+    - ``scale``: the range [lo, hi] the values are declared to lie in, when it is not the human
+      scale (0-1 for a share, 0-5 for a self-rating); None: the human scale for ``grades``,
+      unbounded otherwise (a count). A value outside it is off the scale;
+    - ``cut`` / ``strict``: the binary cut, relevant is ``score >= cut`` (``> cut`` when
+      ``strict``); None: the human relevance level (``>= 2`` on TREC DL grades; on the judge's
+      own scale for float scores that declare one, expected grades).
+    """
+
+    what: str
+    gains: bool
+    grades: bool = False
+    scale: tuple[float, float] | None = None
+    cut: float | None = None
+    strict: bool = False
 
 
 @dataclass
@@ -35,6 +64,8 @@ class AggregatedScores:
     #: (qid, docid) of documents whose score rests on an incomplete set of records (an
     #: interrupted run: not yet graded on every question, assessed against every nugget)
     incomplete: list[tuple[str, str]] = field(default_factory=list)
+    #: what the values mean, as the judge that scored them declares it (None: not declared)
+    meaning: ScoreMeaning | None = None
 
 
 def split_set_name(

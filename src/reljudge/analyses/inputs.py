@@ -11,6 +11,11 @@ Judgment inputs (each path may be a file, a directory or a glob):
   ``exam-binary`` or ``exam-graded-max`` and ``exam-graded-mean``, ``nuggets-all`` and the
   five other nugget scores. Failed records are never labels;
 - a directory without ``judgments.jsonl``: every regular, non-hidden file in it, one set each.
+
+Every set carries what its values mean when a judge declares it (`JudgmentSet.meaning`,
+`reljudge.judges.scoring.score_meaning`): a set of records by its scorer; a qrels-like file by its
+name, or the part before its first dot (``preferences.dl21.qrels`` holds the ``preferences`` set,
+as the published files are named).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import TYPE_CHECKING
 from reljudge.errors import InputError
 
 if TYPE_CHECKING:
+    from reljudge.aggregation import ScoreMeaning
     from reljudge.io.trec import Run
     from reljudge.records import Judgment
 
@@ -44,6 +50,8 @@ class JudgmentSet:
     dropped_topics: int = 0
     #: the judge's own scale [lo, hi] when its records declare one (expected grades)
     scale: tuple[float, float] | None = None
+    #: what the values mean, as the set's judge declares it (None: no judge declares the set)
+    meaning: ScoreMeaning | None = None
 
     @property
     def n_labels(self) -> int:
@@ -138,14 +146,27 @@ def sets_from_judgments(records: Iterable[Judgment], name: str, source: str = ""
         label = name if len(found) == 1 else f"{name}:{set_name}"
         prefs = result.details.get("preferences")
         if prefs is not None:
-            out.append(JudgmentSet(label, result.scores, list(prefs), source, missing=0))
+            out.append(
+                JudgmentSet(label, result.scores, list(prefs), source, missing=0, meaning=result.meaning)
+            )
         else:
             scale = result.details.get("scale")
             scale = (
                 (float(scale[0]), float(scale[1])) if isinstance(scale, list) and len(scale) == 2 else None
             )
-            out.append(JudgmentSet(label, result.scores, None, source, scale=scale))
+            out.append(JudgmentSet(label, result.scores, None, source, scale=scale, meaning=result.meaning))
     return out
+
+
+def file_meaning(name: str) -> ScoreMeaning | None:
+    """What the values of a qrels-like file's set ``name`` mean: the declaration of the score set
+    of that name, or of the part before its first dot (``umbrela.dl21``: ``umbrela``)."""
+    from reljudge.judges.scoring import score_meaning
+
+    found = score_meaning(name)
+    if found is None and "." in name:
+        found = score_meaning(name.split(".", 1)[0])
+    return found
 
 
 def load_judgment_sets(specs: Sequence[str | Path], *, missing_zero: Sequence[str] = ()) -> list[JudgmentSet]:
@@ -174,7 +195,8 @@ def load_judgment_sets(specs: Sequence[str | Path], *, missing_zero: Sequence[st
                         raise InputError("no usable judgments (no record with status ok gives a score)", f)
                     sets.extend(found)
                 else:
-                    sets.append(JudgmentSet(_set_name(f), read_qrels(f), None, str(f)))
+                    name = _set_name(f)
+                    sets.append(JudgmentSet(name, read_qrels(f), None, str(f), meaning=file_meaning(name)))
     names = [s.name for s in sets]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

@@ -13,6 +13,9 @@ outside the judge's own module (or package) names it:
 - its prompts (`Judge.prompts`; every one is hashed into a job's identity);
 - how it scores its records (`Judge.score_records`, `Judge.score_sets`) and which score set a
   run's qrels take (`Judge.primary_set`);
+- what the values of each of its score sets mean (`Judge.score_meaning`: gains usable as graded
+  relevance or not, and the binary cut that makes a document relevant), which ``judge evaluate``
+  prints and uses;
 - how it adapts its options to a run's inputs (`Judge.adapt_options`: judge the pairs of a pairs
   file) and which resources a run can give it (`Judge.resources`: e.g. a question bank);
 - how its pool is built when it chooses its items itself (`Judge.pool`: a run over answers judges
@@ -42,7 +45,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from reljudge.records import Judgment, Key
 
 if TYPE_CHECKING:
-    from reljudge.aggregation import AggregatedScores
+    from reljudge.aggregation import AggregatedScores, ScoreMeaning
     from reljudge.io.score_files import ScoreFiles
     from reljudge.judges.context import JudgeContext
     from reljudge.prompts import PromptTemplate
@@ -267,6 +270,13 @@ class Judge(ABC):
     def claims_name(cls, name: str) -> bool:
         """Whether ``name`` (a set name or this judge's name) is this method's to score."""
         return name in cls.set_names
+
+    @classmethod
+    def score_meaning(cls, set_name: str) -> ScoreMeaning | None:
+        """What the values of this method's score set ``set_name`` mean (see `ScoreMeaning`), or
+        None when ``set_name`` is not one of its sets. The default declares nothing: an analysis
+        then reads the values as labels (grades on the human scale, 0/1 labels relevant at 1)."""
+        return None
 
     @classmethod
     def scores_for(cls, name: str, records: Sequence[Any], **options: Any) -> AggregatedScores:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from reljudge.aggregation.score_sets import ScoreMeaning
 from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_bounded
 from reljudge.judges.call_records import key, record_from_answer, skipped_record
 from reljudge.judges.context import JudgeContext
@@ -20,6 +21,14 @@ from reljudge.judges.token_count import prompt_tokens
 
 if TYPE_CHECKING:
     from reljudge.prompts import PromptTemplate
+
+
+#: what a pointwise judge's labels mean: grades on the human scale (``>= 2`` on TREC DL) ...
+GRADES = ScoreMeaning("grades on the human scale", gains=True, grades=True)
+#: ... or, for a binary prompt, 0/1 with 1 relevant
+LABELS_0_1 = ScoreMeaning("labels 0/1, 1 relevant", gains=True, scale=(0, 1), cut=1)
+#: the expected grades of a ``<method>-expected`` set: cut on the judge's own scale
+EXPECTED_GRADES = ScoreMeaning("expected grades on the judge's scale", gains=True)
 
 
 class PointwiseJudge(Judge):
@@ -72,6 +81,22 @@ class PointwiseJudge(Judge):
 
     #: the answer length sent as ``max_tokens`` when neither the judge nor the run sets one
     answer_budget: ClassVar[int] = 1024
+
+    @classmethod
+    def score_meaning(cls, set_name: str) -> ScoreMeaning | None:
+        """The labels (a set named after the judge): 0/1 for a judge of binary prompts only, else
+        grades on the human scale, relevant at the human level; ``<name>-expected``: expected
+        grades, cut on the judge's scale. A judge taking both kinds of prompt (custom) declares
+        nothing: its labels are read as they come."""
+        from reljudge.judges.shape_scoring import EXPECTED_SUFFIX
+
+        if set_name == cls.name + EXPECTED_SUFFIX:
+            return EXPECTED_GRADES
+        if set_name != cls.name:
+            return None
+        if cls.output_types == ("binary",):
+            return LABELS_0_1
+        return GRADES if "binary" not in cls.output_types else None
 
     def parser(self) -> Parser:
         """Reads an answer by the prompt's output contract (``prompt.output.parse``)."""

@@ -11,7 +11,8 @@ freely (``binary``, ``umbrela``, a sweep's ``custom-...``): they are scored by t
 (``item_id`` on a passage) of a method no judge declares is an error.
 
 Each set is named like the published files (``binary.dl19.qrels``, ``exam-graded-max...``) and
-carries its `Exclusions`: a failed record is never a label.
+carries its `Exclusions`: a failed record is never a label, and what its values mean as its judge
+declares it (`score_meaning`: gains or not, the binary cut).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from reljudge.aggregation.exclusions import Exclusions, check_policy
-from reljudge.aggregation.score_sets import AggregatedScores
+from reljudge.aggregation.score_sets import AggregatedScores, ScoreMeaning
 from reljudge.judges.base import Judge
 from reljudge.judges.registry import owner_of, registered
 from reljudge.judges.shape_scoring import shape_scores, shape_sets
 
-__all__ = ["judgments_to_scores", "score_sets", "select_set", "shape_sets"]
+__all__ = ["judgments_to_scores", "score_meaning", "score_sets", "select_set", "shape_sets"]
 
 
 def score_sets(records: Iterable[Any], **options: Any) -> dict[str, AggregatedScores]:
@@ -53,8 +54,21 @@ def score_sets(records: Iterable[Any], **options: Any) -> dict[str, AggregatedSc
         for name, result in found.items():
             if name in out:
                 raise ValueError(f"two score sets would be named {name!r}; rename the method of one judge")
+            if result.meaning is None:
+                result.meaning = score_meaning(name)
             out[name] = result
     return out
+
+
+def score_meaning(set_name: str) -> ScoreMeaning | None:
+    """What the values of the score set ``set_name`` mean, as the judge whose set it is declares
+    it (`Judge.score_meaning`: ``umbrela`` grades, ``pairwise`` win counts, ``exam-graded-max``
+    ...); None when no judge declares the name (a custom judge's labels, a file named otherwise)."""
+    for cls in registered().values():
+        found = cls.score_meaning(set_name)
+        if found is not None:
+            return found
+    return None
 
 
 def select_set(

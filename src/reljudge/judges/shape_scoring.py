@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from reljudge.aggregation.exclusions import Exclusions, check_policy, single_method
 from reljudge.aggregation.score_sets import AggregatedScores
-from reljudge.judges.pairwise.preferences import _pair_key, count_wins
+from reljudge.judges.pairwise.preferences import WIN_COUNTS, _pair_key, count_wins
 
 __all__ = [
     "EXPECTED_SUFFIX",
@@ -468,6 +468,7 @@ def pairwise_sets(
         scores=prefs.scores,
         exclusions=prefs.exclusions,
         details={"never_won": prefs.never_won, "ties": ties, "preferences": comparisons},
+        meaning=WIN_COUNTS,
     )
 
 

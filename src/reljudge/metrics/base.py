@@ -40,7 +40,11 @@ class JudgeLabels:
     ``missing``: the score of a human-judged document the judge does not list (None: skipped).
     ``unacceptable``: the highest human grade that is Unacceptable; ``human_threshold`` /
     ``judge_threshold``: relevant is ``>=`` the threshold (judge: None = chosen from the labels,
-    on ``judge_scale`` when the judge declares its scale).
+    on ``judge_scale`` when the judge declares its scale), printed as ``judge_threshold_text``
+    when given (``> 0``). ``grade_scale``: the human scale [lo, hi] when the judge's labels are
+    grades on it: graded κ/α read a label outside it as the nearest end; ``graded`` False: the
+    labels are not grades on the human scale, no graded κ/α (None: graded when the labels lie
+    on the human grades seen).
     """
 
     qrels: Scores
@@ -53,6 +57,9 @@ class JudgeLabels:
     alignment_average: str = "pairs"  # alignment shares over all pairs, or the mean over topics
     #: the judge's own scale [lo, hi] of float scores (expected grades), when it declares one
     judge_scale: tuple[float, float] | None = None
+    judge_threshold_text: str | None = None
+    grade_scale: tuple[float, float] | None = None
+    graded: bool | None = None
 
     @property
     def kind(self) -> str:

@@ -9,7 +9,9 @@ takes the set's ``missing`` score, or is skipped):
   scale, otherwise any positive score;
 - **graded** (when the judge's labels are more than two values on the human integer scale):
   Cohen's κ unweighted, linear and quadratic over the union of both label sets, and α ordinal
-  and interval;
+  and interval. When the caller says the labels are grades on the human scale (``grade_scale``),
+  a label outside it is read as the nearest end of the scale (a 5 among 0-3 grades as 3), so a
+  few off-scale labels never remove the graded values; ``graded=False`` says they are not grades;
 - the confusion matrices of both.
 """
 
@@ -81,7 +83,8 @@ def kappa_block(labels: JudgeLabels) -> tuple[dict[str, Any], dict[str, Any]]:
     if labels.judge_threshold is None:
         thr, thr_text = auto_threshold(judge, human, human_threshold, labels.judge_scale)
     else:
-        thr, thr_text = labels.judge_threshold, f">= {labels.judge_threshold:g}"
+        thr = labels.judge_threshold
+        thr_text = labels.judge_threshold_text or f">= {labels.judge_threshold:g}"
     hb, jb = binarize(human, human_threshold), binarize(judge, thr)
     block: dict[str, Any] = {
         "pairs": int(human.size),
@@ -92,8 +95,14 @@ def kappa_block(labels: JudgeLabels) -> tuple[dict[str, Any], dict[str, Any]]:
     }
     cats, m = confusion_matrix(hb, jb, labels=[0, 1])
     confusion: dict[str, Any] = {"binary": {"labels": [int(c) for c in cats], "matrix": m.tolist()}}
-    lo, hi = float(human.min()), float(human.max())
-    on_scale = all(float(v).is_integer() and lo <= v <= hi for v in np.unique(judge).tolist())
+    if labels.grade_scale is not None:  # grades: an off-scale label read as the nearest end
+        judge = np.clip(judge, *labels.grade_scale)
+        on_scale = labels.graded is not False
+    else:
+        lo, hi = float(human.min()), float(human.max())
+        on_scale = labels.graded is not False and all(
+            float(v).is_integer() and lo <= v <= hi for v in np.unique(judge).tolist()
+        )
     if on_scale and np.unique(judge).size > 2:
         grades = sorted(set(np.unique(human).tolist()) | set(np.unique(judge).tolist()))
         for w in (None, "linear", "quadratic"):

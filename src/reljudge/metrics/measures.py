@@ -171,3 +171,15 @@ def mean_measure(qrels: Scores, run: Scores, measure: str = "nDCG@10") -> float:
     """The mean over the run's topics with qrels (trec_eval's ``all`` without ``-c``)."""
     values = per_topic_measure(qrels, run, measure)
     return sum(values.values()) / len(values) if values else float("nan")
+
+
+#: measures without a relevance level that do not read the grades either (judged share, counts)
+_NO_GRADES = frozenset({"Judged", "NumQ", "Compat"})
+
+
+def uses_gains(name: str) -> bool:
+    """Whether ``measure`` reads the qrels grades as gains (nDCG, ERR, ...), rather than as
+    relevant or not at a relevance level (AP, P@k, RR, recall: the measures with a ``rel``
+    parameter in ir_measures)."""
+    m = parse_measure(name)
+    return "rel" not in m.SUPPORTED_PARAMS and m.NAME not in _NO_GRADES

@@ -65,7 +65,9 @@ def evaluate_cmd(
     judge_threshold: float | None = typer.Option(
         None,
         "--judge-threshold",
-        help="Judge scores >= this are relevant for binary kappa (default: 1 for 0/1 labels, the human threshold on the human scale, else > 0).",
+        help="Judge scores >= this are relevant for binary kappa, for every set (default: the cut each set's judge "
+        "declares, printed; for a set no judge declares, 1 for 0/1 labels, the human threshold for other whole numbers, "
+        "else > 0).",
     ),
     missing_zero: list[str] = typer.Option(
         [],
@@ -130,7 +132,7 @@ def evaluate_cmd(
     """Compare judgment sets with human labels: alignment, kappa, compatibility and system-ranking agreement."""
     from reljudge.analyses.evaluate.files import write_outputs
     from reljudge.analyses.evaluate.pipeline import evaluate_paths
-    from reljudge.analyses.evaluate.summary import coverage_warnings, summary, warnings
+    from reljudge.analyses.evaluate.summary import coverage_warnings, off_scale_warnings, summary, warnings
 
     if not 0.0 < p < 1.0:
         raise InputError(f"--p must be between 0 and 1, got {p}")
@@ -179,7 +181,7 @@ def evaluate_cmd(
         echo_json(report.as_dict())
     else:
         typer.echo(summary(report))
-    for note in notes + coverage_warnings(report):
+    for note in notes + coverage_warnings(report) + off_scale_warnings(report):
         typer.echo(note, err=True)
     written = write_outputs(report, out, plot=plot)
     typer.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)

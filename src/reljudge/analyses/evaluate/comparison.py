@@ -18,6 +18,14 @@ the set's topics with a positive judgment).
 Binary measures (AP, P@k, RR, ...) count ``grade >= relevance_level`` as relevant
 (`reljudge.metrics.measures.at_relevance_level`); under a judgment set as qrels, the level is
 the set's own (`qrels_level`).
+nugget files, for instance, accumulate topics across years.
+
+Every set is read by what its values mean (`reljudge.analyses.evaluate.scales`): its judge's
+declaration, or its values when no judge declares it. That gives its binary cut (never changed by
+the values: a few off-scale labels are counted, warned about and read as the nearest end of the
+scale for graded κ/α and gains), whether it has graded κ/α, and how it becomes qrels: a set of
+gains as it is, a set that is not gains (win counts, shares) binarised at its cut for the
+measures with a relevance level, and not at all for the graded ones (nDCG), which need gains.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from reljudge.analyses.evaluate.scales import SetScale, clip_scores, read_scale
 from reljudge.metrics.alignment import AlignmentResult
 from reljudge.metrics.base import JudgeLabels, Outcome
 from reljudge.metrics.compatibility import DEFAULT_DEPTH, DEFAULT_P, Compatibility
@@ -59,10 +68,13 @@ class SetReport:
     #: measure -> agreement of the system rankings by the measure under the human qrels and
     #: under this set as qrels (the comparison the UMBRELA paper reports)
     qrels_ranking: dict[str, dict[str, float | int]] = field(default_factory=dict)
-    #: why ``qrels_ranking`` is empty although runs were given (float scores, no overlap)
+    #: why ``qrels_ranking`` is empty or lacks a measure although runs were given (float
+    #: scores, no overlap, a graded measure of a set that is not gains)
     qrels_ranking_note: str = ""
     #: topics the set labels (after the topics outside the human qrels were dropped)
     topics: int = 0
+    #: how the set's values are read: their meaning, the binary cut, off-scale values
+    scale: SetScale | None = None
 
     @property
     def alignment(self) -> AlignmentResult:
@@ -139,6 +151,7 @@ class Report:
             entry["qrels_ranking_agreement"] = s.qrels_ranking
             if s.qrels_ranking_note:
                 entry["qrels_ranking_note"] = s.qrels_ranking_note
+            entry["scale"] = s.scale.as_dict() if s.scale is not None else None
             out["sets"].append(entry)
         if self.system_ranking:
             out["system_ranking"] = self.system_ranking
@@ -203,23 +216,46 @@ def _qrels_rankings(
     complete: bool,
     n_boot: int,
     seed: int,
+    scale: SetScale,
+    top: int = 1,
 ) -> None:
     """Every human measure of the runs computed with the set as qrels, and the agreement of that
     system ranking with the one under the human qrels; a binary measure at the set's level
-    (`qrels_level`, in its row as ``relevance_level``). A set whose scores are not whole numbers
-    (nugget or EXAM fractions) cannot be trec qrels: it is skipped, and says so."""
-    from reljudge.metrics.measures import at_relevance_level, relevance_level, system_measures
+    (`qrels_level`, in its row as ``relevance_level``). A set of gains is the qrels as it is (an
+    off-scale value read as the nearest end of its scale); its scores must be whole numbers (trec
+    qrels), else it is skipped, and says so. A set whose judge declares its values not gains (win
+    counts, shares) is binarised at its declared cut for the measures with a relevance level
+    (relevant documents get the grade ``top``, the highest human grade, so that they are relevant
+    at any level of the human scale); a graded measure (nDCG) is not computed for it, and the
+    note says why."""
+    from reljudge.metrics.measures import at_relevance_level, relevance_level, system_measures, uses_gains
 
     if not rep.overlap:
         rep.qrels_ranking_note = "no judged document in common with the human qrels"
         return
-    if any(float(v) != int(v) for docs in scores.values() for v in docs.values()):
-        rep.qrels_ranking_note = "scores are not whole numbers: not usable as trec qrels"
-        return
-    level = qrels_level(scores, qrels, level)
-    for name, human in report.measures.items():
+    measures = list(report.measures)
+    if scale.gains or not scale.declared:
+        if any(float(v) != int(v) for docs in scores.values() for v in docs.values()):
+            rep.qrels_ranking_note = "scores are not whole numbers: not usable as trec qrels"
+            return
+        as_qrels: Scores = clip_scores(scores, scale)
+    else:
+        graded = [m for m in measures if uses_gains(m)]
+        measures = [m for m in measures if m not in graded]
+        if graded:
+            rep.qrels_ranking_note = (
+                f"{', '.join(graded)}: the values are not gains ({scale.what}); measures with a "
+                f"relevance level read the set as relevant when {scale.relevant}"
+            )
+        as_qrels = {
+            q: {d: top if float(v) >= scale.threshold else 0 for d, v in docs.items()}
+            for q, docs in scores.items()
+        }
+    level = qrels_level(as_qrels, qrels, level)
+    for name in measures:
+        human = report.measures[name]
         definition = at_relevance_level(name, level)
-        under_set = system_measures(scores, runs, definition, complete=complete)
+        under_set = system_measures(as_qrels, runs, definition, complete=complete)
         row = _ranking_row(human, under_set, report.mean_of(name), n_boot=n_boot, seed=seed)
         binary = relevance_level(definition)
         if row and binary is not None:
@@ -263,7 +299,7 @@ def evaluate(
         settings={
             "unacceptable": unacceptable,
             "human_threshold": human_threshold,
-            "judge_threshold": judge_threshold if judge_threshold is not None else "auto",
+            "judge_threshold": judge_threshold if judge_threshold is not None else "declared per set",
             "depth": depth,
             "n_boot": n_boot,
             "seed": seed,
@@ -288,10 +324,20 @@ def evaluate(
             lacking = sorted(q for q, docs in qrels.items() if docs and not run.get(q))
             if lacking:
                 report.missing_topics[name] = lacking
+    grades = [float(g) for docs in qrels.values() for g in docs.values()]
+    human_scale = (min(grades), max(grades)) if grades else (0.0, 0.0)
     positions = None  # run -> qid -> docid -> rank, shared by all sets
     for js in sets:
         scores, dropped = restrict(js.scores, topics)
         prefs = [r for r in js.preferences if r[0] in topics] if js.preferences is not None else None
+        scale = read_scale(
+            js.meaning,
+            scores,
+            human_scale=human_scale,
+            human_threshold=human_threshold,
+            judge_scale=js.scale,
+            judge_threshold=judge_threshold,
+        )
         labels = JudgeLabels(
             qrels,
             scores,
@@ -299,12 +345,16 @@ def evaluate(
             js.missing,
             unacceptable,
             human_threshold,
-            judge_threshold,
+            scale.threshold,
             alignment_average=alignment_average,
             judge_scale=js.scale,
+            judge_threshold_text=scale.relevant,
+            grade_scale=scale.range if scale.grades else None,
+            graded=scale.grades,
         )
         rep = SetReport(js.name, js.source, sum(len(d) for d in scores.values()), dropped)
         rep.topics = len({q for q, d in scores.items() if d} | {r[0] for r in prefs or ()})
+        rep.scale = scale
         rep.overlap = sum(1 for q, docs in scores.items() for d in docs if d in qrels.get(q, {}))
         rep.measures = {m.name: m(labels) for m in judgment_measures()}
         if pairs is not None and prefs is None:  # alignment of a pointwise set on the given pairs only
@@ -325,6 +375,7 @@ def evaluate(
             rep.ranking = _ranking_row(
                 report.human_measure, rep.compatibility, report.mean_measure(), n_boot=n_boot, seed=seed
             )
+            top = max(1, int(human_scale[1]))
             _qrels_rankings(
                 rep,
                 scores,
@@ -335,6 +386,8 @@ def evaluate(
                 complete=complete,
                 n_boot=n_boot,
                 seed=seed,
+                scale=scale,
+                top=top,
             )
         report.sets.append(rep)
     return report

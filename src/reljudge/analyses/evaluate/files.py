@@ -3,7 +3,8 @@
 ``evaluation.json`` (`evaluation_data`) and one CSV per table (`table_rows`): one per
 judge-quality measure of the registry (``alignment.csv``, ``kappa.csv``, ...: a row per judgment
 set the measure has a row for), then ``ranking.csv``, ``qrels_ranking.csv``, ``compatibility.csv``
-and ``measure.csv`` (with runs), ``systems.csv`` (with answers); with ``--plot`` the figures
+and ``measure.csv`` (with runs), ``systems.csv`` (with answers), ``scales.csv`` (what each set's
+values mean, its cut and its off-scale labels); with ``--plot`` the figures
 (`reljudge.analyses.evaluate.plots`). For ``judge plot-summary``, the points of several
 ``evaluation.json`` files read back (`read_points`) and ``alignment_vs_agreement.csv``/``.png``
 written (`write_summary`).
@@ -71,6 +72,16 @@ def table_rows(report: Report) -> dict[str, list[dict]]:
         for r in report.mean_measure()
     ]
     tables.update(ranking=ranking, qrels_ranking=qrels_ranking, compatibility=compat, measure=human)
+    tables["scales"] = [
+        {
+            "set": s.name,
+            **{k: v for k, v in s.scale.as_dict().items() if k not in ("range", "off_scale")},
+            "off_scale": s.scale.n_off_scale,
+            "off_scale_values": " ".join(f"{v:g}:{n}" for v, n in sorted(s.scale.off_scale.items())),
+        }
+        for s in report.sets
+        if s.scale is not None
+    ]
     tables["systems"] = list(report.system_ranking.get("systems", []))
     return tables
 

@@ -1,8 +1,10 @@
 """What ``judge evaluate`` prints: a table per judge-quality measure of the registry (a measure
 without a table of its own here gets a plain one of its columns), the two ranking-agreement
-tables and, with answers, the ranking of generators and runs on one scale; `warnings` lists the
-sets that share no judged document with the human qrels, `coverage_warnings` the sets and runs
-that do not cover the human qrels' topics.
+tables and, with answers, the ranking of generators and runs on one scale; what each set's values
+mean (its judge's declaration: gains or not, the cut that makes a document relevant, off-scale
+labels); `warnings` lists the sets that share no judged document with the human qrels,
+`coverage_warnings` the sets and runs that do not cover the human qrels' topics,
+`off_scale_warnings` the sets with labels off their scale.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from reljudge.analyses.evaluate.comparison import QRELS_LEVEL_RULE, Report, SetReport
+from reljudge.analyses.evaluate.scales import off_scale_warning
 from reljudge.analyses.text_table import format_table, format_value
 from reljudge.metrics.alignment import COMPARISONS
 from reljudge.metrics.base import JudgmentMeasure
 from reljudge.metrics.ranking import interval_note
 from reljudge.metrics.registry import judgment_measures, ranking_measures
 
-__all__ = ["coverage_warnings", "summary", "warnings"]
+__all__ = ["coverage_warnings", "off_scale_warnings", "summary", "warnings"]
 
 #: runs named one by one in a warning; the others are counted (all are in evaluation.json)
 _LISTED_RUNS = 10
@@ -69,6 +72,26 @@ def _kappa_table(report: Report) -> str | None:
     thr = report.settings.get("human_threshold")
     return f"Cohen's kappa (human relevant: grade >= {thr:g})\n" + format_table(
         ["set", "judge rel.", "binary", "graded", "linear", "quadratic", "alpha ord."], rows
+    )
+
+
+def _scale_table(report: Report) -> str | None:
+    """What each set's values mean and the cut that makes a document relevant."""
+    rows = [
+        [
+            s.name,
+            s.scale.what + ("" if s.scale.declared else " (read off the labels)"),
+            "yes" if s.scale.gains else "no",
+            s.scale.relevant + (" (--judge-threshold)" if s.scale.cut_from == "--judge-threshold" else ""),
+            s.scale.n_off_scale,
+        ]
+        for s in report.sets
+        if s.scale is not None
+    ]
+    if not rows:
+        return None
+    return "What the values mean (declared by each set's judge, or read off the labels)\n" + format_table(
+        ["set", "values", "gains", "judge relevant", "off-scale"], rows
     )
 
 
@@ -129,14 +152,14 @@ def _qrels_ranking_table(report: Report) -> str | None:
                     low, high = (found[c] for c in m.interval_columns)
                     row.append(f"[{format_value(low)}, {format_value(high)}]")
             rows.append(row)
-    if not rows:
-        return None
     skipped = [f"{s.name}: {s.qrels_ranking_note}" for s in report.sets if s.qrels_ranking_note]
-    note = ("\nnot computed: " + "; ".join(skipped)) if skipped else ""
+    if not rows and not skipped:
+        return None
+    note = "".join(f"\nnot computed: {line}" for line in skipped)
     return (
         "System ranking: each measure under the set as qrels vs under the human qrels\n"
         f"(set rel.: a binary measure's relevance level under the set; {QRELS_LEVEL_RULE})\n"
-        + format_table(headers, rows)
+        + (format_table(headers, rows) if rows else "(no set usable as qrels)")
         + note
     )
 
@@ -224,6 +247,13 @@ def coverage_warnings(report: Report) -> list[str]:
     return lines
 
 
+def off_scale_warnings(report: Report) -> list[str]:
+    """One line per set with labels off its scale: the set, the values and how many labels have
+    each, and how they are read (`reljudge.analyses.evaluate.scales.off_scale_warning`)."""
+    found = (off_scale_warning(s.name, s.scale) for s in report.sets if s.scale is not None)
+    return [line for line in found if line is not None]
+
+
 def summary(report: Report) -> str:
     """Human-readable tables of the report."""
     parts = []
@@ -234,6 +264,9 @@ def summary(report: Report) -> str:
     if report.runs:
         parts.append(_measures_note(report))
     rankings = [t for t in (_ranking_table(report), _qrels_ranking_table(report)) if t is not None]
+    scale = _scale_table(report)
+    if scale is not None:
+        parts.append(scale)
     parts += rankings
     if rankings and report.settings.get("n_boot"):  # what the intervals in those tables are
         parts.append(interval_note(int(report.settings["n_boot"]), width=100))

@@ -33,7 +33,14 @@ from reljudge.judges.call_records import (
     without_usage,
 )
 from reljudge.judges.context import JudgeContext
-from reljudge.judges.exam.sets import EXAM_SCALES, EXAM_SETS, GRADE_METHOD, QUESTION_METHOD, exam_sets
+from reljudge.judges.exam.sets import (
+    EXAM_MEANINGS,
+    EXAM_SCALES,
+    EXAM_SETS,
+    GRADE_METHOD,
+    QUESTION_METHOD,
+    exam_sets,
+)
 from reljudge.judges.items import passage_problem, topic_problem
 from reljudge.judges.option_checks import check_choice, check_output, resolve_prompt
 from reljudge.judges.reading import Parser, clip
@@ -43,7 +50,7 @@ from reljudge.prompts.parsing import Parsed
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.score_sets import AggregatedScores
+    from reljudge.aggregation.score_sets import AggregatedScores, ScoreMeaning
     from reljudge.judges.exam.scores import Question, QuestionBank
     from reljudge.prompts import PromptTemplate
 
@@ -135,6 +142,12 @@ class ExamJudge(Judge):
         return name == cls.name or name.startswith(cls.name + "-") or name in cls.set_names
 
     @classmethod
+    def score_meaning(cls, set_name: str) -> ScoreMeaning | None:
+        """`EXAM_MEANINGS`: relevant when the passage answers a question (score > 0); only the
+        highest self-rating is a gain."""
+        return EXAM_MEANINGS.get(set_name)
+
+    @classmethod
     def score_records(cls, records: Sequence[Any], **options: Any) -> dict[str, AggregatedScores]:
         """``exam-binary`` (0/1 answerability) or ``exam-graded-max`` and ``exam-graded-mean``
         (0-5 self-ratings); options ``exam_scale``, ``question_bank``, ``on_failure``."""
@@ -162,7 +175,11 @@ class ExamJudge(Judge):
             on_failure=options.get("on_failure", "exclude"),
         )
         return AggregatedScores(
-            method=f"exam-{choice}", scores=exam.scores, exclusions=exam.exclusions, details={"score": choice}
+            method=f"exam-{choice}",
+            scores=exam.scores,
+            exclusions=exam.exclusions,
+            details={"score": choice},
+            meaning=EXAM_MEANINGS[f"exam-{choice}"],
         )
 
     def score_options(self) -> dict[str, Any]:

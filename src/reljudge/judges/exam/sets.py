@@ -13,12 +13,34 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from reljudge.aggregation.exclusions import FailurePolicy
-from reljudge.aggregation.score_sets import AggregatedScores
-from reljudge.judges.exam.scores import Question, QuestionBank, exam_scores
+from reljudge.aggregation.score_sets import AggregatedScores, ScoreMeaning
+from reljudge.judges.exam.scores import MAX_RATING, Question, QuestionBank, exam_scores
 
 GRADE_METHOD = "exam"
 QUESTION_METHOD = "exam-question"
 EXAM_SETS: tuple[str, ...] = ("exam-binary", "exam-graded-max", "exam-graded-mean")
+#: what each EXAM score means: a passage is relevant when it answers some question (a share or
+#: a rating above 0); only the highest self-rating is a grade usable as a gain (the Autograder's
+#: graded EXAM qrels label, on its own 0-5 scale); a share or a mean over the questions is not
+EXAM_MEANINGS: dict[str, ScoreMeaning] = {
+    "exam-binary": ScoreMeaning(
+        "share of the topic's questions the passage answers", gains=False, scale=(0, 1), cut=0, strict=True
+    ),
+    "exam-graded-max": ScoreMeaning(
+        f"highest self-rating (0-{MAX_RATING}) over the topic's questions",
+        gains=True,
+        scale=(0, MAX_RATING),
+        cut=0,
+        strict=True,
+    ),
+    "exam-graded-mean": ScoreMeaning(
+        f"mean self-rating (0-{MAX_RATING}) over the topic's questions",
+        gains=False,
+        scale=(0, MAX_RATING),
+        cut=0,
+        strict=True,
+    ),
+}
 ExamScale = Literal["binary", "graded"]
 EXAM_SCALES: tuple[str, ...] = ("binary", "graded")
 
@@ -116,5 +138,6 @@ def _exam_sets(
             scores=result.scores,
             exclusions=result.exclusions,
             details={"score": score, "scale": scale, "scale_from": how, "question_bank": bank is not None},
+            meaning=EXAM_MEANINGS[f"exam-{score}"],
         )
     return out

@@ -48,6 +48,7 @@ from reljudge.judges.nuggets.asking import CREATE_BUDGET, Reader, ask, label_ite
 from reljudge.judges.nuggets.sets import (
     ASSIGN_METHOD,
     CREATION_METHOD,
+    NUGGET_MEANINGS,
     NUGGET_METHOD,
     NUGGET_SETS,
     RECORDED,
@@ -61,7 +62,7 @@ from reljudge.prompts.parsing import Parsed
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.score_sets import AggregatedScores
+    from reljudge.aggregation.score_sets import AggregatedScores, ScoreMeaning
     from reljudge.judges.base import AnswerScores, JudgePool, PoolRequest
     from reljudge.judges.nuggets.scores import Nugget
     from reljudge.prompts import PromptTemplate
@@ -164,6 +165,11 @@ class NuggetJudge(Judge):
         return name == cls.name or name.startswith(cls.name + "-") or name in cls.set_names
 
     @classmethod
+    def score_meaning(cls, set_name: str) -> ScoreMeaning | None:
+        """`NUGGET_MEANINGS`: shares of supported nuggets, not gains; relevant when > 0."""
+        return NUGGET_MEANINGS.get(set_name)
+
+    @classmethod
     def score_records(cls, records: Sequence[Any], **options: Any) -> dict[str, AggregatedScores]:
         """The six nugget scores (``nuggets-all``, ...); options ``top_k``, ``empty_class``,
         ``weighted``, ``on_failure``."""
@@ -190,7 +196,7 @@ class NuggetJudge(Judge):
         )
         return AggregatedScores(
             method=f"nuggets-{choice}", scores=result.qrels(choice), exclusions=result.exclusions,
-            details={"score": choice},
+            details={"score": choice}, meaning=NUGGET_MEANINGS[f"nuggets-{choice}"],
         )  # fmt: skip
 
     def score_options(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 from reljudge.aggregation.exclusions import Exclusions, FailurePolicy
-from reljudge.aggregation.score_sets import AggregatedScores
+from reljudge.aggregation.score_sets import AggregatedScores, ScoreMeaning
 from reljudge.judges.nuggets.scores import (
     DEFAULT_TOP_K,
     NUGGET_SCORES,
@@ -30,6 +30,25 @@ CREATION_METHOD = "nugget-creation"
 ASSIGN_METHOD = "nugget-assignment"
 NUGGET_SETS: tuple[str, ...] = tuple(f"nuggets-{score}" for score in NUGGET_SCORES)
 RECORDED: Final = "recorded"
+
+
+def _meaning(score: str) -> ScoreMeaning:
+    """What a nugget score means: the support of the topic's nuggets (all, vital, or weighted:
+    vital 1, okay 0.5; strict: full support only), a share, not a grade; relevant when the
+    passage supports some nugget. The weighted scores of the published files can exceed 1 (their
+    normalisation, ``weighted="thesis"``), so only the shares of nuggets are declared on 0-1."""
+    kind, _, strict = score.partition("-")
+    supported = "fully supported" if strict else "supported"
+    what = {
+        "all": f"share of all nuggets {supported}",
+        "vital": f"share of vital nuggets {supported}",
+        "weighted": f"weighted share of nuggets {supported} (vital 1, okay 0.5)",
+    }[kind]
+    return ScoreMeaning(what, gains=False, scale=None if kind == "weighted" else (0, 1), cut=0, strict=True)
+
+
+#: what each nugget score means (`_meaning`), by set name
+NUGGET_MEANINGS: dict[str, ScoreMeaning] = {f"nuggets-{score}": _meaning(score) for score in NUGGET_SCORES}
 TopK = int | None | Literal["recorded"]
 
 
@@ -110,6 +129,7 @@ def _nugget_sets(
             scores=result.qrels(score),
             exclusions=_for_score(result.exclusions, score),
             details={"score": score, **details},
+            meaning=NUGGET_MEANINGS[f"nuggets-{score}"],
         )
     return out
 

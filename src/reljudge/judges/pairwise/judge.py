@@ -32,6 +32,7 @@ from reljudge.judges.call_records import answer_provenance, key, skipped_record,
 from reljudge.judges.context import JudgeContext
 from reljudge.judges.items import passage_problem, topic_problem
 from reljudge.judges.option_checks import check_choice, check_output, resolve_prompt
+from reljudge.judges.pairwise.preferences import WIN_COUNTS
 from reljudge.judges.pairwise.sampler import sampler_pair_bound
 from reljudge.judges.reading import Parser, clip
 from reljudge.judges.registry import register
@@ -39,7 +40,7 @@ from reljudge.judges.token_count import prompt_tokens
 from reljudge.records import Judgment
 
 if TYPE_CHECKING:
-    from reljudge.aggregation.score_sets import AggregatedScores
+    from reljudge.aggregation.score_sets import AggregatedScores, ScoreMeaning
     from reljudge.judges.reading import Answer
     from reljudge.prompts import PromptTemplate
 
@@ -291,6 +292,11 @@ class PairwiseJudge(Judge):
     def claims_name(cls, name: str) -> bool:
         """``pairwise`` and its alias ``preferences`` name this method's win counts."""
         return name in PAIRWISE_NAMES or super().claims_name(name)
+
+    @classmethod
+    def score_meaning(cls, set_name: str) -> ScoreMeaning | None:
+        """Win counts (`WIN_COUNTS`): not gains, relevant when a document won a comparison."""
+        return WIN_COUNTS if set_name == cls.name or cls.claims_name(set_name) else None
 
     @classmethod
     def scores_for(cls, name: str, records: Sequence[Any], **options: Any) -> AggregatedScores:

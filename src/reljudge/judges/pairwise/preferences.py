@@ -27,9 +27,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from reljudge.aggregation.exclusions import Exclusions, collect
+from reljudge.aggregation.score_sets import ScoreMeaning
 from reljudge.records import Judgment
 
 PREFER_A, PREFER_B, TIE = 1, 2, 0
+#: what win counts mean: a count that grows with the pool (0-42 on the published DL21 file), not a
+#: grade, so never gains; a document is relevant when it won at least one comparison
+WIN_COUNTS = ScoreMeaning(
+    "win counts: comparisons won in the pool, not a grade", gains=False, cut=0, strict=True
+)
 TiePolicy = Literal["none", "half", "shorter"]
 TIE_POLICIES: tuple[str, ...] = ("none", "half", "shorter")
 OneSided = Literal["fail", "use-other"]

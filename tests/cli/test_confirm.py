@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from _cli import judge
 from reljudge.run.estimate import CONFIRM_PAIRWISE_CALLS, confirmation_reason
 from reljudge.testing import MockLLMServer
 
@@ -136,18 +137,12 @@ def test_what_asks():
 def test_a_large_all_pairs_pool_is_flagged_in_the_estimate(tmp_path):
     import json
 
-    from typer.testing import CliRunner
-
-    from reljudge.cli import app
-
     argv = ["run", "--method", "pairwise", "--model", "ollama/llama3.2", "--dataset", "dl19-sample"]
-    result = CliRunner().invoke(app, [*argv, "--dry-run", "--json", "--out", str(tmp_path / "r")])
+    result = judge(*argv, "--dry-run", "--json", "--out", str(tmp_path / "r"))
     est = json.loads(result.output)["estimate"]
     assert est["all_pairs"] is True and est["calls"] > CONFIRM_PAIRWISE_CALLS
     assert "pairwise with all pairs" in confirmation_reason(est)
-    result = CliRunner().invoke(
-        app, [*argv, "-o", "pairs=sampler", "--dry-run", "--json", "--out", str(tmp_path / "r")]
-    )
+    result = judge(*argv, "-o", "pairs=sampler", "--dry-run", "--json", "--out", str(tmp_path / "r"))
     assert json.loads(result.output)["estimate"]["all_pairs"] is False
 
 

@@ -200,7 +200,8 @@ def test_a_cap_needs_a_known_price(server, tmp_path):
         "1",
         env=ENV,
     )
-    assert result.returncode == 2 and result.stderr.startswith("error: "), result.output  # an InputError
+    # an InputError: main prints its line last, exit 2
+    assert result.returncode == 2 and result.stderr.splitlines()[-1].startswith("error: "), result.output
     assert "--max-cost needs the price" in result.stderr
     assert server.calls == 0 and not (tmp_path / "run").exists()
 

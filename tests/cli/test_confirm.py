@@ -23,6 +23,7 @@ QUESTION = b"Proceed? [y/N]"
 def judge_on_a_terminal(args: list[str], answer: bytes | None) -> tuple[int, bytes]:
     """Run ``judge ARGS`` with a pseudo-terminal as stdin and stderr; when the question appears,
     type ``answer``. Returns (exit code, everything the terminal showed)."""
+    # a real process: what is tested is a terminal (the question asked on it, the answer typed)
     master, slave = os.openpty()
     env = {**os.environ, "PYTHONPATH": SRC, "OPENAI_API_KEY": "sk-test", "RELJUDGE_TEST_KEY": "sk-test"}
     proc = subprocess.Popen(
@@ -112,6 +113,7 @@ def test_a_resumed_run_does_not_ask_again(server, tmp_path):
 
 @pytest.mark.slow
 def test_not_on_a_terminal_it_proceeds_without_asking(server, tmp_path):
+    # a real process: what is tested is its standard input not being a terminal
     env = {**os.environ, "PYTHONPATH": SRC, "OPENAI_API_KEY": "sk-test"}
     done = subprocess.run(
         [sys.executable, "-m", "reljudge", *run_args(server, tmp_path / "r", "--confirm-above", "0")],

@@ -283,6 +283,7 @@ sampling: {{topics: 1, per_grade: 2}}
     return cfg
 
 
+@pytest.mark.slow  # a whole sweep (plan, estimate, 2 cells, analysis): about 1.1 s with warm imports
 def test_sweep_without_matplotlib_writes_the_analysis_and_says_so(tmp_path, monkeypatch):
     with MockLLMServer() as srv:
         cfg = _tiny_sweep(tmp_path, srv.openai_url)

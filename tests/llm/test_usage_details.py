@@ -32,7 +32,11 @@ async def ask(srv: MockLLMServer, model: str = "openai/gpt-4o-mini"):
         return await client.chat(MSGS)
 
 
-@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "litellm/openai/gpt-4o-mini"])
+@pytest.mark.parametrize(
+    "model",
+    # the litellm route imports litellm (about 3 s), which only slow tests do otherwise
+    ["openai/gpt-4o-mini", pytest.param("litellm/openai/gpt-4o-mini", marks=pytest.mark.slow)],
+)
 async def test_cached_and_reasoning_tokens_are_recorded_and_priced(model):
     with MockLLMServer(responders.usage_details(None, responders.fixed("##final score: 2"))) as srv:
         res = await ask(srv, model)

@@ -58,6 +58,7 @@ def test_listing_order_never_changes_an_agreement_measure(data):
         assert _same(m(*as_dicts), m(*listed)), m.name
 
 
+@pytest.mark.slow  # 200 examples of four measures: 0.8-1.1 s
 @settings(max_examples=200, deadline=None)
 @given(tied_values)
 def test_a_ranking_agrees_fully_with_itself_even_with_ties(values):

@@ -1,6 +1,7 @@
 """One way for tests to run the ``judge`` command line: in this process, through
 `reljudge.cli.main` (the real entry point, with its ``error: ...`` lines and exit codes), under
-click's test runner. About a second faster per call than a new interpreter.
+click's test runner. About a second faster per call than a new interpreter. And one way to read
+back the records a command wrote (`records`, `cell_records`).
 
 A test needs a real process only where a signal, a lock held by another process, a terminal, a
 missing module or the interpreter's own start is what it tests; those use `subprocess` directly.
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from typer.testing import CliRunner
+
+from reljudge.io.judgments import read_judgments
+from reljudge.records import Judgment
 
 
 @dataclass(frozen=True)
@@ -57,3 +61,17 @@ def judge(
             os.chdir(before)
         stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
     return Ran(["judge", *argv], code, stdout, stderr)
+
+
+def records(run_dir: str | os.PathLike[str]) -> list[Judgment]:
+    """Every record in a run directory's ``judgments.jsonl``, in file order, a key's earlier
+    records kept (so that a test can count what was sent twice)."""
+    return read_judgments(Path(run_dir) / "judgments.jsonl")
+
+
+def cell_records(sweep_out: str | os.PathLike[str]) -> list[Judgment]:
+    """Every record of every cell of a sweep's output directory (`records` of each
+    ``cells/**/judgments.jsonl``, in path order); none before a cell has started."""
+    return [
+        r for path in sorted(Path(sweep_out).glob("cells/**/judgments.jsonl")) for r in read_judgments(path)
+    ]

@@ -1,5 +1,6 @@
-"""Support for the reliability tests: a synthetic dataset of any size, the `judge` CLI in a
-subprocess, and a way to tell which item a mock-server request was about."""
+"""Support for the reliability tests: a synthetic dataset of any size, the environment of a
+`judge` command run in-process (`sandbox`, for `_cli.judge`) or in a subprocess (`env`, `cli`), and
+a way to tell which item a mock-server request was about."""
 
 from __future__ import annotations
 
@@ -86,11 +87,12 @@ def run_args(base_url: str, out: Path, data: Dataset, *extra: str, method: str =
     ]
 
 
-def env(tmp: Path, **more: str) -> dict[str, str]:
-    """The environment of a CLI subprocess: a fake key, a private cache and home."""
-    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+def sandbox(tmp: Path, **more: str) -> dict[str, str | None]:
+    """What a reliability test changes in the environment of a `judge` command, as an overlay for
+    `_cli.judge`: every ``*_API_KEY`` variable removed (None), a fake key, a private cache and home."""
+    unset: dict[str, str | None] = {k: None for k in os.environ if k.endswith("_API_KEY")}
     return {
-        **base,
+        **unset,
         "OPENAI_API_KEY": SECRET,
         "RELJUDGE_CACHE": str(tmp / "default-cache.sqlite"),
         "XDG_CACHE_HOME": str(tmp / "xdg-cache"),
@@ -98,7 +100,16 @@ def env(tmp: Path, **more: str) -> dict[str, str]:
     }
 
 
+def env(tmp: Path, **more: str) -> dict[str, str]:
+    """The environment of a CLI subprocess: this one with `sandbox` laid over it."""
+    overlay = sandbox(tmp, **more)
+    base = {k: v for k, v in os.environ.items() if k not in overlay}
+    return {**base, **{k: v for k, v in overlay.items() if v is not None}}
+
+
 def cli(args: Sequence[str], tmp: Path, timeout: float = 300, **more: str) -> subprocess.CompletedProcess:
+    """`judge ARGS` in a new interpreter, in ``tmp``, in the `sandbox` environment."""
+    # a real process: for what the interpreter's own start does (in-process runs: `_cli.judge`)
     return subprocess.run(
         judge_cmd(*args), env=env(tmp, **more), capture_output=True, text=True, timeout=timeout, cwd=tmp
     )

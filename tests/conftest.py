@@ -3,6 +3,7 @@ and are skipped, with the reason, on a machine that does not have it."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -49,6 +50,27 @@ def pytest_collection_modifyitems(config, items):
     # the README read-through is the longest chain of tests (each block may use what an earlier
     # one wrote): first in the queue, so that one worker starts it at once and keeps it
     items.sort(key=lambda item: item.path.name != "test_readme.py")
+
+
+#: third-party libraries that take 0.5-1.5 s to import and that many tests use. A run that
+#: measures its tests (an xdist worker, ``--check-slow-marks``) imports them before the first
+#: test, so that the test that happens to use one first is not charged with the import (and
+#: listed below as slow while it takes 0.01-0.3 s); a run of a few tests by hand does not pay
+WARM_IMPORTS = ("scipy.stats", "openai", "matplotlib")
+
+
+def pytest_collection_finish(session):
+    config = session.config
+    if not session.items or not (hasattr(config, "workerinput") or config.getoption("--check-slow-marks")):
+        return
+    for name in WARM_IMPORTS:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # an optional extra that is not installed
+            continue
+        if name == "matplotlib":
+            module.use("Agg")  # as `reljudge.io.figures` does, before pyplot
+            importlib.import_module("matplotlib.pyplot")
 
 
 _durations: dict[str, float] = {}

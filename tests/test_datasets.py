@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from _cli import judge
 from reljudge import load_dataset
 from reljudge.datasets import DATA_DIR_ENV, KNOWN_DATASETS, bundled_path, list_datasets
 from reljudge.errors import InputError
@@ -170,21 +171,18 @@ def test_grade_counts_of_a_directory_dataset(tmp_path: Path) -> None:
 
 
 def test_datasets_grades_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from reljudge.cli import app
 
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "nowhere"))
     monkeypatch.chdir(tmp_path)
     qrels = read_qrels(bundled_path() / "qrels.txt")
     expected = {g: sum(1 for docs in qrels.values() for v in docs.values() if v == g) for g in range(4)}
-    res = CliRunner().invoke(app, ["datasets", "--grades", "--json"])
-    assert res.exit_code == 0, res.output
+    res = judge("datasets", "--grades", "--json")
+    assert res.returncode == 0, res.output
     entry = {e["name"]: e for e in json.loads(res.stdout)}["dl19-sample"]
     assert entry["judged_topics"] == len(qrels)
     assert {g["grade"]: g["count"] for g in entry["per_grade"]} == expected
     assert entry["per_grade"][3]["label"] == "perfectly relevant"
-    table = CliRunner().invoke(app, ["datasets", "--grades"]).stdout
+    table = judge("datasets", "--grades").stdout
     assert "| dl19-sample | 5 | " + " | ".join(f"{expected[g]:,}" for g in range(4)) in table
 
 

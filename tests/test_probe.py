@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-import _cli
+from _cli import judge
 from _reliability import MODEL, SECRET, make_dataset
 from reljudge.probe import (
     INSTRUCTION,
@@ -19,6 +19,8 @@ from reljudge.probe import (
 )
 from reljudge.testing import MockLLMServer, MockReply
 
+ENV = {"OPENAI_API_KEY": SECRET}
+
 
 def gullible(req) -> MockReply:
     """A judge that believes a passage's claim of relevance, and otherwise labels by docid."""
@@ -27,11 +29,6 @@ def gullible(req) -> MockReply:
         return MockReply(text="1")
     k = int(re.findall(r"docref d\d+-(\d+)", passage)[-1])
     return MockReply(text=str(k % 2))
-
-
-def invoke(*argv: str):
-    ran = _cli.judge(*list(argv), env={"OPENAI_API_KEY": SECRET})
-    return ran.returncode, ran.output
 
 
 def test_perturbations_keep_the_passage_and_add_the_attack():
@@ -58,11 +55,11 @@ def test_probe_counts_the_flips_of_a_gullible_judge(tmp_path):
     data = make_dataset(tmp_path / "data", 4, 10)
     report_path = tmp_path / "probe.json"
     with MockLLMServer(gullible) as srv:
-        code, output = invoke(
+        result = judge(
             "probe", "--method", "binary", "--model", MODEL, "--base-url", srv.openai_url,
             "--topics", str(data.topics), "--qrels", str(data.qrels), "--corpus", str(data.corpus),
             "--sample", "20", "--seed", "3", "--no-cache", "--output", str(report_path),
-            "--max-flip-rate", "0.2",
+            "--max-flip-rate", "0.2", env=ENV,
         )  # fmt: skip
         assert srv.calls == 20 * 4  # original + 3 perturbations
     report = json.loads(report_path.read_text())
@@ -77,31 +74,31 @@ def test_probe_counts_the_flips_of_a_gullible_judge(tmp_path):
     assert all(r["compared"] == 20 and r["failed"] == 0 for r in results.values())
     assert all(it["relevance-claim"]["raw"] == "1" for it in items)
     # the flip share of the claim is above --max-flip-rate 0.2: exit 1, with the table printed
-    assert code == 1, output
-    assert "relevance-claim" in output and f"{zeros} ({zeros / 20:.0%})" in output
+    assert result.returncode == 1, result.output
+    assert "relevance-claim" in result.output and f"{zeros} ({zeros / 20:.0%})" in result.output
 
 
 def test_probe_on_the_bundled_sample_with_umbrela(tmp_path):
     with MockLLMServer() as srv:
-        code, output = invoke(
+        ran = judge(
             "probe", "--method", "umbrela", "--model", MODEL, "--base-url", srv.openai_url,
             "--dataset", "dl19-sample", "--sample", "8", "--perturbation", "instruction",
-            "--cache", str(tmp_path / "c.sqlite"), "--json",
+            "--cache", str(tmp_path / "c.sqlite"), "--json", env=ENV,
         )  # fmt: skip
-        assert code == 0, output
+        assert ran.returncode == 0, ran.output
         assert srv.calls == 16
-        report = json.loads(output)
+        report = json.loads(ran.output)
         (result,) = report["results"]
         assert result["name"] == "instruction" and result["compared"] + result["failed"] == 8
         assert "items" not in report
         # the originals now come from the cache
         srv.reset()
-        code, _ = invoke(
+        ran = judge(
             "probe", "--method", "umbrela", "--model", MODEL, "--base-url", srv.openai_url,
             "--dataset", "dl19-sample", "--sample", "8", "--perturbation", "relevance-claim",
-            "--cache", str(tmp_path / "c.sqlite"),
+            "--cache", str(tmp_path / "c.sqlite"), env=ENV,
         )  # fmt: skip
-        assert code == 0 and srv.calls == 8
+        assert ran.returncode == 0 and srv.calls == 8
 
 
 @pytest.mark.parametrize(
@@ -112,8 +109,8 @@ def test_probe_on_the_bundled_sample_with_umbrela(tmp_path):
     ],
 )
 def test_probe_refuses_what_it_cannot_do(tmp_path, extra, message):
-    code, output = invoke(
+    result = judge(
         "probe", "--model", MODEL, "--base-url", "http://127.0.0.1:9/v1", "--dataset", "dl19-sample",
-        "--no-cache", *extra,
+        "--no-cache", *extra, env=ENV,
     )  # fmt: skip
-    assert code == 2 and message in output, output
+    assert result.returncode == 2 and message in result.output, result.output

@@ -7,9 +7,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+from _cli import judge
 from reljudge.io.judgments import BareRecord, read_judgments
 from reljudge.io.qrels_formats import to_qrels
 from reljudge.io.trec import read_qrels
@@ -136,8 +135,8 @@ def test_run_qrels_equal_the_list_based_derivation(tmp_path):
         srv.responder = flaky
         env = {"OPENAI_API_KEY": "sk-test-not-a-key"}
         for extra in (["--limit", "30"], ["--limit", "60", "--retry-failed"]):
-            result = CliRunner().invoke(app, [*common, "--base-url", srv.openai_url, *extra], env=env)
-            assert result.exit_code == 0, result.output
+            result = judge(*common, "--base-url", srv.openai_url, *extra, env=env)
+            assert result.returncode == 0, result.output
             broken["on"] = False
     records = read_judgments(out / "judgments.jsonl")
     assert len(records) > 60  # some keys judged twice: the failures retried

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from _cli import judge
 from reljudge.run.estimate import CONFIRM_PAIRWISE_CALLS, confirmation_reason
 from reljudge.testing import MockLLMServer
 
@@ -22,6 +23,7 @@ QUESTION = b"Proceed? [y/N]"
 def judge_on_a_terminal(args: list[str], answer: bytes | None) -> tuple[int, bytes]:
     """Run ``judge ARGS`` with a pseudo-terminal as stdin and stderr; when the question appears,
     type ``answer``. Returns (exit code, everything the terminal showed)."""
+    # a real process: what is tested is a terminal (the question asked on it, the answer typed)
     master, slave = os.openpty()
     env = {**os.environ, "PYTHONPATH": SRC, "OPENAI_API_KEY": "sk-test", "RELJUDGE_TEST_KEY": "sk-test"}
     proc = subprocess.Popen(
@@ -111,6 +113,7 @@ def test_a_resumed_run_does_not_ask_again(server, tmp_path):
 
 @pytest.mark.slow
 def test_not_on_a_terminal_it_proceeds_without_asking(server, tmp_path):
+    # a real process: what is tested is its standard input not being a terminal
     env = {**os.environ, "PYTHONPATH": SRC, "OPENAI_API_KEY": "sk-test"}
     done = subprocess.run(
         [sys.executable, "-m", "reljudge", *run_args(server, tmp_path / "r", "--confirm-above", "0")],
@@ -136,18 +139,12 @@ def test_what_asks():
 def test_a_large_all_pairs_pool_is_flagged_in_the_estimate(tmp_path):
     import json
 
-    from typer.testing import CliRunner
-
-    from reljudge.cli import app
-
     argv = ["run", "--method", "pairwise", "--model", "ollama/llama3.2", "--dataset", "dl19-sample"]
-    result = CliRunner().invoke(app, [*argv, "--dry-run", "--json", "--out", str(tmp_path / "r")])
+    result = judge(*argv, "--dry-run", "--json", "--out", str(tmp_path / "r"))
     est = json.loads(result.output)["estimate"]
     assert est["all_pairs"] is True and est["calls"] > CONFIRM_PAIRWISE_CALLS
     assert "pairwise with all pairs" in confirmation_reason(est)
-    result = CliRunner().invoke(
-        app, [*argv, "-o", "pairs=sampler", "--dry-run", "--json", "--out", str(tmp_path / "r")]
-    )
+    result = judge(*argv, "-o", "pairs=sampler", "--dry-run", "--json", "--out", str(tmp_path / "r"))
     assert json.loads(result.output)["estimate"]["all_pairs"] is False
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from _cli import judge
 from reljudge.cli import app
 from reljudge.cli.deferred import DeferredCommand
 
@@ -77,19 +78,15 @@ def test_sweep_dry_run_json_is_the_estimate():
     import json
     from pathlib import Path
 
-    from typer.testing import CliRunner
-
     example = Path(__file__).resolve().parents[2] / "examples" / "sweep-sample.yaml"
-    result = CliRunner().invoke(app, ["sweep", str(example), "--dry-run", "--json"])
-    assert result.exit_code == 0, result.output
+    result = judge("sweep", str(example), "--dry-run", "--json")
+    assert result.returncode == 0, result.output
     data = json.loads(result.stdout)
     assert data["cells"] == 6 and data["calls"] > 0 and "per_model" in data
 
 
 def test_analysis_json_is_the_file_it_writes(tmp_path):
     import json
-
-    from typer.testing import CliRunner
 
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("".join(f"q{i} 0 d{j} {(3 - j) % 4}\n" for i in range(4) for j in range(6)))
@@ -111,6 +108,6 @@ def test_analysis_json_is_the_file_it_writes(tmp_path):
         "--out",
         str(out),
     ]
-    result = CliRunner().invoke(app, argv)
-    assert result.exit_code == 0, result.output
+    result = judge(*argv)
+    assert result.returncode == 0, result.output
     assert json.loads(result.stdout) == json.loads(next(out.glob("*.json")).read_text())

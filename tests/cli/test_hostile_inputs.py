@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import _cli
+from _cli import judge
 from _reliability import MODEL, SECRET, cli, make_dataset
 from reljudge.errors import EXIT_BAD_INPUT
+
+ENV = {"OPENAI_API_KEY": SECRET}
 
 DEAD_URL = "http://127.0.0.1:9/v1"  # nothing listens: a call would fail, not hang
 
@@ -88,12 +90,6 @@ def _argv(data, tmp: Path, which: str, bad: Path) -> list[str]:
     return [*argv, *extra, "--output", str(tmp / "out"), "--cache", str(tmp / "cache.sqlite")]
 
 
-def _invoke(argv: list[str]) -> tuple[int, str]:
-    """`judge` in-process, with `main()`'s handling of InputError (exit 2, one line)."""
-    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": SECRET})
-    return ran.returncode, ran.output
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_bad_file_is_exit_2_with_file_line_and_no_output(data, tmp_path, case):
     name, which, content, line, fragment = case
@@ -101,12 +97,12 @@ def test_bad_file_is_exit_2_with_file_line_and_no_output(data, tmp_path, case):
     bad = tmp_path / f"bad-{name}{suffix}"
     bad.write_bytes(content)
     before = set(os.listdir(tmp_path))
-    code, output = _invoke(_argv(data, tmp_path, which, bad))
-    assert code == EXIT_BAD_INPUT, output
+    result = judge(*_argv(data, tmp_path, which, bad), env=ENV)
+    assert result.returncode == EXIT_BAD_INPUT, result.output
     where = f"{bad}:{line}: " if line is not None else f"{bad}: "
-    assert output.startswith(f"error: {where}"), output
-    assert fragment in output, output
-    assert "\n" not in output.strip()  # one line, no traceback
+    assert result.output.startswith(f"error: {where}"), result.output
+    assert fragment in result.output, result.output
+    assert "\n" not in result.output.strip()  # one line, no traceback
     assert set(os.listdir(tmp_path)) == before, "a bad input left a file behind"
 
 
@@ -122,8 +118,11 @@ def test_the_real_command_exits_2_on_a_bad_run_file(data, tmp_path):
 
 def test_a_missing_input_file_is_exit_2(data, tmp_path):
     argv = _argv(data, tmp_path, "qrels", tmp_path / "nope.txt")
-    code, output = _invoke(argv)
-    assert code == EXIT_BAD_INPUT and output == f"error: {tmp_path / 'nope.txt'}: file not found\n"
+    result = judge(*argv, env=ENV)
+    assert (
+        result.returncode == EXIT_BAD_INPUT
+        and result.output == f"error: {tmp_path / 'nope.txt'}: file not found\n"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -135,13 +134,15 @@ def test_a_damaged_judgments_file_in_the_run_directory_is_exit_2(data, tmp_path)
     with MockLLMServer() as srv:
         argv = _argv(data, tmp_path, "none", tmp_path / "unused")
         argv[argv.index(DEAD_URL)] = srv.openai_url
-        code, output = _invoke(argv)
-        assert code == 0, output
+        result = judge(*argv, env=ENV)
+        assert result.returncode == 0, result.output
         path = tmp_path / "out" / "judgments.jsonl"
         lines = path.read_text().splitlines(keepends=True)
         lines[3] = lines[3][:20] + "\n"
         path.write_text("".join(lines))
         srv.reset()
-        code, output = _invoke(argv)
-        assert code == EXIT_BAD_INPUT and output.startswith(f"error: {path}:4: not valid JSON"), output
+        result = judge(*argv, env=ENV)
+        assert result.returncode == EXIT_BAD_INPUT and result.output.startswith(
+            f"error: {path}:4: not valid JSON"
+        ), result.output
         assert srv.calls == 0

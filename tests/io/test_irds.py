@@ -7,9 +7,8 @@ import socket
 import threading
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+from _cli import judge
 from reljudge.datasets import load_dataset
 from reljudge.errors import InputError
 from reljudge.io.irds import grade_scale
@@ -82,8 +81,8 @@ def test_judge_run_on_irds_dataset(tiny, tmp_path):
     with MockLLMServer() as srv:
         argv = ["run", "--method", "umbrela", "--model", "openai/mock", "--base-url", srv.openai_url]
         argv += ["--dataset", f"irds:{tiny}", "--no-cache", "--output", str(out)]
-        result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
-        assert result.exit_code == 0, result.output
+        result = judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+        assert result.returncode == 0, result.output
         records = read_judgments(out)
         assert sorted((r.qid, r.docid) for r in records) == [
             ("q1", "d1"),
@@ -94,8 +93,8 @@ def test_judge_run_on_irds_dataset(tiny, tmp_path):
         assert all(r.status == "ok" for r in records)
         # the passage text reached the model: the prompts the server saw hold it
         assert any("pizza napoletana is great" in str(req.body) for req in srv.requests)
-        again = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
-        assert again.exit_code == 0 and "0 calls" in again.output
+        again = judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+        assert again.returncode == 0 and "0 calls" in again.output
 
 
 @pytest.fixture()
@@ -141,10 +140,11 @@ def test_missing_cache_is_a_clear_error_without_network(listener, tmp_path, monk
         load_dataset(f"irds:{name}")
     message = str(err.value)
     assert "not in the ir_datasets cache" in message and url in message
-    result = CliRunner().invoke(
-        app, ["run", "--method", "binary", "--model", "openai/x", "--dataset", f"irds:{name}", "--dry-run"]
+    result = judge(
+        "run", "--method", "binary", "--model", "openai/x", "--dataset", f"irds:{name}", "--dry-run"
     )
-    assert isinstance(result.exception, InputError)
+    # an InputError: main prints its line last, exit 2
+    assert result.returncode == 2 and result.stderr.splitlines()[-1].startswith("error: "), result.output
     assert accepted == []  # nothing connected to the "remote" server
     # the download classes are restored afterwards
     assert RequestsDownload.stream is not None and "stream" in vars(RequestsDownload)

@@ -113,6 +113,7 @@ def test_alias_bomb_is_an_input_error_with_bounded_memory(tmp_path, entry, bombs
 
 
 def _judge(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    # a real process: should the bomb go off, it exhausts that process's memory, not the test run's
     return subprocess.run(
         [sys.executable, "-m", "reljudge", *args], cwd=cwd, capture_output=True, text=True, timeout=300
     )

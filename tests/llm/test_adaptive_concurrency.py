@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from _cli import judge
 from reljudge.llm.adaptive import AdaptiveConcurrency, AdaptiveGate, rate_headers
 from reljudge.llm.client import LLMClient
 from reljudge.llm.types import ClientConfig
@@ -182,13 +183,8 @@ def test_a_waiter_cancelled_after_its_turn_was_skipped_leaves_the_gate_sound():
 
 
 def test_a_bad_concurrency_on_the_command_line_is_an_input_error(tmp_path):
-    import os
-    import subprocess
-    import sys
-
-    args = [sys.executable, "-m", "reljudge", "run", "--method", "umbrela", "--model", "openai/m",
-            "--dataset", "dl19-sample", "--concurrency", "fixed:0", "--out", str(tmp_path / "r")]  # fmt: skip
-    done = subprocess.run(args, capture_output=True, text=True, env=os.environ, timeout=300)
+    done = judge("run", "--method", "umbrela", "--model", "openai/m", "--dataset", "dl19-sample",
+                 "--concurrency", "fixed:0", "--out", str(tmp_path / "r"))  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "--concurrency must be N or fixed:N" in done.stderr and "Traceback" not in done.stderr
 

@@ -39,8 +39,6 @@ def fill(path, n: int = 300) -> None:
             cache.put(f"k{i}", "openai", "gpt-4o-mini", {"text": "x" * 500, "status": "ok"})
 
 
-
-
 @pytest.fixture
 def server():
     with MockLLMServer(responders.fixed("1")) as srv:
@@ -155,13 +153,18 @@ def test_cache_clear_still_clears_a_good_cache(tmp_path):
 
 @pytest.mark.slow
 def test_a_run_goes_on_with_a_damaged_cache(tmp_path):
-    from _reliability import cli, make_dataset, run_args
+    from _cli import judge
+    from _reliability import make_dataset, run_args, sandbox
 
     data = make_dataset(tmp_path / "data", 1, 3)
     cache = tmp_path / "cache.sqlite"
     cache.write_bytes(b"not sqlite " * 500)
     with MockLLMServer() as srv:
-        proc = cli(run_args(srv.openai_url, tmp_path / "out", data, "--cache", str(cache)), tmp_path)
+        proc = judge(
+            *run_args(srv.openai_url, tmp_path / "out", data, "--cache", str(cache)),
+            cwd=tmp_path,
+            env=sandbox(tmp_path),
+        )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr and "sqlite3" not in proc.stderr
     lines = (tmp_path / "out" / "judgments.jsonl").read_text().splitlines()

@@ -9,8 +9,9 @@ import threading
 
 import pytest
 
+from _cli import judge
 from _reliability import SECRET as RUN_SECRET
-from _reliability import cli, make_dataset, run_args
+from _reliability import make_dataset, run_args, sandbox
 from reljudge.llm import ChatResult, ClientConfig, LLMClient, ProviderAbort, ResolvedModel, resolve_model
 from reljudge.testing import MockLLMServer, MockReply, PerPrompt, responders
 
@@ -270,12 +271,11 @@ def test_a_typo_in_the_backend_prefix_is_refused():
         assert resolve_model(named) == ResolvedModel(backend, name, named)
 
 
-@pytest.mark.slow
 def test_judge_run_refuses_a_typo_in_the_backend_prefix(tmp_path):
     data = make_dataset(tmp_path / "data", 1, 2)
     args = run_args("http://127.0.0.1:9", tmp_path / "out", data)
     args[args.index("--model") + 1] = "ollam/llama3.2"
-    proc = cli(args, tmp_path)
+    proc = judge(*args, cwd=tmp_path, env=sandbox(tmp_path))
     assert proc.returncode == 2 and "did you mean 'ollama'" in proc.stderr
     assert not (tmp_path / "out").exists()
 
@@ -283,13 +283,12 @@ def test_judge_run_refuses_a_typo_in_the_backend_prefix(tmp_path):
 # --- end to end ------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_judge_run_stops_after_one_request_on_401(tmp_path):
     """The runner stops the job with the provider's message (interface agreed with the runner)."""
     data = make_dataset(tmp_path / "data", 3, 5)
     message = "Incorrect API key provided: mock-key-check"
     with MockLLMServer(MockReply(status=401, error=message)) as srv:
-        proc = cli(run_args(srv.openai_url, tmp_path / "out", data), tmp_path)
+        proc = judge(*run_args(srv.openai_url, tmp_path / "out", data), cwd=tmp_path, env=sandbox(tmp_path))
         calls = srv.calls
     assert proc.returncode != 0
     assert calls == 1
@@ -297,12 +296,13 @@ def test_judge_run_stops_after_one_request_on_401(tmp_path):
     assert RUN_SECRET not in proc.stdout + proc.stderr
 
 
-@pytest.mark.slow
 def test_an_aborted_run_writes_and_prints_no_key(tmp_path):
     data = make_dataset(tmp_path / "data", 2, 4)
     with MockLLMServer(MockReply(status=401, error=f"Incorrect API key provided: {RUN_SECRET}")) as srv:
-        proc = cli(
-            run_args(srv.openai_url, tmp_path / "out", data, "--cache", str(tmp_path / "c.sqlite")), tmp_path
+        proc = judge(
+            *run_args(srv.openai_url, tmp_path / "out", data, "--cache", str(tmp_path / "c.sqlite")),
+            cwd=tmp_path,
+            env=sandbox(tmp_path),
         )
         calls = srv.calls
     output = proc.stdout + proc.stderr

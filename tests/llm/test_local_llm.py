@@ -11,9 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+from _cli import judge
 from reljudge.io.judgments import read_judgments
 
 URL = os.environ.get("RELJUDGE_LOCAL_LLM_URL")
@@ -49,8 +48,7 @@ def run(tmp_path: Path, out: str, *args: str) -> str:
         "1",
         *args,
     ]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "local"})
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    result = judge(*argv, env={"OPENAI_API_KEY": "local"})
     return result.output
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from _cli import judge
 from reljudge.errors import InputError
 from reljudge.llm import price_map
 from reljudge.llm.price_map import Price, PriceMap, parse_map, read_map
@@ -84,19 +85,16 @@ def test_a_user_entry_overrides_the_map_field_by_field(tmp_path):
 
 
 def test_a_partial_entry_for_an_unlisted_model_is_refused_before_the_run(tmp_path):
-    from typer.testing import CliRunner
-
-    from reljudge.cli import app
 
     prices = tmp_path / "prices.yaml"
     prices.write_text("mystery-7b: {input: 1}\n")
-    result = CliRunner().invoke(
-        app,
-        ["run", "--method", "umbrela", "--model", "mystery-7b", "--dataset", "dl19-sample", "--limit", "2"]
-        + ["--prices", str(prices), "--dry-run", "--out", str(tmp_path / "run")],
-    )
-    assert isinstance(result.exception, InputError)  # exit code 2 through `reljudge.cli.main`
-    assert "needs both input and output" in str(result.exception) and not (tmp_path / "run").exists()
+    result = judge(
+        "run", "--method", "umbrela", "--model", "mystery-7b", "--dataset", "dl19-sample", "--limit", "2",
+        "--prices", str(prices), "--dry-run", "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    # an InputError: main prints its line last, exit 2
+    assert result.returncode == 2 and result.stderr.splitlines()[-1].startswith("error: "), result.output
+    assert "needs both input and output" in result.stderr and not (tmp_path / "run").exists()
 
 
 def test_batch_cost_uses_the_batch_prices_and_falls_back_to_the_synchronous_ones():
@@ -187,16 +185,13 @@ def test_hostile_entries_are_skipped():
 
 
 def test_dry_run_shows_the_batch_cost_and_where_the_price_came_from(tmp_path):
-    from typer.testing import CliRunner
-
-    from reljudge.cli import app
 
     args = ["run", "--method", "umbrela", "--model", "gpt-4o", "--dataset", "dl19-sample", "--limit", "10"]
-    result = CliRunner().invoke(app, [*args, "--dry-run", "--out", str(tmp_path / "r")])
-    assert result.exit_code == 0, result.output
+    result = judge(*args, "--dry-run", "--out", str(tmp_path / "r"))
+    assert result.returncode == 0, result.output
     assert "synchronous" in result.output and "through the Batch API" in result.output
     assert "price: litellm 1.106" in result.output and "model cost map: gpt-4o (input $2.5" in result.output
-    result = CliRunner().invoke(app, [*args, "--dry-run", "--json", "--out", str(tmp_path / "r")])
+    result = judge(*args, "--dry-run", "--json", "--out", str(tmp_path / "r"))
     est = json.loads(result.output)["estimate"]
     assert est["cost_usd"] == est["cost_usd_sync"] and est["batch"] is False
     assert est["cost_usd_batch"] == pytest.approx(est["cost_usd_sync"] / 2)
@@ -204,16 +199,14 @@ def test_dry_run_shows_the_batch_cost_and_where_the_price_came_from(tmp_path):
 
 
 def test_the_manifest_says_where_the_price_came_from(tmp_path):
-    from typer.testing import CliRunner
 
-    from reljudge.cli import app
     from reljudge.testing import MockLLMServer
 
     with MockLLMServer(models=("gpt-4o-mini",)) as srv:
         argv = ["run", "--method", "umbrela", "--model", "openai/gpt-4o-mini", "--base-url", srv.openai_url]
         argv += ["--dataset", "dl19-sample", "--limit", "2", "--no-cache", "--out", str(tmp_path / "r")]
-        result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
-    assert result.exit_code == 0, result.output
+        result = judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+    assert result.returncode == 0, result.output
     price = json.loads((tmp_path / "r" / "manifest.json").read_text())["extra"]["price"]
     assert price["source"].startswith("litellm 1.106") and price["source"].endswith("map: gpt-4o-mini")
     assert price["known"] and price["input"] == 0.15 and price["batch_output"] == 0.3

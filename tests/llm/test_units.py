@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import subprocess
-import sys
 
 import pytest
 
+from _cli import judge
 from reljudge.errors import InputError
 from reljudge.llm import ClientConfig, Message, ResponseCache, load_prices, messages_sha256, resolve_model
 from reljudge.llm.backends.base import classify_status, normalise_base_url
@@ -175,41 +174,28 @@ def test_cache_is_safe_across_processes(tmp_path):
         assert cache.stats().entries == 0
 
 
-def _cli(*args: str, input: str | None = None):
-    from typer.testing import CliRunner
-
-    from reljudge.cli import app
-
-    return CliRunner().invoke(app, list(args), input=input)
-
-
 def test_cli_cache_stats_and_clear(tmp_path):
     path = tmp_path / "c.sqlite"
-    res = _cli("cache", "stats", "--cache", str(path), "--json")
-    assert res.exit_code == 0 and json.loads(res.stdout)["entries"] == 0 and not path.exists()
+    res = judge("cache", "stats", "--cache", str(path), "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)["entries"] == 0 and not path.exists()
     with ResponseCache(path) as cache:
         cache.put("a", "openai", "gpt-4o", {"text": "1"})
         cache.put("b", "openai", "gpt-4o", {"text": "2"})
         cache.put("c", "ollama", "llama3.2", {"text": "3"})
-    res = _cli("cache", "stats", "--cache", str(path))
-    assert res.exit_code == 0 and "entries: 3" in res.stdout and "openai/gpt-4o" in res.stdout
-    stats = json.loads(_cli("cache", "stats", "--cache", str(path), "--json").stdout)
+    res = judge("cache", "stats", "--cache", str(path))
+    assert res.returncode == 0 and "entries: 3" in res.stdout and "openai/gpt-4o" in res.stdout
+    stats = json.loads(judge("cache", "stats", "--cache", str(path), "--json").stdout)
     assert stats["by_model"] == {"openai/gpt-4o": 2, "ollama/llama3.2": 1} and stats["size_bytes"] > 0
-    res = _cli("cache", "clear", "--cache", str(path), input="n\n")
-    assert res.exit_code == 1 and "nothing deleted" in res.output
-    res = _cli("cache", "clear", "--cache", str(path), "--model", "ollama/llama3.2", "--yes")
-    assert res.exit_code == 0 and "deleted 1 entries" in res.stdout
-    res = _cli("cache", "clear", "--cache", str(path), "--yes")
-    assert res.exit_code == 0 and "deleted 2 entries" in res.stdout
+    res = judge("cache", "clear", "--cache", str(path), input="n\n")
+    assert res.returncode == 1 and "nothing deleted" in res.output
+    res = judge("cache", "clear", "--cache", str(path), "--model", "ollama/llama3.2", "--yes")
+    assert res.returncode == 0 and "deleted 1 entries" in res.stdout
+    res = judge("cache", "clear", "--cache", str(path), "--yes")
+    assert res.returncode == 0 and "deleted 2 entries" in res.stdout
 
 
 def test_cli_cache_rejects_a_non_cache_file(tmp_path):
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"this is not sqlite at all" * 100)
-    res = subprocess.run(
-        [sys.executable, "-m", "reljudge", "cache", "stats", "--cache", str(junk)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    res = judge("cache", "stats", "--cache", str(junk))
     assert res.returncode == 2 and "not a reljudge cache" in res.stderr

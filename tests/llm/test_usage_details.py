@@ -9,9 +9,8 @@ import math
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+from _cli import judge
 from reljudge.errors import EXIT_OK, InputError
 from reljudge.io.judgments import read_judgments
 from reljudge.llm import ClientConfig, LLMClient
@@ -33,7 +32,11 @@ async def ask(srv: MockLLMServer, model: str = "openai/gpt-4o-mini"):
         return await client.chat(MSGS)
 
 
-@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "litellm/openai/gpt-4o-mini"])
+@pytest.mark.parametrize(
+    "model",
+    # the litellm route imports litellm (about 3 s), which only slow tests do otherwise
+    ["openai/gpt-4o-mini", pytest.param("litellm/openai/gpt-4o-mini", marks=pytest.mark.slow)],
+)
 async def test_cached_and_reasoning_tokens_are_recorded_and_priced(model):
     with MockLLMServer(responders.usage_details(None, responders.fixed("##final score: 2"))) as srv:
         res = await ask(srv, model)
@@ -140,8 +143,8 @@ def test_a_run_records_and_reports_them(tmp_path: Path):
             "dl19-sample",
         ]
         argv += ["--method", "umbrela", "--output", str(out), "--no-cache", "--no-progress", "--limit", "6"]
-        result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
-    assert result.exit_code == EXIT_OK, result.output
+        result = judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+    assert result.returncode == EXIT_OK, result.output
     records = list(read_judgments(out / "judgments.jsonl"))
     assert len(records) == 6
     cached = sum(r.provenance.usage.cached_tokens for r in records)

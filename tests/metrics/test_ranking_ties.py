@@ -40,6 +40,7 @@ def _same(a: float, b: float) -> bool:
     return (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.slow  # 150 examples x 6 methods x 5 measures, each four ways: about 1.5-2 s
 @pytest.mark.filterwarnings("ignore::scipy.stats.ConstantInputWarning")  # NaN for a constant input
 @settings(max_examples=150, deadline=None)
 @given(two_rankings_and_a_permutation())
@@ -57,6 +58,7 @@ def test_listing_order_never_changes_an_agreement_measure(data):
         assert _same(m(*as_dicts), m(*listed)), m.name
 
 
+@pytest.mark.slow  # 200 examples of four measures: 0.8-1.1 s
 @settings(max_examples=200, deadline=None)
 @given(tied_values)
 def test_a_ranking_agrees_fully_with_itself_even_with_ties(values):

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+from _cli import judge
 from reljudge.metrics import registry
 from reljudge.metrics.agreement import paired_labels
 from reljudge.metrics.base import JudgeLabels, JudgmentMeasure, Outcome, RankingMeasure
@@ -24,8 +23,8 @@ SCORES = {"q1": {"a": 3, "b": 1, "c": 0, "d": 2}, "q2": {"e": 3, "f": 1, "g": 0}
 
 
 def _exact(labels: JudgeLabels) -> Outcome:
-    _, human, judge = paired_labels(labels.qrels, labels.scores, missing=labels.missing)
-    share = float((human == judge).mean()) if human.size else float("nan")
+    _, human, judged = paired_labels(labels.qrels, labels.scores, missing=labels.missing)
+    share = float((human == judged).mean()) if human.size else float("nan")
     return Outcome(
         share,
         {"exact": {"share": share, "pairs": int(human.size)}},
@@ -79,25 +78,22 @@ def files(tmp_path: Path) -> Path:
 
 
 def _evaluate(files: Path, out: Path) -> str:
-    result = CliRunner().invoke(
-        app,
-        [
-            "evaluate",
-            "--qrels",
-            str(files / "qrels.txt"),
-            "--judgments",
-            str(files / "umbrela.qrels"),
-            "--judgments",
-            str(files / "prefs.jsonl"),
-            "--runs",
-            str(files / "runs"),
-            "--bootstrap",
-            "20",
-            "--out",
-            str(out),
-        ],
+    result = judge(
+        "evaluate",
+        "--qrels",
+        str(files / "qrels.txt"),
+        "--judgments",
+        str(files / "umbrela.qrels"),
+        "--judgments",
+        str(files / "prefs.jsonl"),
+        "--runs",
+        str(files / "runs"),
+        "--bootstrap",
+        "20",
+        "--out",
+        str(out),
     )
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.output
     return result.output
 
 
@@ -205,20 +201,11 @@ def test_a_new_ranking_method_reaches_evaluate_and_fd(files, fresh_registry):
         "pearson",
     ]
     assert "pearson" in console.split("System ranking")[1]
-    fd = CliRunner().invoke(
-        app,
-        [
-            "fd",
-            "--qrels",
-            str(files / "qrels.txt"),
-            "--runs",
-            str(files / "runs"),
-            "--embeddings",
-            str(files / "emb.npy"),
-        ]
-        + ["--k", "2", "--min-grade", "1", "--out", str(files / "fd")],
-    )
-    assert fd.exit_code == 0, fd.output
+    fd = judge(
+        "fd", "--qrels", str(files / "qrels.txt"), "--runs", str(files / "runs"),
+        "--embeddings", str(files / "emb.npy"), "--k", "2", "--min-grade", "1", "--out", str(files / "fd"),
+    )  # fmt: skip
+    assert fd.returncode == 0, fd.output
     agreement = json.loads((files / "fd" / "fd.json").read_text())["agreement"]
     assert list(agreement) == ["runs", "kendall_tau_b", "spearman", "tau_ap", "pearson"]
     assert "Pearson = " in fd.output
@@ -226,20 +213,11 @@ def test_a_new_ranking_method_reaches_evaluate_and_fd(files, fresh_registry):
 
 def test_a_ranking_method_reported_by_evaluate_only_stays_out_of_fd(files, fresh_registry):
     fresh_registry.register(PEARSON, reported_by={"evaluate"})
-    fd = CliRunner().invoke(
-        app,
-        [
-            "fd",
-            "--qrels",
-            str(files / "qrels.txt"),
-            "--runs",
-            str(files / "runs"),
-            "--embeddings",
-            str(files / "emb.npy"),
-        ]
-        + ["--k", "2", "--min-grade", "1", "--out", str(files / "fd")],
-    )
-    assert fd.exit_code == 0, fd.output
+    fd = judge(
+        "fd", "--qrels", str(files / "qrels.txt"), "--runs", str(files / "runs"),
+        "--embeddings", str(files / "emb.npy"), "--k", "2", "--min-grade", "1", "--out", str(files / "fd"),
+    )  # fmt: skip
+    assert fd.returncode == 0, fd.output
     assert "pearson" not in json.loads((files / "fd" / "fd.json").read_text())["agreement"]
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from reljudge.cli import app
+from _cli import judge
 from reljudge.io.judgments import read_judgments
 from reljudge.prompts.template import PromptTemplate
 from reljudge.testing import MockLLMServer, responders
@@ -44,8 +42,8 @@ def test_example_prompt_loads_and_judges(tmp_path):
             "--out",
             str(out),
         ]
-        result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
-        assert result.exit_code == 0, result.output
+        result = judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+        assert result.returncode == 0, result.output
         sent = srv.requests[0].messages
     assert sent[0] == {"role": "system", "content": "You are a careful relevance assessor."}
     assert sent[1]["content"].startswith("Query: ")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
+from _cli import judge
 from reljudge.errors import InputError
 from reljudge.prompts import OutputSpec, PromptError, PromptTemplate, get_prompt, list_prompts
 
@@ -177,27 +177,19 @@ def test_output_spec_dispatches_to_parsers():
 
 # --- CLI ---------------------------------------------------------------------------------------
 
-runner = CliRunner()
-
-
-def _cli(*args):
-    from reljudge.cli import app
-
-    return runner.invoke(app, list(args))
-
 
 def test_cli_list_shows_every_prompt():
-    res = _cli("prompts", "list")
-    assert res.exit_code == 0, res.output
+    res = judge("prompts", "list")
+    assert res.returncode == 0, res.output
     for t in list_prompts():
         assert t.id in res.output and t.sha256[:12] in res.output
-    data = json.loads(_cli("prompts", "list", "--json").output)
+    data = json.loads(judge("prompts", "list", "--json").output)
     assert {d["id"] for d in data} == {t.id for t in list_prompts()}
 
 
 def test_cli_show_prints_metadata_and_raw_template():
-    res = _cli("prompts", "show", "umbrela/bing-zeroshot")
-    assert res.exit_code == 0, res.output
+    res = judge("prompts", "show", "umbrela/bing-zeroshot")
+    assert res.returncode == 0, res.output
     tpl = get_prompt("umbrela/bing-zeroshot")
     assert (
         tpl.sha256 in res.output and "Passage: {passage}" in res.output and "castorini/umbrela" in res.output
@@ -205,7 +197,7 @@ def test_cli_show_prints_metadata_and_raw_template():
 
 
 def test_cli_render_with_vars_prints_exact_messages():
-    res = _cli(
+    res = judge(
         "prompts",
         "render",
         "pairwise/clarke",
@@ -217,24 +209,20 @@ def test_cli_render_with_vars_prints_exact_messages():
         "documentB=b",
         "--json",
     )
-    assert res.exit_code == 0, res.output
+    assert res.returncode == 0, res.output
     assert json.loads(res.output) == get_prompt("pairwise/clarke").render(
         query="q", documentA="a", documentB="b"
     )
-    res = _cli("prompts", "render", "umbrela/bing-zeroshot", "--query", "q", "--passage", "p")
+    res = judge("prompts", "render", "umbrela/bing-zeroshot", "--query", "q", "--passage", "p")
     assert "Query: q\nPassage: p\n" in res.output
 
 
-@pytest.mark.slow
 def test_cli_errors_exit_2():
-    import subprocess
-    import sys
-
     for args in (
         ["prompts", "render", "nuggets/score", "--query", "q"],
         ["prompts", "show", "nope/none"],
         ["prompts", "render", "binary/trec-assessor", "--var", "oops"],
     ):
-        proc = subprocess.run([sys.executable, "-m", "reljudge", *args], capture_output=True, text=True)
+        proc = judge(*args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert proc.stderr.startswith("error: ")

@@ -13,9 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+from _cli import judge
 from reljudge.errors import InputError
 from reljudge.io.judgments import read_judgments
 from reljudge.report import collect, render_html, write_html_report
@@ -32,8 +31,8 @@ def rundir(tmp_path_factory) -> Path:
     with MockLLMServer() as srv:
         argv = ["run", "--method", "umbrela", "--model", "openai/mock", "--base-url", srv.openai_url]
         argv += ["--dataset", "dl19-sample", "--limit", "40", "--no-cache", "--output", str(out)]
-        result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": "sk-test"})
-        assert result.exit_code == 0, result.output
+        result = judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+        assert result.returncode == 0, result.output
     records = read_judgments(out)
     # two later records of the same keys: an unparsed hostile answer and an API error
     first, second = records[0], records[1]
@@ -132,8 +131,8 @@ def test_bad_directories_exit_2(tmp_path):
         collect(tmp_path / "missing")
     with pytest.raises(InputError, match="no run, evaluation or sweep outputs"):
         collect(tmp_path)
-    result = CliRunner().invoke(app, ["report", str(tmp_path)])
-    assert isinstance(result.exception, InputError)
+    result = judge("report", str(tmp_path))
+    assert result.returncode == 2 and "no run, evaluation or sweep outputs" in result.stderr  # an InputError
     broken = tmp_path / "run"
     broken.mkdir()
     (broken / "judgments.jsonl").write_text("{not json\n{}\n")
@@ -144,8 +143,8 @@ def test_bad_directories_exit_2(tmp_path):
 
 def test_cli_writes_report(rundir, tmp_path):
     target = tmp_path / "r.html"
-    result = CliRunner().invoke(app, ["report", str(rundir), "--out", str(target), "--max-items", "10"])
-    assert result.exit_code == 0, result.output
+    result = judge("report", str(rundir), "--out", str(target), "--max-items", "10")
+    assert result.returncode == 0, result.output
     assert target.read_text().startswith("<!DOCTYPE html>")
 
 
@@ -226,20 +225,10 @@ def test_browser_renders_evaluation_and_sweep_pages(rundir, tmp_path):
     bundled example against the mock server): tables and images render in a real browser."""
     pytest.importorskip("matplotlib")
     evaluation = tmp_path / "evaluation"
-    result = CliRunner().invoke(
-        app,
-        [
-            "evaluate",
-            "--dataset",
-            "dl19-sample",
-            "--judgments",
-            str(rundir),
-            "--plot",
-            "--out",
-            str(evaluation),
-        ],
+    result = judge(
+        "evaluate", "--dataset", "dl19-sample", "--judgments", str(rundir), "--plot", "--out", str(evaluation)
     )
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.output
     dom = _dom(write_html_report(evaluation))
     assert dom.count('data-ok="1"') == len(list(evaluation.glob("*.png"))) >= 1
     assert 'data-ok="0"' not in dom and "kappa.csv" in dom and "alignment.csv" in dom
@@ -249,12 +238,10 @@ def test_browser_renders_evaluation_and_sweep_pages(rundir, tmp_path):
         config = tmp_path / "sweep.yaml"
         text = example.read_text().replace("http://127.0.0.1:8765/v1", srv.openai_url)
         config.write_text(text.replace("../runs/sweep-dl19-sample", "sweep/dl19-sample"))
-        result = CliRunner().invoke(
-            app,
-            ["sweep", str(config), "--only", "task=binary"],
-            env={"RELJUDGE_CACHE": str(tmp_path / "c.sqlite")},
+        result = judge(
+            "sweep", str(config), "--only", "task=binary", env={"RELJUDGE_CACHE": str(tmp_path / "c.sqlite")}
         )
-        assert result.exit_code == 0, result.output
+        assert result.returncode == 0, result.output
     analysis = tmp_path / "sweep" / "dl19-sample" / "analysis"
     dom = _dom(write_html_report(analysis))
     assert collect(analysis).kind == "sweep"
@@ -278,8 +265,8 @@ def test_browser_renders_a_dl21_evaluation(shared_data, tmp_path):
     ]
     argv += ["--judgments", str(shared_data / "llm-judgments" / "gpt-4o" / "umbrela.dl21.qrels")]
     argv += ["--bootstrap", "0", "--plot", "--out", str(out)]
-    result = CliRunner().invoke(app, argv)
-    assert result.exit_code == 0, result.output
+    result = judge(*argv)
+    assert result.returncode == 0, result.output
     dom = _dom(write_html_report(out))
     pngs = list(out.glob("*.png"))
     assert len(pngs) >= 2 and dom.count('data-ok="1"') == len(pngs)  # alignment.png, compatibility.png, ...

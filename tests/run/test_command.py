@@ -1,7 +1,8 @@
 """End-to-end tests of ``judge run`` against the real mock LLM HTTP server (no patching).
 
-Most tests run the CLI in-process (typer's CliRunner) with the server in this process; the ones
-about exit code 2 (bad input) and Ctrl-C run ``python -m reljudge`` in a subprocess.
+The CLI runs in-process (`_cli.judge`, through `reljudge.cli.main`: its exit codes and error lines)
+with the server in this process; the Ctrl-C test runs ``python -m reljudge`` in a subprocess (a
+signal is what it tests).
 """
 
 from __future__ import annotations
@@ -15,16 +16,15 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-import _cli
-from reljudge.cli import app
+from _cli import judge
 from reljudge.errors import EXIT_BAD_INPUT
 from reljudge.io.judgments import read_judgments
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply, responders
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 MODEL = "openai/mock-model"
+ENV = {"OPENAI_API_KEY": SECRET}
 
 
 @pytest.fixture(scope="module")
@@ -41,23 +41,9 @@ def srv(server):
     return server
 
 
-def run(srv: MockLLMServer, out: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    """`judge run` in-process; returns (exit code, output). InputError -> 2, as `main()` does."""
-    argv = ["run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache", *args]
-    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": SECRET, **(env or {})})
-    return ran.returncode, ran.output
-
-
-def cli_subprocess(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OPENAI_API_KEY": SECRET, "RELJUDGE_CACHE": str(cwd / "cache.sqlite")}
-    return subprocess.run(
-        [sys.executable, "-m", "reljudge", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def run_args(srv: MockLLMServer, out: Path, *args: str) -> list[str]:
+    """``judge run`` of the mock model on the server, writing to ``out``, with no cache, and ``args``."""
+    return ["run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache", *args]
 
 
 def manifest(out: Path) -> dict:
@@ -80,8 +66,10 @@ def assert_no_secret(out: Path) -> None:
 @pytest.mark.parametrize("method", ["binary", "umbrela"])
 def test_pointwise_run_writes_records_qrels_and_manifest(srv, tmp_path, method):
     out = tmp_path / "run"
-    code, output = run(srv, out, "--method", method, "--dataset", "dl19-sample", "--limit", "7")
-    assert code == 0, output
+    result = judge(
+        *run_args(srv, out, "--method", method, "--dataset", "dl19-sample", "--limit", "7"), env=ENV
+    )
+    assert result.returncode == 0, result.output
     assert srv.calls == 7
     records = read_judgments(out / "judgments.jsonl")
     assert len(records) == 7 and all(r.method == method for r in records)
@@ -106,7 +94,7 @@ def test_pointwise_run_writes_records_qrels_and_manifest(srv, tmp_path, method):
     assert m["summary"]["usage"]["calls"] == 7
     assert m["extra"]["tokens"]["prompt"] > 0
     assert m["extra"]["qrels"]["pairs"] == 7
-    assert "records: 7 (ok 7)" in output
+    assert "records: 7 (ok 7)" in result.output
     assert_no_secret(out)
 
 
@@ -126,45 +114,46 @@ def test_default_output_dir_is_named_after_dataset_method_model(srv, tmp_path, m
         "--limit",
         "2",
     ]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET})
-    assert result.exit_code == 0, result.output
+    result = judge(*argv, env={"OPENAI_API_KEY": SECRET})
+    assert result.returncode == 0, result.output
     assert (tmp_path / "runs" / "dl19-sample-binary-openai-mock-model" / "judgments.jsonl").exists()
 
 
 def test_resume_makes_no_call_twice_and_rerun_makes_none(srv, tmp_path):
     out = tmp_path / "run"
     args = ("--method", "binary", "--dataset", "dl19-sample")
-    code, output = run(srv, out, *args, "--limit", "5")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args, "--limit", "5"), env=ENV)
+    assert result.returncode == 0, result.output
     first = [r.content_key for r in srv.requests]
     assert len(first) == 5
     srv.reset()
-    code, output = run(srv, out, *args, "--limit", "12")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args, "--limit", "12"), env=ENV)
+    assert result.returncode == 0, result.output
     # only the 7 new items were asked, none of the 5 done before
     assert srv.calls == 7
     assert not set(first) & {r.content_key for r in srv.requests}
     records = read_judgments(out / "judgments.jsonl")
     assert len(records) == 12 and len({r.key for r in records}) == 12
     srv.reset()
-    code, output = run(srv, out, *args, "--limit", "12")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args, "--limit", "12"), env=ENV)
+    assert result.returncode == 0, result.output
     assert srv.calls == 0
     assert len(read_judgments(out / "judgments.jsonl")) == 12
-    assert "0 new in this run" in output
+    assert "0 new in this run" in result.output
     assert len(manifest(out).get("history", [])) == 2
 
 
 def test_dry_run_calls_nothing_and_writes_nothing(srv, tmp_path):
     out = tmp_path / "run"
-    code, output = run(
-        srv, out, "--method", "umbrela", "--dataset", "dl19-sample", "--limit", "20", "--dry-run"
+    result = judge(
+        *run_args(srv, out, "--method", "umbrela", "--dataset", "dl19-sample", "--limit", "20", "--dry-run"),
+        env=ENV,
     )
-    assert code == 0, output
+    assert result.returncode == 0, result.output
     assert srv.calls == 0
     assert not out.exists()
-    assert "LLM calls: 20" in output
-    assert "nothing was called and nothing was written" in output
+    assert "LLM calls: 20" in result.output
+    assert "nothing was called and nothing was written" in result.output
 
 
 def test_dry_run_prices_a_known_model(srv, tmp_path):
@@ -184,8 +173,8 @@ def test_dry_run_prices_a_known_model(srv, tmp_path):
         str(out),
         "--json",
     ]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET})
-    assert result.exit_code == 0, result.output
+    result = judge(*argv, env={"OPENAI_API_KEY": SECRET})
+    assert result.returncode == 0, result.output
     est = json.loads(result.output)["estimate"]
     assert est["calls"] == 10 and est["price_known"]
     expected = (est["prompt_tokens"] * 2.50 + est["completion_tokens"] * 10.0) / 1e6
@@ -196,19 +185,33 @@ def test_dry_run_prices_a_known_model(srv, tmp_path):
 def test_failure_rate_above_limit_exits_1_and_keeps_raw(srv, tmp_path):
     srv.responder = responders.fixed("hmm, hard to say")
     out = tmp_path / "run"
-    code, output = run(srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "4")
-    assert code == 1, output
+    result = judge(
+        *run_args(srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "4"), env=ENV
+    )
+    assert result.returncode == 1, result.output
     records = read_judgments(out / "judgments.jsonl")
     assert [r.status for r in records] == ["unparsed"] * 4
     assert all(r.label is None and r.raw == "hmm, hard to say" for r in records)
     assert qrels_lines(out) == []  # a failure is never a label
-    assert "failure share: 100.0%" in output
+    assert "failure share: 100.0%" in result.output
     # the same records pass with a generous limit (and no new call: all are done)
     srv.reset()
-    code, output = run(
-        srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "4", "--max-failure-rate", "1"
+    result = judge(
+        *run_args(
+            srv,
+            out,
+            "--method",
+            "binary",
+            "--dataset",
+            "dl19-sample",
+            "--limit",
+            "4",
+            "--max-failure-rate",
+            "1",
+        ),
+        env=ENV,
     )
-    assert code == 0, output
+    assert result.returncode == 0, result.output
     assert srv.calls == 0
 
 
@@ -235,17 +238,17 @@ def test_retry_failed_rejudges_only_api_errors(srv, tmp_path):
         "--max-failure-rate",
         "1",
     )
-    code, output = run(srv, out, *args)
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args), env=ENV)
+    assert result.returncode == 0, result.output
     failed = {r.key for r in read_judgments(out / "judgments.jsonl") if r.status == "api_error"}
     assert len(failed) == 6  # requests 0, 3, ..., 15
-    assert "--retry-failed" in output
+    assert "--retry-failed" in result.output
     broken["on"] = False
     srv.reset()
-    code, output = run(srv, out, *args)  # a plain resume does not call again
+    result = judge(*run_args(srv, out, *args), env=ENV)  # a plain resume does not call again
     assert srv.calls == 0
-    code, output = run(srv, out, *args, "--retry-failed")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args, "--retry-failed"), env=ENV)
+    assert result.returncode == 0, result.output
     assert srv.calls == len(failed)
     latest = {r.key: r for r in read_judgments(out / "judgments.jsonl")}
     assert all(latest[k].status == "ok" for k in failed)
@@ -254,16 +257,23 @@ def test_retry_failed_rejudges_only_api_errors(srv, tmp_path):
 
 def test_settings_that_differ_from_the_run_directory_are_refused(srv, tmp_path):
     out = tmp_path / "run"
-    code, _ = run(srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "2")
-    assert code == 0
-    srv.reset()
-    code, output = run(srv, out, "--method", "umbrela", "--dataset", "dl19-sample", "--limit", "2")
-    assert code == EXIT_BAD_INPUT
-    assert "refusing to mix" in output and "method was 'binary', now 'umbrela'" in output
-    code, output = run(
-        srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "2", "--temperature", "0.7"
+    result = judge(
+        *run_args(srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "2"), env=ENV
     )
-    assert code == EXIT_BAD_INPUT and "temperature" in output
+    assert result.returncode == 0
+    srv.reset()
+    result = judge(
+        *run_args(srv, out, "--method", "umbrela", "--dataset", "dl19-sample", "--limit", "2"), env=ENV
+    )
+    assert result.returncode == EXIT_BAD_INPUT
+    assert "refusing to mix" in result.output and "method was 'binary', now 'umbrela'" in result.output
+    result = judge(
+        *run_args(
+            srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "2", "--temperature", "0.7"
+        ),
+        env=ENV,
+    )
+    assert result.returncode == EXIT_BAD_INPUT and "temperature" in result.output
     assert srv.calls == 0
     assert len(read_judgments(out / "judgments.jsonl")) == 2
 
@@ -288,10 +298,11 @@ def _sample_run(tmp_path: Path, extra_docs: int = 0) -> tuple[Path, str, list[st
 def test_run_pool_takes_top_k_by_rank(srv, tmp_path):
     run_file, qid, docs = _sample_run(tmp_path)
     out = tmp_path / "run"
-    code, output = run(
-        srv, out, "--method", "binary", "--dataset", "dl19-sample", "--pool", f"run:{run_file}:4"
+    result = judge(
+        *run_args(srv, out, "--method", "binary", "--dataset", "dl19-sample", "--pool", f"run:{run_file}:4"),
+        env=ENV,
     )
-    assert code == 0, output
+    assert result.returncode == 0, result.output
     assert {(r.qid, r.docid) for r in read_judgments(out / "judgments.jsonl")} == {(qid, d) for d in docs[:4]}
 
 
@@ -299,12 +310,12 @@ def test_missing_passages_are_bad_input_unless_skipped(srv, tmp_path):
     run_file, qid, docs = _sample_run(tmp_path, extra_docs=2)
     out = tmp_path / "run"
     args = ("--method", "binary", "--dataset", "dl19-sample", "--pool", f"run:{run_file}:8")
-    code, output = run(srv, out, *args)
-    assert code == EXIT_BAD_INPUT
-    assert "2 pooled passage(s) have no text" in output and "unjudged0" in output
+    result = judge(*run_args(srv, out, *args), env=ENV)
+    assert result.returncode == EXIT_BAD_INPUT
+    assert "2 pooled passage(s) have no text" in result.output and "unjudged0" in result.output
     assert not out.exists() and srv.calls == 0
-    code, output = run(srv, out, *args, "--skip-missing")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args, "--skip-missing"), env=ENV)
+    assert result.returncode == 0, result.output
     records = {r.docid: r for r in read_judgments(out / "judgments.jsonl")}
     assert records["unjudged0"].status == "skipped" and records["unjudged1"].status == "skipped"
     assert srv.calls == 6
@@ -321,19 +332,22 @@ def test_unjudged_pool_excludes_judged_documents(srv, tmp_path):
         + "".join(f"{d}\t{t}\n" for d, t in list(data.corpus.items())[:50])
     )
     out = tmp_path / "run"
-    code, output = run(
-        srv,
-        out,
-        "--method",
-        "binary",
-        "--dataset",
-        "dl19-sample",
-        "--corpus",
-        str(corpus),
-        "--pool",
-        f"unjudged:{run_file}:5",
+    result = judge(
+        *run_args(
+            srv,
+            out,
+            "--method",
+            "binary",
+            "--dataset",
+            "dl19-sample",
+            "--corpus",
+            str(corpus),
+            "--pool",
+            f"unjudged:{run_file}:5",
+        ),
+        env=ENV,
     )
-    assert code == 0, output
+    assert result.returncode == 0, result.output
     assert {r.docid for r in read_judgments(out / "judgments.jsonl")} == {"unjudged0", "unjudged1"}
 
 
@@ -348,27 +362,33 @@ def test_pairwise_with_a_pairs_file_and_dry_run_growth(srv, tmp_path):
         f"{qid}\ttop\tlow\t{d[0]}\t{d[1]}\n{qid}\tmid\tlow\t{d[2]}\t{d[3]}\n{qid}\ttop\tmid\t{d[4]}\t{d[5]}\n"
     )
     out = tmp_path / "run"
-    code, output = run(srv, out, "--method", "pairwise", "--dataset", "dl19-sample", "--pairs", str(pairs))
-    assert code == 0, output
+    result = judge(
+        *run_args(srv, out, "--method", "pairwise", "--dataset", "dl19-sample", "--pairs", str(pairs)),
+        env=ENV,
+    )
+    assert result.returncode == 0, result.output
     assert srv.calls == 6  # three pairs, both orders
     records = read_judgments(out / "judgments.jsonl")
     assert {(r.docid, r.docid_b) for r in records} == {(d[0], d[1]), (d[2], d[3]), (d[4], d[5])}
     assert all(r.status == "ok" and r.label in (0, 1, 2) for r in records)
     srv.reset()
-    code, output = run(
-        srv,
-        tmp_path / "dry",
-        "--method",
-        "pairwise",
-        "--dataset",
-        "dl19-sample",
-        "--topics-limit",
-        "1",
-        "--dry-run",
+    result = judge(
+        *run_args(
+            srv,
+            tmp_path / "dry",
+            "--method",
+            "pairwise",
+            "--dataset",
+            "dl19-sample",
+            "--topics-limit",
+            "1",
+            "--dry-run",
+        ),
+        env=ENV,
     )
-    assert code == 0, output
+    assert result.returncode == 0, result.output
     assert srv.calls == 0
-    assert "pairwise calls by pool depth" in output and "sampler" in output
+    assert "pairwise calls by pool depth" in result.output and "sampler" in result.output
 
 
 @pytest.mark.parametrize("method", ["exam", "nuggets"])
@@ -386,39 +406,38 @@ def test_multi_stage_methods_run_and_resume(srv, tmp_path, method):
         "--max-failure-rate",
         "1",
     )
-    code, output = run(srv, out, *args)
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args), env=ENV)
+    assert result.returncode == 0, result.output
     assert srv.calls > 0
     m = manifest(out)
     assert m["extra"]["state"] == "finished"
     assert (out / "qrels.txt").exists()
     srv.reset()
-    code, output = run(srv, out, *args)
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args), env=ENV)
+    assert result.returncode == 0, result.output
     assert srv.calls == 0
 
 
-# --- bad input (real process, real exit codes) ---------------------------------------------------
+# --- bad input (main's exit code 2 and error line) ------------------------------------------------
 
 
-@pytest.mark.slow
 def test_unknown_method_exits_2_with_the_list(tmp_path):
-    proc = cli_subprocess(
-        "run", "--method", "bogus", "--model", MODEL, "--dataset", "dl19-sample", cwd=tmp_path
-    )
+    proc = judge(
+        "run", "--method", "bogus", "--model", MODEL, "--dataset", "dl19-sample",
+        cwd=tmp_path, env={**ENV, "RELJUDGE_CACHE": str(tmp_path / "cache.sqlite")},
+    )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert "unknown method 'bogus'" in proc.stderr and "binary" in proc.stderr and "umbrela" in proc.stderr
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.slow
 def test_bad_qrels_exits_2_with_file_line_and_leaves_no_output(tmp_path):
     from reljudge.datasets import bundled_path
 
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("19335 0 1017759 0\n19335 0 1082489 zero\n")
     out = tmp_path / "out"
-    proc = cli_subprocess(
+    proc = judge(
         "run",
         "--method",
         "binary",
@@ -435,6 +454,7 @@ def test_bad_qrels_exits_2_with_file_line_and_leaves_no_output(tmp_path):
         "--output",
         str(out),
         cwd=tmp_path,
+        env={**ENV, "RELJUDGE_CACHE": str(tmp_path / "cache.sqlite")},
     )
     assert proc.returncode == 2, proc.stderr
     assert f"error: {qrels}:2: grade 'zero' is not a number" in proc.stderr
@@ -503,43 +523,51 @@ def test_ctrl_c_saves_records_and_the_same_command_resumes(tmp_path):
 
 def test_an_input_error_raised_by_the_judge_leaves_no_output(srv, tmp_path):
     out = tmp_path / "run"
-    code, output = run(
-        srv, out, "--method", "pairwise", "--dataset", "dl19-sample", "-o", "pairs=given", "--limit", "4"
+    result = judge(
+        *run_args(
+            srv, out, "--method", "pairwise", "--dataset", "dl19-sample", "-o", "pairs=given", "--limit", "4"
+        ),
+        env=ENV,
     )
-    assert code == EXIT_BAD_INPUT and "pairs" in output
+    assert result.returncode == EXIT_BAD_INPUT and "pairs" in result.output
     assert not out.exists() and srv.calls == 0
 
 
 def test_api_key_env_must_name_a_set_variable(srv, tmp_path):
     out = tmp_path / "run"
-    code, output = run(
-        srv,
-        out,
-        "--method",
-        "binary",
-        "--dataset",
-        "dl19-sample",
-        "--limit",
-        "2",
-        "--api-key-env",
-        "RELJUDGE_TEST_UNSET_KEY",
+    result = judge(
+        *run_args(
+            srv,
+            out,
+            "--method",
+            "binary",
+            "--dataset",
+            "dl19-sample",
+            "--limit",
+            "2",
+            "--api-key-env",
+            "RELJUDGE_TEST_UNSET_KEY",
+        ),
+        env=ENV,
     )
-    assert code == EXIT_BAD_INPUT and "RELJUDGE_TEST_UNSET_KEY" in output
+    assert result.returncode == EXIT_BAD_INPUT and "RELJUDGE_TEST_UNSET_KEY" in result.output
     assert not out.exists()
-    code, output = run(
-        srv,
-        out,
-        "--method",
-        "binary",
-        "--dataset",
-        "dl19-sample",
-        "--limit",
-        "2",
-        "--api-key-env",
-        "MY_KEY",
-        env={"MY_KEY": SECRET + "-other"},
+    result = judge(
+        *run_args(
+            srv,
+            out,
+            "--method",
+            "binary",
+            "--dataset",
+            "dl19-sample",
+            "--limit",
+            "2",
+            "--api-key-env",
+            "MY_KEY",
+        ),
+        env={**ENV, "MY_KEY": SECRET + "-other"},
     )
-    assert code == 0, output
+    assert result.returncode == 0, result.output
     assert_no_secret(out)
     assert SECRET + "-other" not in (out / "manifest.json").read_text()
 
@@ -549,13 +577,13 @@ def test_api_key_env_must_name_a_set_variable(srv, tmp_path):
 
 def test_param_fields_reach_the_server_and_logprobs_are_recorded(srv, tmp_path):
     out = tmp_path / "params"
-    code, text = run(
+    result = judge(*run_args(
         srv,
         out,
         "--method", "binary", "--dataset", "dl19-sample", "--limit", "3",
-        "--param", "grammar=root ::= [01]", "--param", "top_logprobs=2", "--logprobs",
+        "--param", "grammar=root ::= [01]", "--param", "top_logprobs=2", "--logprobs"), env=ENV,
     )  # fmt: skip
-    assert code == 0, text
+    assert result.returncode == 0, result.output
     bodies = [r.body for r in srv.requests]
     assert len(bodies) == 3
     for body in bodies:
@@ -566,24 +594,29 @@ def test_param_fields_reach_the_server_and_logprobs_are_recorded(srv, tmp_path):
     assert all(r.provenance.params["grammar"] == "root ::= [01]" for r in records)
     assert all(r.extra["logprobs"] and "logprob" in r.extra["logprobs"][0] for r in records)
     # the request fields are part of the job's identity: changing them does not mix records
-    code, text = run(srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "3")
-    assert code == EXIT_BAD_INPUT and "params" in text
+    result = judge(
+        *run_args(srv, out, "--method", "binary", "--dataset", "dl19-sample", "--limit", "3"), env=ENV
+    )
+    assert result.returncode == EXIT_BAD_INPUT and "params" in result.output
 
 
 def test_param_needs_key_value(srv, tmp_path):
-    code, text = run(
-        srv, tmp_path / "bad", "--method", "binary", "--dataset", "dl19-sample", "--param", "grammar"
+    result = judge(
+        *run_args(
+            srv, tmp_path / "bad", "--method", "binary", "--dataset", "dl19-sample", "--param", "grammar"
+        ),
+        env=ENV,
     )
-    assert code == EXIT_BAD_INPUT and "--param 'grammar': expected key=value" in text
+    assert result.returncode == EXIT_BAD_INPUT and "--param 'grammar': expected key=value" in result.output
 
 
 def test_exam_grades_an_existing_question_bank_without_generating(srv, tmp_path):
     out = tmp_path / "exam-bank"
-    code, text = run(
+    result = judge(*run_args(
         srv, out, "--method", "exam", "--dataset", "dl19-sample", "--topics-limit", "1", "--limit", "2",
-        "--question-bank", "dataset",
+        "--question-bank", "dataset"), env=ENV,
     )  # fmt: skip
-    assert code == 0, text
+    assert result.returncode == 0, result.output
     prompts = [r.last_user for r in srv.requests]
     assert not any("question" in p.lower() and "generate" in p.lower() for p in prompts)
     records = read_judgments(out / "judgments.jsonl")
@@ -594,10 +627,20 @@ def test_exam_grades_an_existing_question_bank_without_generating(srv, tmp_path)
 
 
 def test_question_bank_only_for_exam(srv, tmp_path):
-    code, text = run(
-        srv, tmp_path / "x", "--method", "binary", "--dataset", "dl19-sample", "--question-bank", "dataset"
+    result = judge(
+        *run_args(
+            srv,
+            tmp_path / "x",
+            "--method",
+            "binary",
+            "--dataset",
+            "dl19-sample",
+            "--question-bank",
+            "dataset",
+        ),
+        env=ENV,
     )
-    assert code == EXIT_BAD_INPUT and "--question-bank is for --method exam" in text
+    assert result.returncode == EXIT_BAD_INPUT and "--question-bank is for --method exam" in result.output
 
 
 # --- every method end to end, on the bundled sample and on the full collections when present ----
@@ -625,16 +668,16 @@ def _every_method(srv, tmp_path, dataset: str, method: str) -> None:
         "4",
         *METHOD_ARGS[method],
     ]
-    code, text = run(srv, out, *args)
-    assert code == 0, text
+    result = judge(*run_args(srv, out, *args), env=ENV)
+    assert result.returncode == 0, result.output
     records = read_judgments(out / "judgments.jsonl")
     labelled = [r for r in records if r.status == "ok" and r.label is not None]
     assert labelled, f"{method}: no labelled record"
     assert all(r.provenance.prompt_sha256 and r.provenance.messages_sha256 for r in labelled)
     assert qrels_lines(out), f"{method}: no derived qrels"
     calls = srv.calls
-    code, text = run(srv, out, *args)  # finished: the same command calls nothing
-    assert code == 0 and srv.calls == calls, text
+    result = judge(*run_args(srv, out, *args), env=ENV)  # finished: the same command calls nothing
+    assert result.returncode == 0 and srv.calls == calls, result.output
 
 
 @pytest.mark.parametrize("method", sorted(METHOD_ARGS))
@@ -659,22 +702,22 @@ def test_retry_failed_asks_cut_off_answers_again_even_with_a_cache(srv, tmp_path
             "--cache", str(tmp_path / "cache.sqlite"), "--method", "binary", "--dataset", "dl19-sample",
             "--limit", "4", "--max-failure-rate", "1"]  # fmt: skip
     env = {"OPENAI_API_KEY": SECRET}
-    assert CliRunner().invoke(app, argv, env=env).exit_code == 0
+    assert judge(*argv, env=env).returncode == 0
     assert {r.status for r in read_judgments(out / "judgments.jsonl")} == {"truncated"}
     cut["on"] = False
     srv.reset()
-    result = CliRunner().invoke(app, [*argv, "--retry-failed"], env=env)
-    assert result.exit_code == 0, result.output
+    result = judge(*argv, "--retry-failed", env=env)
+    assert result.returncode == 0, result.output
     assert srv.calls == 4  # not served from the cache
     latest = {r.key: r for r in read_judgments(out / "judgments.jsonl")}
     assert {r.status for r in latest.values()} == {"ok"}
 
 
 def test_pairwise_without_faults_reports_no_retries(srv, tmp_path):
-    code, text = run(
+    result = judge(*run_args(
         srv, tmp_path / "pw", "--method", "pairwise", "--dataset", "dl19-sample", "--topics-limit", "1",
-        "--limit", "4", "-o", "pairs=all", "--json",
+        "--limit", "4", "-o", "pairs=all", "--json"), env=ENV,
     )  # fmt: skip
-    assert code == 0, text
-    summary = json.loads(text[text.index("{") :])
+    assert result.returncode == 0, result.output
+    summary = json.loads(result.output[result.output.index("{") :])
     assert summary["retries"] == 0 and srv.calls == 12  # 6 pairs, both orders, no retry

@@ -9,9 +9,8 @@ import random
 import re
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+import _cli
 from reljudge.judges.base import JudgeInputs
 from reljudge.judges.items import passage_problem, topic_problem
 from reljudge.judges.pairwise.sampler import all_pairs
@@ -68,13 +67,11 @@ def test_dry_run_calls_are_the_calls_the_run_makes(tmp_path, pairs):
     with MockLLMServer() as srv:
         srv.responder = AutoResponder()
         url = ["--base-url", srv.openai_url]
-        dry = CliRunner().invoke(
-            app, [*common, *url, "--output", str(tmp_path / "dry"), "--dry-run"], env=env
-        )
-        assert dry.exit_code == 0, dry.output
+        dry = _cli.judge(*common, *url, "--output", str(tmp_path / "dry"), "--dry-run", env=env)
+        assert dry.returncode == 0, dry.output
         announced = int(re.search(r"LLM calls: (\d+)", dry.output).group(1))
-        result = CliRunner().invoke(app, [*common, *url, "--output", str(tmp_path / "run")], env=env)
-        assert result.exit_code == 0, result.output
+        result = _cli.judge(*common, *url, "--output", str(tmp_path / "run"), env=env)
+        assert result.returncode == 0, result.output
         made = srv.calls
     if pairs == "all":
         assert made == announced == 12 * 11

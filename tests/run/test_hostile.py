@@ -17,15 +17,15 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
-from reljudge.errors import EXIT_BAD_INPUT, InputError
+from _cli import judge
+from reljudge.errors import EXIT_BAD_INPUT
 from reljudge.io.judgments import read_judgments
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply, responders
 
 SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 MODEL = "openai/mock-model"
+ENV = {"OPENAI_API_KEY": SECRET}
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +42,10 @@ def srv(server):
     return server
 
 
-def run(srv: MockLLMServer, out: Path, *args: str, base_url: str | None = None) -> tuple[int, str]:
-    """`judge run` in-process; returns (exit code, stdout + stderr). InputError -> 2, as `main()` does."""
+def run_args(srv: MockLLMServer, out: Path, *args: str, base_url: str | None = None) -> list[str]:
+    """``judge run`` of the mock model on ``base_url`` (the server's), writing to ``out``, no cache."""
     argv = ["run", "--model", MODEL, "--base-url", base_url or srv.openai_url, "--output", str(out)]
-    argv += ["--no-cache", "--no-progress", *args]
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET})
-    if isinstance(result.exception, InputError):
-        return EXIT_BAD_INPUT, f"{result.output}error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+    return [*argv, "--no-cache", "--no-progress", *args]
 
 
 def manifest(out: Path) -> dict:
@@ -70,14 +64,14 @@ SAMPLE = ("--method", "binary", "--dataset", "dl19-sample")
 
 def test_a_last_record_without_its_newline_is_kept_and_not_paid_again(srv, tmp_path):
     out = tmp_path / "run"
-    code, output = run(srv, out, *SAMPLE, "--limit", "3")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *SAMPLE, "--limit", "3"), env=ENV)
+    assert result.returncode == 0, result.output
     path = out / "judgments.jsonl"
     whole = path.read_bytes()
     path.write_bytes(whole[:-1])  # the last record is complete, only its newline is missing
     srv.reset()
-    code, output = run(srv, out, *SAMPLE, "--limit", "5")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *SAMPLE, "--limit", "5"), env=ENV)
+    assert result.returncode == 0, result.output
     assert srv.calls == 2  # the 3 records on disk are not asked again
     records = read_judgments(path)
     assert len(records) == 5 == len({r.key for r in records})
@@ -91,18 +85,6 @@ def test_a_last_record_without_its_newline_is_kept_and_not_paid_again(srv, tmp_p
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "src" / "reljudge" / "data" / "dl19-sample"
 
 
-def cli_subprocess(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OPENAI_API_KEY": SECRET, "RELJUDGE_CACHE": str(cwd / "cache.sqlite")}
-    return subprocess.run(
-        [sys.executable, "-m", "reljudge", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def test_a_bom_at_the_start_of_the_topics_and_qrels_drops_nothing(srv, tmp_path):
     bom = b"\xef\xbb\xbf"
     topics, qrels = tmp_path / "topics.tsv", tmp_path / "qrels.txt"
@@ -112,8 +94,10 @@ def test_a_bom_at_the_start_of_the_topics_and_qrels_drops_nothing(srv, tmp_path)
     first_judged = (SAMPLE_DIR / "qrels.txt").read_text().split()[0]  # not the same topic
     out = tmp_path / "run"
     args = ("--method", "binary", "--topics", str(topics), "--qrels", str(qrels))
-    code, output = run(srv, out, *args, "--corpus", str(SAMPLE_DIR / "passages.tsv"), "--limit", "2")
-    assert code == 0, output
+    result = judge(
+        *run_args(srv, out, *args, "--corpus", str(SAMPLE_DIR / "passages.tsv"), "--limit", "2"), env=ENV
+    )
+    assert result.returncode == 0, result.output
     assert {r.qid for r in read_judgments(out / "judgments.jsonl")} == {first_qid}  # the pool's first
     assert manifest(out)["extra"]["pool"]["topics"] == 1
     from reljudge.datasets import load_dataset
@@ -123,7 +107,6 @@ def test_a_bom_at_the_start_of_the_topics_and_qrels_drops_nothing(srv, tmp_path)
     assert len(data.topics) == 5 and sum(len(d) for d in data.qrels.values()) == 684
 
 
-@pytest.mark.slow
 def test_a_corrupt_gzip_corpus_is_bad_input_not_a_traceback(tmp_path):
     import gzip
 
@@ -131,10 +114,10 @@ def test_a_corrupt_gzip_corpus_is_bad_input_not_a_traceback(tmp_path):
     corpus = tmp_path / "passages.tsv.gz"
     corpus.write_bytes(packed[:200] + bytes(b ^ 0xFF for b in packed[200:260]) + packed[260:])
     out = tmp_path / "run"
-    proc = cli_subprocess(
+    proc = judge(
         "run", "--method", "binary", "--model", MODEL, "--base-url", "http://127.0.0.1:9/v1",
         "--dataset", "dl19-sample", "--corpus", str(corpus), "--output", str(out),
-        cwd=tmp_path,
+        cwd=tmp_path, env={**ENV, "RELJUDGE_CACHE": str(tmp_path / "cache.sqlite")},
     )  # fmt: skip
     assert proc.returncode == EXIT_BAD_INPUT, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -145,15 +128,14 @@ def test_a_corrupt_gzip_corpus_is_bad_input_not_a_traceback(tmp_path):
 # --- item 16: secrets in --param and counters in the manifest -----------------------------------
 
 
-@pytest.mark.slow
 def test_a_secret_param_is_masked_in_the_manifest_command(srv, tmp_path):
     out = tmp_path / "run"
     param_secret, inline_secret = "plain-param-secret-1", "plain-param-secret-2"
-    proc = cli_subprocess(
+    proc = judge(
         "run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache",
         *SAMPLE, "--limit", "2", "--param", f"api_key={param_secret}",
         f"--param=access_token={inline_secret}", "--param", "top_p=1",
-        cwd=tmp_path,
+        cwd=tmp_path, env={**ENV, "RELJUDGE_CACHE": str(tmp_path / "cache.sqlite")},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     command = manifest(out)["command"]
@@ -171,15 +153,15 @@ def test_retry_failed_asks_unparsed_answers_again_and_a_plain_resume_keeps_them(
     srv.responder = responders.fixed("hmm, hard to say")
     out = tmp_path / "run"
     args = (*SAMPLE, "--limit", "4", "--max-failure-rate", "1")
-    code, output = run(srv, out, *args)
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args), env=ENV)
+    assert result.returncode == 0, result.output
     assert {r.status for r in read_judgments(out / "judgments.jsonl")} == {"unparsed"}
     srv.responder = AutoResponder()
     srv.reset()
-    code, output = run(srv, out, *args)  # a plain resume keeps them
-    assert code == 0 and srv.calls == 0, output
-    code, output = run(srv, out, *args, "--retry-failed")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args), env=ENV)  # a plain resume keeps them
+    assert result.returncode == 0 and srv.calls == 0, result.output
+    result = judge(*run_args(srv, out, *args, "--retry-failed"), env=ENV)
+    assert result.returncode == 0, result.output
     assert srv.calls == 4
     latest = {r.key: r for r in read_judgments(out / "judgments.jsonl")}
     assert {r.status for r in latest.values()} == {"ok"}
@@ -265,8 +247,8 @@ def test_judge_run_prints_the_provider_message_once_and_exits_1(srv, tmp_path, m
     out = tmp_path / "run"
     argv = ["run", "--model", MODEL, "--base-url", srv.openai_url, "--output", str(out), "--no-cache",
             *SAMPLE, "--limit", "5", "--concurrency", "1"]  # fmt: skip
-    result = CliRunner().invoke(app, argv, env={"OPENAI_API_KEY": SECRET})
-    assert result.exit_code == 1, result.output
+    result = judge(*argv, env={"OPENAI_API_KEY": SECRET})
+    assert result.returncode == 1, result.output
     assert result.stderr.count("error: Incorrect API key provided: sk-*** (check --api-key-env)") == 1
     assert result.output.count("re-run the same command") == 1
     assert manifest(out)["extra"]["state"] == "aborted"
@@ -289,15 +271,13 @@ def test_the_summary_says_which_failures_retry_failed_fixes(srv, tmp_path):
 
     srv.responder = mixed
     out = tmp_path / "run"
-    code, output = run(
-        srv, out, *SAMPLE, "--limit", "10", "--max-attempts", "1", "--max-failure-rate", "1",
-        "--concurrency", "1",
-    )  # fmt: skip
-    assert code == 0, output
-    assert "2 api_error record(s) failed for a transient reason (server 2): --retry-failed" in output
-    assert "1 api_error record(s) failed for a reason a retry does not fix (bad_request 1)" in output
-    assert "1 unparsed record(s): --retry-failed asks the model again" in output
-    assert "transient reason (api_error/truncated)" not in output
+    args = [*SAMPLE, "--limit", "10", "--max-attempts", "1", "--max-failure-rate", "1", "--concurrency", "1"]
+    result = judge(*run_args(srv, out, *args), env=ENV)
+    assert result.returncode == 0, result.output
+    assert "2 api_error record(s) failed for a transient reason (server 2): --retry-failed" in result.output
+    assert "1 api_error record(s) failed for a reason a retry does not fix (bad_request 1)" in result.output
+    assert "1 unparsed record(s): --retry-failed asks the model again" in result.output
+    assert "transient reason (api_error/truncated)" not in result.output
     assert manifest(out)["extra"]["api_error_kinds"] == {"bad_request": 1, "server": 2}
 
 
@@ -320,14 +300,14 @@ def test_failure_advice_by_kind():
 # --- items 13 and 15: an output that cannot be written -----------------------------------------
 
 
-@pytest.mark.slow
 def test_an_output_path_under_a_file_is_an_error_not_a_traceback(tmp_path):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file\n")
     out = blocker / "run"
-    proc = cli_subprocess(
+    proc = judge(
         "run", "--method", "binary", "--model", MODEL, "--base-url", "http://127.0.0.1:9/v1",
-        "--dataset", "dl19-sample", "--limit", "2", "--output", str(out), cwd=tmp_path,
+        "--dataset", "dl19-sample", "--limit", "2", "--output", str(out),
+        cwd=tmp_path, env={**ENV, "RELJUDGE_CACHE": str(tmp_path / "cache.sqlite")},
     )  # fmt: skip
     assert proc.returncode == EXIT_BAD_INPUT, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -355,17 +335,17 @@ def test_a_full_disk_while_judging_keeps_the_records_and_the_same_command_resume
     monkeypatch.setattr(JudgmentWriter, "write", write)
     out = tmp_path / "run"
     args = (*SAMPLE, "--limit", "8", "--concurrency", "1")
-    code, output = run(srv, out, *args)
-    assert code == EXIT_BAD_INPUT, output
-    assert f"error: {out / 'judgments.jsonl'}: cannot write: No space left on device" in output
-    assert "re-run the same command to resume" in output
+    result = judge(*run_args(srv, out, *args), env=ENV)
+    assert result.returncode == EXIT_BAD_INPUT, result.output
+    assert f"error: {out / 'judgments.jsonl'}: cannot write: No space left on device" in result.output
+    assert "re-run the same command to resume" in result.output
     saved = read_judgments(out / "judgments.jsonl")
     assert len(saved) == 3
     assert manifest(out)["extra"]["state"] == "failed"
     monkeypatch.setattr(JudgmentWriter, "write", original)  # space was made
     srv.reset()
-    code, output = run(srv, out, *args)
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *args), env=ENV)
+    assert result.returncode == 0, result.output
     assert srv.calls == 5
     records = read_judgments(out / "judgments.jsonl")
     assert len(records) == 8 == len({r.key for r in records})
@@ -379,9 +359,9 @@ def test_a_full_disk_when_writing_qrels_is_an_error_and_the_manifest_says_so(srv
 
     monkeypatch.setattr(reljudge.io.trec, "write_qrels", write_qrels)
     out = tmp_path / "run"
-    code, output = run(srv, out, *SAMPLE, "--limit", "3")
-    assert code == EXIT_BAD_INPUT, output
-    assert f"error: {out / 'qrels.txt'}: cannot write: No space left on device" in output
+    result = judge(*run_args(srv, out, *SAMPLE, "--limit", "3"), env=ENV)
+    assert result.returncode == EXIT_BAD_INPUT, result.output
+    assert f"error: {out / 'qrels.txt'}: cannot write: No space left on device" in result.output
     assert len(read_judgments(out / "judgments.jsonl")) == 3
     m = manifest(out)
     assert m["extra"]["state"] == "finished"
@@ -402,9 +382,9 @@ def test_a_full_disk_when_writing_the_manifest_is_an_error(srv, tmp_path, monkey
 
     monkeypatch.setattr(RunDir, "write_manifest", write_manifest)
     out = tmp_path / "run"
-    code, output = run(srv, out, *SAMPLE, "--limit", "3")
-    assert code == EXIT_BAD_INPUT, output
-    assert f"error: {out / 'manifest.json'}: cannot write: No space left on device" in output
+    result = judge(*run_args(srv, out, *SAMPLE, "--limit", "3"), env=ENV)
+    assert result.returncode == EXIT_BAD_INPUT, result.output
+    assert f"error: {out / 'manifest.json'}: cannot write: No space left on device" in result.output
     assert len(read_judgments(out / "judgments.jsonl")) == 3
 
 
@@ -508,33 +488,32 @@ def test_run_stoppable_cancels_the_job_once_and_raises_stopped():
 
 def test_resuming_against_another_server_is_refused(srv, tmp_path):
     out = tmp_path / "run"
-    code, output = run(srv, out, *SAMPLE, "--limit", "2")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *SAMPLE, "--limit", "2"), env=ENV)
+    assert result.returncode == 0, result.output
     assert manifest(out)["extra"]["identity"]["base_url"] == srv.openai_url.rstrip("/")
     with MockLLMServer() as other:
-        code, output = run(other, out, *SAMPLE, "--limit", "4", base_url=other.openai_url)
-        assert code == EXIT_BAD_INPUT, output
-        assert "holds a run made with other settings (base_url was" in output
+        result = judge(*run_args(other, out, *SAMPLE, "--limit", "4", base_url=other.openai_url), env=ENV)
+        assert result.returncode == EXIT_BAD_INPUT, result.output
+        assert "holds a run made with other settings (base_url was" in result.output
         assert other.calls == 0
     # the same server, written differently (scheme case, trailing slash), is the same job
     srv.reset()
-    code, output = run(
-        srv, out, *SAMPLE, "--limit", "4", base_url=srv.openai_url.replace("http:", "HTTP:") + "/"
-    )
-    assert code == 0, output
+    same = srv.openai_url.replace("http:", "HTTP:") + "/"
+    result = judge(*run_args(srv, out, *SAMPLE, "--limit", "4", base_url=same), env=ENV)
+    assert result.returncode == 0, result.output
     assert srv.calls == 2
 
 
 def test_a_run_directory_written_before_the_base_url_was_recorded_still_resumes(srv, tmp_path):
     out = tmp_path / "run"
-    code, output = run(srv, out, *SAMPLE, "--limit", "2")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *SAMPLE, "--limit", "2"), env=ENV)
+    assert result.returncode == 0, result.output
     old = manifest(out)
     del old["extra"]["identity"]["base_url"]  # as written before this change
     (out / "manifest.json").write_text(json.dumps(old, indent=2))
     srv.reset()
-    code, output = run(srv, out, *SAMPLE, "--limit", "3")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *SAMPLE, "--limit", "3"), env=ENV)
+    assert result.returncode == 0, result.output
     assert srv.calls == 1
     assert manifest(out)["extra"]["identity"]["base_url"] == srv.openai_url.rstrip("/")  # recorded now
 
@@ -549,12 +528,12 @@ def test_the_identity_holds_the_base_url_normalised_and_without_credentials():
 
 def test_a_secret_param_does_not_stop_a_resume(srv, tmp_path):
     out = tmp_path / "run"
-    code, output = run(srv, out, *SAMPLE, "--limit", "2", "--param", "api_key=plain-secret-3")
-    assert code == 0, output
+    result = judge(*run_args(srv, out, *SAMPLE, "--limit", "2", "--param", "api_key=plain-secret-3"), env=ENV)
+    assert result.returncode == 0, result.output
     assert manifest(out)["extra"]["identity"]["params"] == {"api_key": "***"}
-    code, output = run(srv, out, *SAMPLE, "--limit", "3", "--param", "api_key=plain-secret-3")
-    assert code == 0, output
-    assert "plain-secret-3" not in output
+    result = judge(*run_args(srv, out, *SAMPLE, "--limit", "3", "--param", "api_key=plain-secret-3"), env=ENV)
+    assert result.returncode == 0, result.output
+    assert "plain-secret-3" not in result.output
 
 
 @pytest.mark.parametrize(
@@ -630,22 +609,24 @@ def test_long_passages_are_reported_and_can_be_cut(srv, tmp_path, caplog):
     data = _big_dataset(tmp_path / "data")
     out = tmp_path / "run"
     args = ("--method", "binary", "--dataset", str(data), "--limit", "3")
-    code, output = run(srv, out, *args, "--dry-run")
-    assert code == 0, output
-    assert "passages: 1 of 3 longer than 20,000 characters (the longest, d1-1, has 30,000)" in output
+    result = judge(*run_args(srv, out, *args, "--dry-run"), env=ENV)
+    assert result.returncode == 0, result.output
+    assert "passages: 1 of 3 longer than 20,000 characters (the longest, d1-1, has 30,000)" in result.output
     with caplog.at_level(logging.WARNING, logger="reljudge.run.job"):
-        code, output = run(srv, out, *args)
-    assert code == 0, output
+        result = judge(*run_args(srv, out, *args), env=ENV)
+    assert result.returncode == 0, result.output
     assert "1 pooled passage(s) are longer than 20,000 characters" in caplog.text
     assert max(len(r.prompt) for r in srv.requests) > 30_000
     assert manifest(out)["extra"]["pool"]["passages"]["longer"] == 1
     # cutting passages is another job: the run directory refuses it, another one takes it
-    code, output = run(srv, out, *args, "--max-passage-chars", "2000")
-    assert code == EXIT_BAD_INPUT and "max_passage_chars was None, now 2000" in output
+    result = judge(*run_args(srv, out, *args, "--max-passage-chars", "2000"), env=ENV)
+    assert result.returncode == EXIT_BAD_INPUT and "max_passage_chars was None, now 2000" in result.output
     srv.reset()
     cut = tmp_path / "cut"
-    code, output = run(srv, cut, *args, "--max-passage-chars", "2000", "--warn-passage-chars", "1000")
-    assert code == 0, output
+    result = judge(
+        *run_args(srv, cut, *args, "--max-passage-chars", "2000", "--warn-passage-chars", "1000"), env=ENV
+    )
+    assert result.returncode == 0, result.output
     assert max(len(r.prompt) for r in srv.requests) < 3_000
     passages = manifest(cut)["extra"]["pool"]["passages"]
     assert (passages["truncated"], passages["longer"], passages["longest"]) == (1, 1, ["d1-1", 2000])

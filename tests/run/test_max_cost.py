@@ -14,16 +14,14 @@ import math
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-import _cli
-from reljudge.cli import app
-from reljudge.errors import EXIT_BUDGET, EXIT_OK, InputError
-from reljudge.io.judgments import read_judgments
+from _cli import judge, records
+from reljudge.errors import EXIT_BUDGET, EXIT_OK
 from reljudge.llm.budget import BudgetExhausted, CostBudget
 from reljudge.testing import MockLLMServer
 
 MODEL = "openai/gpt-4o-mini"  # a model of litellm's price map: its calls cost something
+ENV = {"OPENAI_API_KEY": "sk-test"}
 
 
 # --- the budget's accounting (no server, no clock) -------------------------------------------------
@@ -108,8 +106,9 @@ def server():
         yield srv
 
 
-def judge(srv: MockLLMServer, out: Path, *args: str) -> tuple[int, str]:
-    argv = [
+def run_args(srv: MockLLMServer, out: Path, *args: str) -> list[str]:
+    """``judge run`` of umbrela on the sample against the server, writing to ``out``, and ``args``."""
+    return [
         "run",
         "--model",
         MODEL,
@@ -125,13 +124,11 @@ def judge(srv: MockLLMServer, out: Path, *args: str) -> tuple[int, str]:
         "--no-progress",
         *args,
     ]
-    ran = _cli.judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
-    return ran.returncode, ran.output
 
 
 def records_cost(out: Path) -> tuple[float, float, int]:
     """(what the records cost, the dearest record, records)."""
-    costs = [r.provenance.usage.cost_usd for r in read_judgments(out / "judgments.jsonl")]
+    costs = [r.provenance.usage.cost_usd for r in records(out)]
     return sum(costs), max(costs), len(costs)
 
 
@@ -142,16 +139,16 @@ def test_capped_at_half_the_estimate_stops_at_the_cap_and_resumes_without_a_repe
 ):
     server.latency_s = latency_s
     out = tmp_path / "run"
-    code, text = judge(server, out, "--dry-run", "--json")
-    assert code == EXIT_OK
-    estimate = json.loads(text)["estimate"]
+    result = judge(*run_args(server, out, "--dry-run", "--json"), env=ENV)
+    assert result.returncode == EXIT_OK
+    estimate = json.loads(result.output)["estimate"]
     items, estimated_cost = estimate["items"], estimate["cost_usd"]
     assert estimated_cost > 0
     cap = estimated_cost / 2
 
-    code, text = judge(server, out, "--max-cost", f"{cap:.6f}")
-    assert code == EXIT_BUDGET, text
-    assert "stopped at the cost cap" in text and "higher --max-cost" in text
+    result = judge(*run_args(server, out, "--max-cost", f"{cap:.6f}"), env=ENV)
+    assert result.returncode == EXIT_BUDGET, result.output
+    assert "stopped at the cost cap" in result.output and "higher --max-cost" in result.output
     spent, dearest, first = records_cost(out)
     assert 0 < first < items
     assert server.calls == first  # every call made has its record
@@ -162,11 +159,12 @@ def test_capped_at_half_the_estimate_stops_at_the_cap_and_resumes_without_a_repe
     assert math.isclose(manifest["extra"]["budget"]["spent_usd"], spent, abs_tol=1e-6)
     assert len((out / "qrels.txt").read_text().splitlines()) == first
 
-    code, text = judge(server, out, "--max-cost", f"{cap:.6f}")  # the same cap: nothing more is sent
-    assert code == EXIT_BUDGET and server.calls == first
+    # the same cap: nothing more is sent
+    result = judge(*run_args(server, out, "--max-cost", f"{cap:.6f}"), env=ENV)
+    assert result.returncode == EXIT_BUDGET and server.calls == first
 
-    code, text = judge(server, out, "--max-cost", f"{estimated_cost * 4:.6f}")
-    assert code == EXIT_OK, text
+    result = judge(*run_args(server, out, "--max-cost", f"{estimated_cost * 4:.6f}"), env=ENV)
+    assert result.returncode == EXIT_OK, result.output
     assert server.calls == items  # all items, each asked once
     assert all(request.seen == 0 for request in server.requests)  # no request sent twice
     _, _, total = records_cost(out)
@@ -176,75 +174,70 @@ def test_capped_at_half_the_estimate_stops_at_the_cap_and_resumes_without_a_repe
 
 def test_a_zero_cap_sends_nothing_and_says_so(server, tmp_path):
     out = tmp_path / "run"
-    code, text = judge(server, out, "--max-cost", "0", "--limit", "5")
-    assert code == EXIT_BUDGET, text
+    result = judge(*run_args(server, out, "--max-cost", "0", "--limit", "5"), env=ENV)
+    assert result.returncode == EXIT_BUDGET, result.output
     assert server.calls == 0
-    assert "0 record(s) judged" in text
+    assert "0 record(s) judged" in result.output
     assert json.loads((out / "manifest.json").read_text())["extra"]["state"] == "capped"
 
 
 def test_a_cap_needs_a_known_price(server, tmp_path):
     argv_model = "openai/mock-model"
-    result = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--model",
-            argv_model,
-            "--base-url",
-            server.openai_url,
-            "--dataset",
-            "dl19-sample",
-            "--method",
-            "umbrela",
-            "--output",
-            str(tmp_path / "run"),
-            "--no-cache",
-            "--max-cost",
-            "1",
-        ],
-        env={"OPENAI_API_KEY": "sk-test"},
+    result = judge(
+        "run",
+        "--model",
+        argv_model,
+        "--base-url",
+        server.openai_url,
+        "--dataset",
+        "dl19-sample",
+        "--method",
+        "umbrela",
+        "--output",
+        str(tmp_path / "run"),
+        "--no-cache",
+        "--max-cost",
+        "1",
+        env=ENV,
     )
-    assert isinstance(result.exception, InputError)
-    assert "--max-cost needs the price" in str(result.exception)
+    # an InputError: main prints its line last, exit 2
+    assert result.returncode == 2 and result.stderr.splitlines()[-1].startswith("error: "), result.output
+    assert "--max-cost needs the price" in result.stderr
     assert server.calls == 0 and not (tmp_path / "run").exists()
 
 
 def test_a_prices_file_gives_the_cap_its_price(server, tmp_path):
     prices = tmp_path / "prices.yaml"
     prices.write_text("mock-model: {input: 1000, output: 1000}\n")
-    result = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--model",
-            "openai/mock-model",
-            "--base-url",
-            server.openai_url,
-            "--dataset",
-            "dl19-sample",
-            "--method",
-            "umbrela",
-            "--output",
-            str(tmp_path / "run"),
-            "--no-cache",
-            "--no-progress",
-            "--prices",
-            str(prices),
-            "--max-cost",
-            "2",  # a few requests at $1000 per million tokens
-        ],
-        env={"OPENAI_API_KEY": "sk-test"},
+    result = judge(
+        "run",
+        "--model",
+        "openai/mock-model",
+        "--base-url",
+        server.openai_url,
+        "--dataset",
+        "dl19-sample",
+        "--method",
+        "umbrela",
+        "--output",
+        str(tmp_path / "run"),
+        "--no-cache",
+        "--no-progress",
+        "--prices",
+        str(prices),
+        "--max-cost",
+        "2",  # a few requests at $1000 per million tokens
+        env=ENV,
     )
-    assert result.exit_code == EXIT_BUDGET, result.output
+    assert result.returncode == EXIT_BUDGET, result.output
     spent, dearest, n = records_cost(tmp_path / "run")
     assert 0 < n < 10 and server.calls == n
     assert spent <= 2 + dearest and 2 - spent <= dearest
 
 
 def test_the_dry_run_says_how_far_a_cap_would_go(server, tmp_path):
-    code, text = judge(server, tmp_path / "run", "--dry-run", "--max-cost", "0.02")
-    assert code == EXIT_OK and server.calls == 0 and not (tmp_path / "run").exists()
-    assert "--max-cost $0.0200: about " in text and " of the 684 calls fit" in text
-    code, text = judge(server, tmp_path / "run", "--dry-run", "--max-cost", "100")
-    assert "--max-cost $100.0000: the estimate fits under the cap" in text
+    result = judge(*run_args(server, tmp_path / "run", "--dry-run", "--max-cost", "0.02"), env=ENV)
+    assert result.returncode == EXIT_OK and server.calls == 0 and not (tmp_path / "run").exists()
+    assert "--max-cost $0.0200: about " in result.output and " of the 684 calls fit" in result.output
+    result = judge(*run_args(server, tmp_path / "run", "--dry-run", "--max-cost", "100"), env=ENV)
+    assert "--max-cost $100.0000: the estimate fits under the cap" in result.output

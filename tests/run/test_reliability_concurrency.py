@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from _reliability import MODEL, Gate, cli, env, final_labels, judge_cmd, make_dataset, run_args
+from _cli import judge
+from _reliability import MODEL, Gate, env, final_labels, judge_cmd, make_dataset, run_args, sandbox
 from reljudge.errors import InputError
 from reljudge.io.judgments import read_judgments
 from reljudge.run import RunConfig, run_job_async
@@ -42,7 +43,7 @@ def test_a_second_process_on_the_same_run_directory_is_refused(tmp_path):
         )
         try:
             _wait_for(out / "judgments.jsonl", 20, first)
-            second = cli(args, tmp_path)
+            second = judge(*args, cwd=tmp_path, env=sandbox(tmp_path))
             assert first.poll() is None, "the test needs the first run still running"
         finally:
             gate.release()
@@ -57,7 +58,7 @@ def test_a_second_process_on_the_same_run_directory_is_refused(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["extra"]["state"] == "finished" and "history" not in manifest
     # once the first is done, the same command is welcome again (and has nothing to do)
-    again = cli(args, tmp_path)
+    again = judge(*args, cwd=tmp_path, env=sandbox(tmp_path))
     assert again.returncode == 0, again.stderr
     assert "0 new in this run" in again.stdout
 
@@ -88,7 +89,7 @@ def test_two_processes_sharing_one_cache_both_finish_and_agree(tmp_path):
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         (entries,) = conn.execute("SELECT COUNT(*) FROM responses").fetchone()
     assert entries == data.n_items  # one entry per distinct prompt, whoever stored it first
-    stats = cli(["cache", "stats", "--cache", str(cache), "--json"], tmp_path)
+    stats = judge("cache", "stats", "--cache", str(cache), "--json", cwd=tmp_path, env=sandbox(tmp_path))
     assert stats.returncode == 0 and json.loads(stats.stdout)["entries"] == data.n_items
 
 

@@ -16,7 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from _reliability import cli, env, final_labels, item_of, judge_cmd, make_dataset, run_args, wait_until_idle
+from _cli import judge
+from _reliability import (
+    env,
+    final_labels,
+    item_of,
+    judge_cmd,
+    make_dataset,
+    run_args,
+    sandbox,
+    wait_until_idle,
+)
 from reljudge.io.judgments import read_judgments
 from reljudge.testing import MockLLMServer
 
@@ -43,7 +53,11 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     with MockLLMServer() as srv:
         # the reference: one uninterrupted run
         ref = tmp_path / "ref"
-        done = cli(run_args(srv.openai_url, ref, data, "--no-cache", "--concurrency", "16"), tmp_path)
+        done = judge(
+            *run_args(srv.openai_url, ref, data, "--no-cache", "--concurrency", "16"),
+            cwd=tmp_path,
+            env=sandbox(tmp_path),
+        )
         assert done.returncode == 0, done.stderr
         assert srv.calls == n
         expected = final_labels(ref)
@@ -78,7 +92,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
 
         # the same command again
         srv.reset()
-        resumed = cli(args, tmp_path)
+        resumed = judge(*args, cwd=tmp_path, env=sandbox(tmp_path))
         assert resumed.returncode == 0, resumed.stderr
         second_calls = Counter(item_of(r) for r in srv.requests)
         assert not set(second_calls) & saved_items, "a finished item was sent to the server again"

@@ -13,7 +13,8 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from _reliability import cli, item_of, make_dataset, run_args
+from _cli import judge
+from _reliability import item_of, make_dataset, run_args, sandbox
 from reljudge.io.judgments import read_judgments
 from reljudge.testing import AutoResponder, FaultInjector, MockLLMServer
 
@@ -57,7 +58,7 @@ def test_fault_soak_finishes_counts_every_kind_and_retry_failed_redoes_only_fail
     )
     with MockLLMServer(faults) as srv:
         args[args.index("URL")] = srv.openai_url
-        proc = cli(args, tmp_path, timeout=300)
+        proc = judge(*args, cwd=tmp_path, env=sandbox(tmp_path))
         assert proc.returncode == 0, proc.stderr
         requests = list(srv.requests)
         injected = Counter(faults.fault_for(r) for r in requests)
@@ -115,9 +116,9 @@ def test_fault_soak_finishes_counts_every_kind_and_retry_failed_redoes_only_fail
         # the response cache, so it is asked again)
         srv.reset()
         srv.responder = AutoResponder()
-        again = cli(args, tmp_path)
+        again = judge(*args, cwd=tmp_path, env=sandbox(tmp_path))
         assert again.returncode == 0 and srv.calls == 0, again.stderr
-        retried = cli([*args, "--retry-failed"], tmp_path)
+        retried = judge(*args, "--retry-failed", cwd=tmp_path, env=sandbox(tmp_path))
         assert retried.returncode == 0, retried.stderr
         assert Counter(item_of(r) for r in srv.requests) == Counter(failed | unparsed)
 

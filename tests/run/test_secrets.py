@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from _reliability import SECRET, cli, make_dataset, run_args
+from _cli import judge
+from _reliability import SECRET, make_dataset, run_args, sandbox
 from reljudge.testing import AutoResponder, MockLLMServer, MockReply
 
 
@@ -50,9 +51,11 @@ def test_the_api_key_reaches_no_file_and_no_log(tmp_path, key_env):
             "--api-key-env",
             key_env,
         )
-        proc = cli(args, tmp_path, **{key_env: SECRET})
+        proc = judge(*args, cwd=tmp_path, env=sandbox(tmp_path, **{key_env: SECRET}))
         assert proc.returncode == 0, proc.stderr
-        again = cli([*args, "--retry-failed", "--json"], tmp_path, **{key_env: SECRET})
+        again = judge(
+            *args, "--retry-failed", "--json", cwd=tmp_path, env=sandbox(tmp_path, **{key_env: SECRET})
+        )
         assert again.returncode == 0, again.stderr
         assert srv.calls > data.n_items  # errors happened, and were retried
     (tmp_path / "stdout.log").write_text(proc.stdout + again.stdout)
@@ -68,13 +71,16 @@ def test_the_api_key_reaches_no_file_and_no_log(tmp_path, key_env):
     assert key_env in (out / "manifest.json").read_text()  # the variable's name is fine
 
 
-@pytest.mark.slow
 def test_a_key_given_inside_the_base_url_is_masked(tmp_path):
     data = make_dataset(tmp_path / "data", 1, 3)
     out = tmp_path / "run"
     with MockLLMServer() as srv:
         url = srv.openai_url.replace("http://", f"http://user:{SECRET}@")
-        proc = cli(run_args(url, out, data, "--cache", str(tmp_path / "c.sqlite")), tmp_path)
+        proc = judge(
+            *run_args(url, out, data, "--cache", str(tmp_path / "c.sqlite")),
+            cwd=tmp_path,
+            env=sandbox(tmp_path),
+        )
     assert proc.returncode == 0, proc.stderr
     (tmp_path / "logs.txt").write_text(proc.stdout + proc.stderr)
     assert _files_containing(tmp_path, SECRET.encode()) == []
@@ -96,7 +102,6 @@ def test_redact_text_masks_the_password_of_a_url(text, expected):
     assert redact_text(text, env_secrets=[]) == expected
 
 
-@pytest.mark.slow
 def test_a_plain_password_in_the_base_url_reaches_no_file(tmp_path):
     """A password that looks like nothing in particular, not in the environment: only its place
     in the URL (``scheme://user:password@``) says it is a secret."""
@@ -105,7 +110,11 @@ def test_a_plain_password_in_the_base_url_reaches_no_file(tmp_path):
     out = tmp_path / "run"
     with MockLLMServer() as srv:
         url = srv.openai_url.replace("http://", f"http://bob:{password}@")
-        proc = cli(run_args(url, out, data, "--cache", str(tmp_path / "c.sqlite")), tmp_path)
+        proc = judge(
+            *run_args(url, out, data, "--cache", str(tmp_path / "c.sqlite")),
+            cwd=tmp_path,
+            env=sandbox(tmp_path),
+        )
     assert proc.returncode == 0, proc.stderr
     (tmp_path / "logs.txt").write_text(proc.stdout + proc.stderr)
     assert _files_containing(tmp_path, password.encode()) == []

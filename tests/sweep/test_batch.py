@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
-from reljudge.errors import EXIT_BUDGET, EXIT_OK, InputError
+from _cli import cell_records, judge
+from reljudge.errors import EXIT_BUDGET, EXIT_OK
 from reljudge.io.judgments import read_judgments
 from reljudge.testing import MockLLMServer
 
@@ -57,15 +56,6 @@ analysis: {{plots: false}}
     return cfg
 
 
-def sweep(cfg: Path, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["sweep", str(cfg), *args], env=ENV)
-    if isinstance(result.exception, InputError):
-        return 2, str(result.exception)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
-
-
 def labels(out: Path) -> dict[tuple, tuple]:
     """Each cell's latest (status, label) per item, by the cell's directory."""
     got: dict[tuple, tuple] = {}
@@ -74,10 +64,6 @@ def labels(out: Path) -> dict[tuple, tuple]:
         for r in read_judgments(path):
             got[(cell, r.key)] = (r.status, r.label)
     return got
-
-
-def records(out: Path) -> list:
-    return [r for path in sorted(out.glob("cells/**/judgments.jsonl")) for r in read_judgments(path)]
 
 
 def tables(text: str) -> dict:
@@ -96,30 +82,28 @@ def tables(text: str) -> dict:
 
 def test_a_batch_sweep_gives_the_labels_and_tables_of_a_synchronous_sweep(tmp_path):
     with MockLLMServer(models=MODELS) as server:
-        code, text = sweep(write_sweep(tmp_path, server.openai_url, "sync"), "--json")
-        assert code == EXIT_OK, text
+        sync = judge("sweep", write_sweep(tmp_path, server.openai_url, "sync"), "--json", env=ENV)
+        assert sync.returncode == EXIT_OK, sync.output
         sync_calls = server.calls
         assert sync_calls > 20
         # the YAML key (limits.batch) instead of --batch
-        code, text_b = sweep(
-            write_sweep(tmp_path, server.openai_url, "batch", batch_key=True),
-            "--json",
-            "--batch-poll",
-            "0.02",
-        )
-        assert code == EXIT_OK, text_b
+        cfg = write_sweep(tmp_path, server.openai_url, "batch", batch_key=True)
+        batch = judge("sweep", cfg, "--json", "--batch-poll", "0.02", env=ENV)
+        assert batch.returncode == EXIT_OK, batch.output
         assert server.calls == sync_calls  # the batch sweep sent no chat request
         assert sum(server.batches.submissions.values()) == sync_calls and server.batches.resubmitted == 0
         assert len(server.batches.batches) == 4  # one batch per cell (2 models x 2 tasks)
         assert labels(tmp_path / "batch") == labels(tmp_path / "sync")
-        assert tables(text_b) == tables(text)
-        sync_cost = sum(r.provenance.usage.cost_usd for r in records(tmp_path / "sync"))
-        batch_cost = sum(r.provenance.usage.cost_usd for r in records(tmp_path / "batch"))
+        assert tables(batch.output) == tables(sync.output)
+        sync_cost = sum(r.provenance.usage.cost_usd for r in cell_records(tmp_path / "sync"))
+        batch_cost = sum(r.provenance.usage.cost_usd for r in cell_records(tmp_path / "batch"))
         assert batch_cost == pytest.approx(sync_cost / 2, rel=1e-6)  # the batch price: half
         assert (tmp_path / "batch" / "analysis").is_dir()
         # done: the same command again submits nothing and writes the analysis again
-        code, text = sweep(tmp_path / "batch.yaml", "--json", "--batch-poll", "0.02")
-        assert code == EXIT_OK and sum(server.batches.submissions.values()) == sync_calls, text
+        again = judge("sweep", cfg, "--json", "--batch-poll", "0.02", env=ENV)
+        assert again.returncode == EXIT_OK and sum(server.batches.submissions.values()) == sync_calls, (
+            again.output
+        )
         assert len(server.batches.batches) == 4
 
 
@@ -145,10 +129,10 @@ def test_a_batch_sweep_killed_at_each_remote_step_finishes_with_no_request_submi
                 proc.kill()
             proc.stdout.close()  # type: ignore[union-attr]
         server.batches.release(point)
-        assert len(server.batches.batches) <= 2 and not records(tmp_path / "run")  # cells: 2 at once
-        code, text = sweep(cfg, "--batch", "--batch-poll", "0.02")
-        assert code == EXIT_OK, text
-        got = records(tmp_path / "run")
+        assert len(server.batches.batches) <= 2 and not cell_records(tmp_path / "run")  # cells: 2 at once
+        result = judge("sweep", cfg, "--batch", "--batch-poll", "0.02", env=ENV)
+        assert result.returncode == EXIT_OK, result.output
+        got = cell_records(tmp_path / "run")
         assert len(got) == len(labels(tmp_path / "run")) > 20  # no record twice in a cell
         assert all(r.status == "ok" for r in got)
         assert len(server.batches.submissions) == len(got) and server.batches.resubmitted == 0
@@ -160,19 +144,19 @@ def test_a_batch_sweep_killed_at_each_remote_step_finishes_with_no_request_submi
 def test_max_cost_over_a_batch_sweep_stops_at_the_cap_and_a_higher_cap_resumes(tmp_path):
     with MockLLMServer(models=MODELS) as server:
         cfg = write_sweep(tmp_path, server.openai_url, "cap")
-        code, text = sweep(cfg, "--batch", "--dry-run", "--max-cost", "1")
-        assert code == EXIT_OK and "at the batch price" in text, text
-        code, text = sweep(cfg, "--dry-run", "--json")
-        estimate = json.loads(text)
+        result = judge("sweep", cfg, "--batch", "--dry-run", "--max-cost", "1", env=ENV)
+        assert result.returncode == EXIT_OK and "at the batch price" in result.output, result.output
+        result = judge("sweep", cfg, "--dry-run", "--json", env=ENV)
+        estimate = json.loads(result.output)
         batch = estimate["cost_usd_batch"]
         assert 0 < batch < estimate["cost_usd"]
         cap = batch / 4  # the first waves of two cells running at once do not fit together (a static
         # share per cell would let both reserve the whole cap: spent above it, checked below)
 
-        code, text = sweep(cfg, "--batch", "--batch-poll", "0.02", "--max-cost", f"{cap:.8f}")
-        assert code == EXIT_BUDGET, text
-        assert "stopped at the cost cap" in text and "higher --max-cost" in text
-        first = records(tmp_path / "cap")
+        result = judge("sweep", cfg, "--batch", "--batch-poll", "0.02", "--max-cost", f"{cap:.8f}", env=ENV)
+        assert result.returncode == EXIT_BUDGET, result.output
+        assert "stopped at the cost cap" in result.output and "higher --max-cost" in result.output
+        first = cell_records(tmp_path / "cap")
         spent = sum(r.provenance.usage.cost_usd for r in first)
         dearest = max(r.provenance.usage.cost_usd for r in first)
         assert 0 < len(first) < estimate["calls"] and spent <= cap
@@ -184,13 +168,15 @@ def test_max_cost_over_a_batch_sweep_stops_at_the_cap_and_a_higher_cap_resumes(t
         assert not (tmp_path / "cap" / "analysis").exists()  # no analysis of a part
         submitted = dict(server.batches.submissions)
 
-        code, text = sweep(cfg, "--batch", "--batch-poll", "0.02", "--max-cost", f"{cap:.8f}")
-        assert code == EXIT_BUDGET, text  # the same cap: nothing more is submitted
+        result = judge("sweep", cfg, "--batch", "--batch-poll", "0.02", "--max-cost", f"{cap:.8f}", env=ENV)
+        assert result.returncode == EXIT_BUDGET, result.output  # the same cap: nothing more is submitted
         assert server.batches.submissions == submitted
 
-        code, text = sweep(cfg, "--batch", "--batch-poll", "0.02", "--max-cost", f"{batch * 4:.8f}")
-        assert code == EXIT_OK, text
-        assert len(records(tmp_path / "cap")) == estimate["calls"]
+        result = judge(
+            "sweep", cfg, "--batch", "--batch-poll", "0.02", "--max-cost", f"{batch * 4:.8f}", env=ENV
+        )
+        assert result.returncode == EXIT_OK, result.output
+        assert len(cell_records(tmp_path / "cap")) == estimate["calls"]
         assert len(server.batches.submissions) == estimate["calls"] and server.batches.resubmitted == 0
         assert server.calls == 0
         assert (tmp_path / "cap" / "analysis").is_dir()
@@ -203,8 +189,8 @@ def test_a_batch_sweep_needs_openai_models(tmp_path):
         "prompts: [{id: p, binary: {user: 'Q {query} P {document} 1 or 0'}}]\nsampling: {topics: 1, per_grade: 1}\n",
         encoding="utf-8",
     )
-    code, text = sweep(cfg, "--batch", "--dry-run")
-    assert code == 2 and "OpenAI batch requests" in text
+    result = judge("sweep", cfg, "--batch", "--dry-run", env=ENV)
+    assert result.returncode == 2 and "OpenAI batch requests" in result.output
 
 
 def test_a_batch_sweep_takes_the_litellm_models_judge_run_batch_takes(tmp_path):
@@ -214,19 +200,18 @@ def test_a_batch_sweep_takes_the_litellm_models_judge_run_batch_takes(tmp_path):
         cfg = write_sweep(tmp_path, server.openai_url, "lite")
         text = cfg.read_text(encoding="utf-8").replace("model: openai/", "model: litellm/openai/")
         cfg.write_text(text.replace("api_key_env: RELJUDGE_TEST_KEY", "api_key_env: OPENAI_API_KEY"))
-        result = CliRunner().invoke(
-            app,
-            ["sweep", str(cfg), "--batch", "--batch-poll", "0.02"],
-            env={"OPENAI_API_KEY": "sk-test-lite"},
+        result = judge(
+            "sweep", cfg, "--batch", "--batch-poll", "0.02", env={"OPENAI_API_KEY": "sk-test-lite"}
         )
-        assert result.exit_code == EXIT_OK, result.output
+        assert result.returncode == EXIT_OK, result.output
         assert server.calls == 0  # every request went through a batch
-        assert sum(server.batches.submissions.values()) == len(records(tmp_path / "lite")) > 20
+        assert sum(server.batches.submissions.values()) == len(cell_records(tmp_path / "lite")) > 20
         assert server.batches.resubmitted == 0
         refused = text.replace("output: lite", "output: refused")
         cfg.write_text(refused.replace("litellm/openai/gpt-4.1-nano", "litellm/azure/gpt-4.1-nano"))
-        code, text = sweep(cfg, "--batch", "--dry-run")
-        assert code == 2 and "litellm/azure/gpt-4.1-nano" in text and "no bounded download" in text, text
+        result = judge("sweep", cfg, "--batch", "--dry-run", env=ENV)
+        assert result.returncode == 2, result.output
+        assert "litellm/azure/gpt-4.1-nano" in result.output and "no bounded download" in result.output
 
 
 def test_batch_max_wait_stops_a_sweep_with_exit_75_and_the_same_command_re_attaches(tmp_path):
@@ -234,18 +219,18 @@ def test_batch_max_wait_stops_a_sweep_with_exit_75_and_the_same_command_re_attac
         server.batches.completion_delay_s = 1e9  # the batches never end while this holds
         cfg = write_sweep(tmp_path, server.openai_url, "wait")
         args = ("--batch", "--batch-poll", "0.02", "--batch-limit", "requests=10")
-        code, text = sweep(cfg, *args, "--batch-max-wait", "0.05")
-        assert code == 75, text
-        assert "run the same command again" in text
-        code, text = sweep(cfg)  # without --batch: refused, or the requests in flight go again
-        assert code == 2 and "in flight" in text and "--batch" in text
+        result = judge("sweep", cfg, *args, "--batch-max-wait", "0.05", env=ENV)
+        assert result.returncode == 75, result.output
+        assert "run the same command again" in result.output
+        result = judge("sweep", cfg, env=ENV)  # without --batch: refused, or the requests in flight go again
+        assert result.returncode == 2 and "in flight" in result.output and "--batch" in result.output
         sent = sum(server.batches.submissions.values())
-        assert sent > 0 and not records(tmp_path / "wait")
+        assert sent > 0 and not cell_records(tmp_path / "wait")
         assert not (tmp_path / "wait" / "analysis").exists()
         server.batches.completion_delay_s = 0.0
-        code, text = sweep(cfg, *args)
-        assert code == EXIT_OK, text
-        got = records(tmp_path / "wait")
+        result = judge("sweep", cfg, *args, env=ENV)
+        assert result.returncode == EXIT_OK, result.output
+        got = cell_records(tmp_path / "wait")
         assert len(got) == len(server.batches.submissions) > sent and server.batches.resubmitted == 0
         assert all(0 < b["counts"][0] <= 10 for b in server.batches.batches.values())  # --batch-limit
         assert server.calls == 0
@@ -255,6 +240,6 @@ def test_a_batch_api_that_cannot_be_reached_is_an_error_of_the_command_not_a_tra
     with MockLLMServer(models=MODELS) as server:
         url = server.openai_url
     cfg = write_sweep(tmp_path, url, "gone")  # nobody listens there any more
-    code, text = sweep(cfg, "--batch", "--batch-poll", "0.02", "--yes")
-    assert code == 1, text
-    assert "error: the batch API" in text and "the same command resumes" in text
+    result = judge("sweep", cfg, "--batch", "--batch-poll", "0.02", "--yes", env=ENV)
+    assert result.returncode == 1, result.output
+    assert "error: the batch API" in result.output and "the same command resumes" in result.output

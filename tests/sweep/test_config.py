@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+from _cli import judge
 from reljudge.errors import InputError
 from reljudge.sweep.analysis import Conventions, analyze
 from reljudge.sweep.config import load_sweep_config
@@ -156,20 +155,17 @@ def test_published_reader_and_analysis(tmp_path):
     assert np.isfinite(alpha["binary"].overall)
     # the same analysis from the extracted directory and through the CLI
     out = tmp_path / "a"
-    res = CliRunner().invoke(
-        app,
-        [
-            "sweep",
-            "--from-judgments",
-            str(tar),
-            "--qrels",
-            f"dl20={_qrels(tmp_path)}",
-            "--out",
-            str(out),
-            "--no-plots",
-        ],
+    res = judge(
+        "sweep",
+        "--from-judgments",
+        str(tar),
+        "--qrels",
+        f"dl20={_qrels(tmp_path)}",
+        "--out",
+        str(out),
+        "--no-plots",
     )
-    assert res.exit_code == 0, res.output
+    assert res.returncode == 0, res.output
     assert (out / "summary.csv").exists() and (out / "report.md").exists()
 
 
@@ -179,18 +175,18 @@ def _qrels(tmp_path: Path) -> Path:
     return p
 
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "prompt-sensitivity" / "judgments.tar.gz"
-
-
+@pytest.mark.shared
 @pytest.mark.slow
-@pytest.mark.skipif(not SHARED.exists(), reason="published judgments not available")
-def test_published_numbers_match_reference():
+def test_published_numbers_match_reference(shared_data: Path):
     """κ values re-computed in thesis-reference-code.md §2.5 (DL20, threshold 2)."""
     from reljudge.io.trec import read_qrels
 
-    cells, _ = read_published(SHARED, datasets={"dl20"})
+    tarball = shared_data / "prompt-sensitivity" / "judgments.tar.gz"
+    if not tarball.exists():
+        pytest.skip(f"published judgments not available ({tarball})")
+    cells, _ = read_published(tarball, datasets={"dl20"})
     keep = [c for c in cells if c.prompt in ("0", "16") and c.task != "pairwise"]
-    qrels = {"dl20": read_qrels(SHARED.parents[1] / "trec-dl20" / "qrels.txt")}
+    qrels = {"dl20": read_qrels(shared_data / "trec-dl20" / "qrels.txt")}
     rows = {(r["model"], r["task"], r["prompt"]): r for r in analyze(keep, qrels, alpha=False).rows}
     assert rows[("gpt-4o", "binary", "0")]["kappa"] == pytest.approx(0.482, abs=5e-4)
     assert rows[("gpt-4o", "binary", "16")]["kappa"] == pytest.approx(0.518, abs=5e-4)

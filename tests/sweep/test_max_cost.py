@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
-from reljudge.errors import EXIT_BUDGET, EXIT_OK, InputError
-from reljudge.io.judgments import read_judgments
+from _cli import cell_records, judge
+from reljudge.errors import EXIT_BUDGET, EXIT_OK
 from reljudge.testing import MockLLMServer
+
+ENV = {"RELJUDGE_TEST_KEY": "sk-test"}
 
 
 def write_sweep(tmp: Path, url: str, model: str = "openai/gpt-4o-mini") -> Path:
@@ -43,34 +43,21 @@ analysis: {{plots: false}}
     return cfg
 
 
-def sweep(cfg: Path, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["sweep", str(cfg), *args], env={"RELJUDGE_TEST_KEY": "sk-test"})
-    if isinstance(result.exception, InputError):
-        return 2, str(result.exception)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
-
-
-def records(out: Path) -> list:
-    return [r for path in sorted(out.glob("cells/**/judgments.jsonl")) for r in read_judgments(path)]
-
-
 @pytest.mark.slow
 def test_a_sweep_capped_at_half_its_estimate_stops_at_the_cap_and_resumes_without_a_repeated_call(tmp_path):
     with MockLLMServer(models=("gpt-4o-mini", "gpt-4.1-nano")) as server:
         cfg = write_sweep(tmp_path, server.openai_url)
-        code, text = sweep(cfg, "--dry-run", "--json")
-        assert code == EXIT_OK, text
-        estimate = json.loads(text)
+        result = judge("sweep", cfg, "--dry-run", "--json", env=ENV)
+        assert result.returncode == EXIT_OK, result.output
+        estimate = json.loads(result.output)
         calls, cost = estimate["calls"], estimate["cost_usd"]
         assert estimate["cells"] == 4 and calls > 20 and cost > 0 and estimate["price_known"]
         cap = cost / 2
 
-        code, text = sweep(cfg, "--max-cost", f"{cap:.8f}")
-        assert code == EXIT_BUDGET, text
-        assert "stopped at the cost cap" in text and "higher --max-cost" in text
-        done = records(tmp_path / "out")
+        result = judge("sweep", cfg, "--max-cost", f"{cap:.8f}", env=ENV)
+        assert result.returncode == EXIT_BUDGET, result.output
+        assert "stopped at the cost cap" in result.output and "higher --max-cost" in result.output
+        done = cell_records(tmp_path / "out")
         spent = sum(r.provenance.usage.cost_usd for r in done)
         dearest = max(r.provenance.usage.cost_usd for r in done)
         assert 0 < len(done) < calls and server.calls == len(done)  # every call made has its record
@@ -79,12 +66,13 @@ def test_a_sweep_capped_at_half_its_estimate_stops_at_the_cap_and_resumes_withou
         manifests = [json.loads(p.read_text()) for p in (tmp_path / "out").glob("cells/**/manifest.json")]
         assert "capped" in {m["extra"]["state"] for m in manifests}
 
-        code, text = sweep(cfg, "--max-cost", f"{cap:.8f}")  # the same cap: nothing more is sent
-        assert code == EXIT_BUDGET and server.calls == len(done), text
+        # the same cap: nothing more is sent
+        result = judge("sweep", cfg, "--max-cost", f"{cap:.8f}", env=ENV)
+        assert result.returncode == EXIT_BUDGET and server.calls == len(done), result.output
 
-        code, text = sweep(cfg, "--max-cost", f"{cost * 4:.8f}")
-        assert code == EXIT_OK, text
-        assert server.calls == calls == len(records(tmp_path / "out"))  # every item once
+        result = judge("sweep", cfg, "--max-cost", f"{cost * 4:.8f}", env=ENV)
+        assert result.returncode == EXIT_OK, result.output
+        assert server.calls == calls == len(cell_records(tmp_path / "out"))  # every item once
         assert all(request.seen == 0 for request in server.requests)  # no request sent twice
         assert (tmp_path / "out" / "analysis").is_dir()
 
@@ -92,6 +80,6 @@ def test_a_sweep_capped_at_half_its_estimate_stops_at_the_cap_and_resumes_withou
 def test_a_sweep_cap_needs_a_price_for_every_model(tmp_path):
     with MockLLMServer(models=("mock-model", "gpt-4.1-nano")) as server:
         cfg = write_sweep(tmp_path, server.openai_url, model="openai/mock-model")
-        code, text = sweep(cfg, "--max-cost", "1")
-        assert code == 2 and "--max-cost needs the price of openai/mock-model" in text
+        result = judge("sweep", cfg, "--max-cost", "1", env=ENV)
+        assert result.returncode == 2 and "--max-cost needs the price of openai/mock-model" in result.output
         assert server.calls == 0

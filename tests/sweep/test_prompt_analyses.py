@@ -9,9 +9,8 @@ import tarfile
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+from _cli import judge
 from reljudge.metrics.agreement import krippendorff_alpha
 from reljudge.sweep.analysis import Conventions, analyze, model_robustness
 from reljudge.sweep.analysis.alpha import _pairwise_matrix
@@ -159,11 +158,10 @@ def test_published_analysis_writes_prompt_analyses_and_bar_charts(tmp_path):
     (tmp_path / "prompts.json").write_text(json.dumps(prompts))
     (tmp_path / "q.txt").write_text("1 0 a 3\n1 0 b 0\n")
     out = tmp_path / "out"
-    res = CliRunner().invoke(
-        app,
-        ["sweep", "--from-judgments", str(tar), "--qrels", f"dl20={tmp_path / 'q.txt'}", "--out", str(out)],
+    res = judge(
+        "sweep", "--from-judgments", str(tar), "--qrels", f"dl20={tmp_path / 'q.txt'}", "--out", str(out)
     )
-    assert res.exit_code == 0, res.output
+    assert res.returncode == 0, res.output
     for name in (
         "alpha.csv",
         "robustness.csv",

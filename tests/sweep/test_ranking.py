@@ -22,9 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+from _cli import judge
 from reljudge.sweep.analysis import (
     Conventions,
     analyze,
@@ -165,22 +164,19 @@ def _published_dir(root: Path) -> Path:
 
 def test_cli_from_published_layout_with_runs_writes_the_tau_table(tmp_path):
     release = _published_dir(tmp_path)
-    result = CliRunner().invoke(
-        app,
-        [
-            "sweep",
-            "--from-judgments",
-            str(release),
-            "--qrels",
-            f"dl99={tmp_path / 'qrels.txt'}",
-            "--runs",
-            f"dl99={tmp_path / 'runs'}",
-            "--out",
-            str(tmp_path / "out"),
-            "--no-plots",
-        ],
+    result = judge(
+        "sweep",
+        "--from-judgments",
+        str(release),
+        "--qrels",
+        f"dl99={tmp_path / 'qrels.txt'}",
+        "--runs",
+        f"dl99={tmp_path / 'runs'}",
+        "--out",
+        str(tmp_path / "out"),
+        "--no-plots",
     )
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.output
     (entry,) = json.loads((tmp_path / "out" / "ranking.json").read_text())
     assert entry["systems"] == 3 and entry["measure"] == "nDCG@10"
     assert entry["tau_to_human"]["0"] == pytest.approx(1.0)
@@ -199,11 +195,11 @@ def test_analyze_without_runs_has_no_ranking():
 
 
 @pytest.fixture(scope="module")
-def dl21(request):
-    shared = Path(__file__).resolve().parents[3] / "shared" / "data"
+def dl21(shared_data: Path):
+    shared = shared_data
     tarball = shared / "prompt-sensitivity" / "judgments.tar.gz"
     if not tarball.is_file() or not (shared / "trec-dl21" / "runs").is_dir():
-        pytest.skip("../shared/data (prompt-sensitivity judgments, trec-dl21 runs) is not available")
+        pytest.skip(f"{shared} (prompt-sensitivity judgments, trec-dl21 runs) is not available")
     from reljudge.io.trec import read_qrels, read_run
     from reljudge.sweep.published import read_published
 
@@ -216,6 +212,7 @@ def dl21(request):
     return cells, read_qrels(shared / "trec-dl21" / "qrels.txt"), runs
 
 
+@pytest.mark.shared
 @pytest.mark.slow
 def test_shared_dl21_subset_tau_is_sensible_and_matches_an_independent_computation(dl21):
     from scipy.stats import kendalltau

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from _reliability import Dataset, cli, env, judge_cmd, make_dataset
+from _cli import judge
+from _reliability import Dataset, env, judge_cmd, make_dataset, sandbox
 from reljudge.io.judgments import read_judgments
 from reljudge.testing import MockLLMServer, MockRequest
 
@@ -130,7 +131,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_sweep(tmp_path):
     with MockLLMServer(latency_s=0.002) as srv:
         # the reference: one uninterrupted sweep (own output, own cache)
         ref_cfg = _write_config(tmp_path / "ref.yaml", srv.openai_url, data, "ref", "ref-cache.sqlite")
-        done = cli(["sweep", str(ref_cfg)], tmp_path)
+        done = judge("sweep", str(ref_cfg), cwd=tmp_path, env=sandbox(tmp_path))
         assert done.returncode == 0, done.stderr
         expected = _final(tmp_path / "ref")
         assert {c: len(v) for c, v in expected.items()} == {
@@ -179,7 +180,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_sweep(tmp_path):
 
         # the same command again
         srv.reset()
-        resumed = cli(args, tmp_path)
+        resumed = judge(*args, cwd=tmp_path, env=sandbox(tmp_path))
         assert resumed.returncode == 0, resumed.stderr
         second_calls = Counter(_request_item(r) for r in srv.requests)
         again = {(cell, frozenset(ids)) for cell, ids in second_calls} & saved_items
@@ -209,7 +210,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_sweep(tmp_path):
 
         # a re-run of the finished sweep makes no call and writes no record
         srv.reset()
-        again_run = cli(args, tmp_path)
+        again_run = judge(*args, cwd=tmp_path, env=sandbox(tmp_path))
         assert again_run.returncode == 0, again_run.stderr
         assert srv.calls == 0
         assert _final(out) == expected

@@ -7,12 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
+from _cli import judge
 from reljudge.testing import MockLLMServer
-
-PROMPTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "prompt-sensitivity" / "prompts.json"
 
 
 def _write_sweep(tmp: Path, url: str, prompts_file: Path) -> Path:
@@ -42,26 +39,27 @@ analysis: {{plots: false}}
 
 
 @pytest.fixture
-def prompts_file(tmp_path: Path) -> Path:
-    if not PROMPTS.is_file():
-        pytest.skip("../shared/data/prompt-sensitivity/prompts.json is not available")
+def prompts_file(tmp_path: Path, shared_data: Path) -> Path:
+    prompts = shared_data / "prompt-sensitivity" / "prompts.json"
+    if not prompts.is_file():
+        pytest.skip(f"{prompts} is not available")
     target = tmp_path / "prompts.json"
-    shutil.copy(PROMPTS, target)
+    shutil.copy(prompts, target)
     return target
 
 
+@pytest.mark.shared
 @pytest.mark.slow
 def test_published_collection_runs_end_to_end_and_rerun_makes_no_call(tmp_path, prompts_file, monkeypatch):
     monkeypatch.setenv("RELJUDGE_TEST_KEY", "test-key")
-    runner = CliRunner()
     with MockLLMServer() as srv:
         cfg = _write_sweep(tmp_path, srv.openai_url, prompts_file)
-        dry = runner.invoke(app, ["sweep", str(cfg), "--dry-run"])
-        assert dry.exit_code == 0, dry.output
+        dry = judge("sweep", str(cfg), "--dry-run")
+        assert dry.returncode == 0, dry.output
         assert srv.calls == 0
         assert not (tmp_path / "out").exists()
-        result = runner.invoke(app, ["sweep", str(cfg)])
-        assert result.exit_code == 0, result.output
+        result = judge("sweep", str(cfg))
+        assert result.returncode == 0, result.output
         first_calls = srv.calls
         assert first_calls > 0
         index = json.loads((tmp_path / "out" / "sweep.json").read_text())
@@ -113,27 +111,26 @@ def test_published_collection_runs_end_to_end_and_rerun_makes_no_call(tmp_path, 
         assert {s["group"] for s in summary} >= {"human", "llm", "umbrela", "mine", "all"}
         assert (tmp_path / "out" / "analysis" / "report.md").exists()
         # a re-run of the finished sweep makes zero LLM calls
-        again = runner.invoke(app, ["sweep", str(cfg)])
-        assert again.exit_code == 0, again.output
+        again = judge("sweep", str(cfg))
+        assert again.returncode == 0, again.output
         assert srv.calls == first_calls
 
 
+@pytest.mark.shared
 @pytest.mark.slow
 def test_only_filter_and_from_judgments_of_a_sweep(tmp_path, prompts_file, monkeypatch):
     monkeypatch.setenv("RELJUDGE_TEST_KEY", "test-key")
-    runner = CliRunner()
     with MockLLMServer() as srv:
         cfg = _write_sweep(tmp_path, srv.openai_url, prompts_file)
-        result = runner.invoke(app, ["sweep", str(cfg), "--only", "prompt=0,16", "--only", "task=binary"])
-        assert result.exit_code == 0, result.output
+        result = judge("sweep", str(cfg), "--only", "prompt=0,16", "--only", "task=binary")
+        assert result.returncode == 0, result.output
         index = json.loads((tmp_path / "out" / "sweep.json").read_text())
         assert sorted(c["prompt"] for c in index["cells"]) == ["0", "16"]
         calls = srv.calls
-        analysed = runner.invoke(
-            app,
-            ["sweep", "--from-judgments", str(tmp_path / "out"), "--out", str(tmp_path / "a"), "--no-plots"],
+        analysed = judge(
+            "sweep", "--from-judgments", str(tmp_path / "out"), "--out", str(tmp_path / "a"), "--no-plots"
         )
-        assert analysed.exit_code == 0, analysed.output
+        assert analysed.returncode == 0, analysed.output
         assert srv.calls == calls
         rows = json.loads((tmp_path / "a" / "cells.json").read_text())
         assert {r["prompt"] for r in rows} == {"0", "16"}

@@ -245,6 +245,7 @@ def test_auto_responder_formats_and_determinism():
 
 
 def _run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    # a real process: a mock-server that took the bad option would serve until the timeout
     return subprocess.run(
         [sys.executable, "-m", "reljudge", *args], capture_output=True, text=True, timeout=timeout
     )

@@ -102,6 +102,7 @@ def test_mock_server_command_refuses_bad_limits(option):
     import subprocess
     import sys
 
+    # a real process: a mock-server that took the bad limit would serve until the timeout
     done = subprocess.run([sys.executable, "-m", "reljudge", "mock-server", *option],
                           capture_output=True, text=True, env=os.environ, timeout=300)  # fmt: skip
     assert done.returncode == 2 and "must be > 0" in done.stderr, done.stderr

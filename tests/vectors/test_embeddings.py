@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 
+from _cli import judge
 from reljudge.analyses.fd.per_run import fd_docids, fd_runs
 from reljudge.errors import InputError, MissingExtraError
 from reljudge.vectors.embedding_cache import TextEmbeddings, default_cache_path
@@ -280,9 +281,6 @@ def test_unknown_model_offline_is_an_input_error(monkeypatch):
 
 @needs_st
 def test_cli_fd_with_encoder_caches_embeddings(tmp_path, monkeypatch):
-    from typer.testing import CliRunner
-
-    from reljudge.cli import app
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     topics = {
@@ -316,16 +314,15 @@ def test_cli_fd_with_encoder_caches_embeddings(tmp_path, monkeypatch):
         str(tmp_path / "corpus.tsv"),
     ]
     args += ["--encoder", WEIGHTS, "--k", "3", "--batch-size", "4", "--out", str(tmp_path / "out")]
-    runner = CliRunner()
-    first = runner.invoke(app, args)
-    assert first.exit_code == 0, first.output
+    first = judge(*args)
+    assert first.returncode == 0, first.output
     assert "encoded 10 passage(s)" in first.output
     cache = list((tmp_path / "out").glob("embeddings.*.npy"))
     assert len(cache) == 1
     data = json.loads((tmp_path / "out" / "fd.json").read_text())
     assert data["runs"]["good"]["fd"] < data["runs"]["bad"]["fd"]
-    second = runner.invoke(app, args)
-    assert second.exit_code == 0, second.output
+    second = judge(*args)
+    assert second.returncode == 0, second.output
     assert "encoded 0 passage(s)" in second.output and "10 reused from the cache" in second.output
     assert "model not loaded" in second.output  # everything came from the cache
     assert json.loads((tmp_path / "out" / "fd.json").read_text())["runs"] == data["runs"]

@@ -6,10 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
 from _cli import judge
-from reljudge.cli import app
 from reljudge.io.answers import read_answers_tsv, read_rag24
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "answers" / "rag24-example.jsonl"
@@ -31,15 +28,14 @@ def test_malformed_answer_files_are_file_line_errors_with_exit_2(tmp_path):
 
 
 def test_check_and_convert_round_trip(tmp_path):
-    runner = CliRunner()
-    result = runner.invoke(app, ["answers", "check", str(EXAMPLE)])
-    assert result.exit_code == 0 and "2 topic(s), 111 words" in result.output
+    result = judge("answers", "check", str(EXAMPLE))
+    assert result.returncode == 0 and "2 topic(s), 111 words" in result.output
     tsv = tmp_path / "answers.tsv"
-    result = runner.invoke(app, ["answers", "convert", str(EXAMPLE), "--out", str(tsv)])
-    assert result.exit_code == 0, result.output
+    result = judge("answers", "convert", str(EXAMPLE), "--out", str(tsv))
+    assert result.returncode == 0, result.output
     back = tmp_path / "again.jsonl"
-    result = runner.invoke(app, ["answers", "convert", str(tsv), "--to", "rag24", "--out", str(back)])
-    assert result.exit_code == 0, result.output
+    result = judge("answers", "convert", str(tsv), "--to", "rag24", "--out", str(back))
+    assert result.returncode == 0, result.output
     original = read_rag24(EXAMPLE)
     again = read_rag24(back)
     # a TSV keeps system, topic and text (not sentences, citations or references)
@@ -54,10 +50,8 @@ def test_check_and_convert_round_trip(tmp_path):
 def test_convert_refuses_two_systems_into_one_rag24_run(tmp_path):
     tsv = tmp_path / "two.tsv"
     tsv.write_text("s1\tq\ta\ns2\tq\tb\n", encoding="utf-8")
-    result = CliRunner().invoke(
-        app, ["answers", "convert", str(tsv), "--to", "rag24", "--out", str(tmp_path / "x.jsonl")]
-    )
-    assert result.exit_code != 0 and "one run per file" in str(result.exception)
+    result = judge("answers", "convert", str(tsv), "--to", "rag24", "--out", str(tmp_path / "x.jsonl"))
+    assert result.returncode == 2 and "one run per file" in result.stderr
     assert not (tmp_path / "x.jsonl").exists()
 
 

@@ -9,12 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from _cli import judge
-from reljudge.cli import app
 
-RUNNER = CliRunner()
 # FD beside two runs: scipy warns that Spearman of two values is undefined
 pytestmark = pytest.mark.filterwarnings("ignore::scipy.stats.ConstantInputWarning")
 
@@ -61,8 +58,8 @@ def _args(p: dict[str, Path], *extra: str) -> list[str]:
 def test_runs_and_generators_on_one_scale_json(tmp_path):
     p = _write(tmp_path)
     out = tmp_path / "out"
-    result = RUNNER.invoke(app, _args(p, "--runs", str(p["runs"]), "--k", "2", "--json", "--out", str(out)))
-    assert result.exit_code == 0, result.output
+    result = judge(*_args(p, "--runs", str(p["runs"]), "--k", "2", "--json", "--out", str(out)))
+    assert result.returncode == 0, result.output
     data = json.loads(result.stdout)
     assert data == json.loads((out / "similarity.json").read_text())
     s = data["systems"]
@@ -81,8 +78,8 @@ def test_runs_and_generators_on_one_scale_json(tmp_path):
 
 def test_average_macro_is_over_topics(tmp_path):
     p = _write(tmp_path)
-    result = RUNNER.invoke(app, _args(p, "--runs", str(p["runs"]), "--average", "macro", "--json"))
-    assert result.exit_code == 0, result.output
+    result = judge(*_args(p, "--runs", str(p["runs"]), "--average", "macro", "--json"))
+    assert result.returncode == 0, result.output
     s = json.loads(result.stdout)["systems"]
     assert s["good"]["score"] == pytest.approx((0.8 + 0) / 2)
     assert s["near"]["score"] == pytest.approx((0.9 + 1) / 2)
@@ -92,8 +89,8 @@ def test_average_macro_is_over_topics(tmp_path):
 def test_anchors_table_and_stability(tmp_path):
     p = _write(tmp_path)
     out = tmp_path / "out"
-    result = RUNNER.invoke(app, _args(p, "--anchors", str(p["runs"]), "--json", "--out", str(out)))
-    assert result.exit_code == 0, result.output
+    result = judge(*_args(p, "--anchors", str(p["runs"]), "--json", "--out", str(out)))
+    assert result.returncode == 0, result.output
     anchors = json.loads(result.stdout)["anchors"]
     # anchor good: top-1 t0a, t1a; anchor bad: top-1 n0, n1
     assert anchors["scores"]["near"] == {"good": pytest.approx(1.0), "bad": pytest.approx(0.0)}
@@ -111,13 +108,11 @@ def test_runs_without_answers_and_the_plot(tmp_path):
     out = tmp_path / "out"
     args = ["answers", "similarity", "--qrels", str(p["qrels"]), "--embeddings", str(p["npy"]),
             "--runs", str(p["runs"]), "--out", str(out), "--plot"]  # fmt: skip
-    result = RUNNER.invoke(app, args)
-    assert result.exit_code == 0, result.output
+    result = judge(*args)
+    assert result.returncode == 0, result.output
     assert "Kendall tau-b(score, nDCG@10)" in result.stdout
     assert set(json.loads((out / "similarity.json").read_text())["systems"]) == {"good", "bad"}
     assert (out / "common_scale.png").read_bytes().startswith(b"\x89PNG")
-
-
 
 
 def test_errors_exit_2(tmp_path):
@@ -138,8 +133,8 @@ def test_evaluate_ranks_generators_and_runs_together(tmp_path):
     out = tmp_path / "ev"
     base = ["evaluate", "--qrels", str(p["qrels"]), "--judgments", str(p["qrels"]), "--runs", str(p["runs"]),
             "--bootstrap", "0", "--out", str(out), "--answers", str(p["answers"]), "--embeddings", str(p["npy"])]  # fmt: skip
-    result = RUNNER.invoke(app, [*base, "--json"])
-    assert result.exit_code == 0, result.output
+    result = judge(*base, "--json")
+    assert result.returncode == 0, result.output
     ranking = json.loads(result.stdout)["system_ranking"]
     assert [(r["system"], r["kind"]) for r in ranking["systems"]] == [
         ("near", "answers"), ("good", "run"), ("bad", "run"), ("far", "answers")]  # fmt: skip
@@ -149,8 +144,8 @@ def test_evaluate_ranks_generators_and_runs_together(tmp_path):
     assert ranking["agreement"]["systems"] == 2
     assert json.loads((out / "evaluation.json").read_text())["system_ranking"] == ranking
     assert (out / "systems.csv").read_text().splitlines()[1].startswith("near,answers,0.933")
-    result = RUNNER.invoke(app, base)
-    assert result.exit_code == 0, result.output
+    result = judge(*base)
+    assert result.returncode == 0, result.output
     assert "generators and runs on one scale" in result.stdout and "near" in result.stdout
 
 

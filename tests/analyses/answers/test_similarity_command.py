@@ -9,14 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from _cli import judge
-from reljudge.cli import app
-
-RUNNER = CliRunner()
-
-
 
 
 def _write(tmp: Path) -> dict[str, Path]:
@@ -59,8 +53,8 @@ def test_similarity_command_writes_json_and_csv(tmp_path):
         "--embeddings",
         str(p["npy"]),
     ]
-    result = RUNNER.invoke(app, [*args, "--out", str(out)])
-    assert result.exit_code == 0, result.output
+    result = judge(*args, "--out", str(out))
+    assert result.returncode == 0, result.output
     data = json.loads((out / "similarity.json").read_text())
     systems = data["systems"]
     assert systems["near"]["score"] > systems["far"]["score"]
@@ -88,8 +82,8 @@ def test_similarity_command_plots_the_cross_grade_validation(tmp_path):
         "--embeddings",
         str(p["npy"]),
     ]
-    result = RUNNER.invoke(app, [*args, "--out", str(out), "--plot"])
-    assert result.exit_code == 0, result.output
+    result = judge(*args, "--out", str(out), "--plot")
+    assert result.returncode == 0, result.output
     assert (out / "cross_grade.png").read_bytes().startswith(b"\x89PNG")
 
 
@@ -110,8 +104,8 @@ def test_similarity_command_lists_runs_fd_beside_the_answers(tmp_path):
         "--embeddings",
         str(p["npy"]),
     ]
-    result = RUNNER.invoke(app, [*args, "--runs", str(runs), "--k", "2", "--out", str(tmp_path / "o")])
-    assert result.exit_code == 0, result.output
+    result = judge(*args, "--runs", str(runs), "--k", "2", "--out", str(tmp_path / "o"))
+    assert result.returncode == 0, result.output
     systems = json.loads((tmp_path / "o" / "similarity.json").read_text())["systems"]
     assert systems["good"]["kind"] == "run" and systems["good"]["fd_k"] == 2
     assert systems["good"]["fd"] < systems["bad"]["fd"]

@@ -7,10 +7,9 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
+from _cli import judge
 from reljudge.analyses.calibrate.calibration import apply_cuts, best_threshold, cross_validate, fit_cuts
-from reljudge.cli import app
 from reljudge.metrics.agreement import cohen_kappa
 
 
@@ -76,25 +75,22 @@ def test_cross_validation_beats_a_bad_default():
 def test_cli_calibrate(tmp_path):
     qrels, scores = _shifted()
     human = tmp_path / "human.txt"
-    judge = tmp_path / "judge.qrels"
+    judged = tmp_path / "judge.qrels"
     human.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
-    judge.write_text("".join(f"{q} 0 {d} {v}\n" for q, docs in scores.items() for d, v in docs.items()))
+    judged.write_text("".join(f"{q} 0 {d} {v}\n" for q, docs in scores.items() for d, v in docs.items()))
     out = tmp_path / "cal"
-    result = CliRunner().invoke(
-        app,
-        ["calibrate", "--judgments", str(judge), "--qrels", str(human), "--repeats", "5", "--out", str(out)],
+    result = judge(
+        "calibrate", "--judgments", str(judged), "--qrels", str(human), "--repeats", "5", "--out", str(out)
     )
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.output
     assert "binary kappa, default threshold (> 0): 0.000" in result.output
     data = json.loads((out / "calibration.json").read_text())
     assert len(data["splits"]) == 5
     fit = set(data["splits"][0]["fit_topics"])
     written = {line.split()[0] for line in (out / "binary.qrels").read_text().split("\n") if line}
     assert written and not written & fit  # only held-out topics are mapped
-    bad = CliRunner().invoke(
-        app, ["calibrate", "--judgments", str(judge), "--qrels", str(human), "--topics-fraction", "1.5"]
-    )
-    assert bad.exit_code != 0
+    bad = judge("calibrate", "--judgments", str(judged), "--qrels", str(human), "--topics-fraction", "1.5")
+    assert bad.returncode != 0
 
 
 @pytest.mark.shared

@@ -8,10 +8,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from _cli import judge
 from reljudge.aggregation.consensus import combine_scores, majority
-from reljudge.cli import app
 
 
 def test_majority_tie_goes_to_the_lowest_label():
@@ -49,10 +48,10 @@ def test_cli_combine_writes_consensus_with_provenance(tmp_path):
     b = _write(tmp_path / "b.qrels", [("q", "d1", 1), ("q", "d2", 1), ("q", "d3", 1), ("q", "d4", 0)])
     c = _write(tmp_path / "c.qrels", [("q", "d1", 1), ("q", "d2", 0), ("q", "d3", 0), ("q", "d4", 9)])
     out = tmp_path / "out"
-    result = CliRunner().invoke(
-        app, ["combine", str(a), str(b), str(c), "--scale", "0-1", "--qrels", str(human), "--out", str(out)]
+    result = judge(
+        "combine", str(a), str(b), str(c), "--scale", "0-1", "--qrels", str(human), "--out", str(out)
     )
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.output
     assert "1 labels outside the scale were left out" in result.output
     qrels = sorted((out / "qrels.txt").read_text().split("\n")[:-1])
     # d4: a says 1, b says 0, c's 9 is invalid -> a tie, which goes to 0
@@ -66,8 +65,8 @@ def test_cli_combine_writes_consensus_with_provenance(tmp_path):
     items = (out / "items.tsv").read_text().splitlines()
     assert items[0].split("\t") == ["qid", "docid", "consensus", "n", "agreement", "a", "b", "c"]
     # one member is not an ensemble
-    one = CliRunner().invoke(app, ["combine", str(a), "--out", str(tmp_path / "o2")])
-    assert one.exit_code != 0
+    one = judge("combine", str(a), "--out", str(tmp_path / "o2"))
+    assert one.returncode != 0
 
 
 @pytest.mark.shared
@@ -84,22 +83,19 @@ def test_prompt_ensemble_on_the_published_judgments(shared_data, tmp_path, monke
         f for f in files if Path(f).stem.rsplit("_", 1)[1] not in {"4", "6", "13", "23", "27", "30", "32"}
     ]
     out = tmp_path / "out"
-    result = CliRunner().invoke(
-        app,
-        [
-            "combine",
-            *files,
-            "--dataset",
-            "trec-dl20",
-            "--scale",
-            "0-1",
-            "--duplicates",
-            "last",
-            "--out",
-            str(out),
-        ],
+    result = judge(
+        "combine",
+        *files,
+        "--dataset",
+        "trec-dl20",
+        "--scale",
+        "0-1",
+        "--duplicates",
+        "last",
+        "--out",
+        str(out),
     )
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.output
     info = json.loads((out / "combine.json").read_text())
     assert info["kappa"]["llama3.2_binary_dl20_0"]["binary"] == pytest.approx(0.291, abs=5e-4)
     # the measured result of the README table: the prompt ensemble beats its median member

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
+from _cli import judge
 from reljudge.analyses.fd.controls import RandomVectors
 from reljudge.analyses.fd.files import fd_data, format_fd_report
 from reljudge.analyses.fd.per_run import fd_docids, fd_runs, retrieved_set
@@ -95,7 +95,6 @@ def test_with_urr_the_reference_excluded_control_is_fd_itself():
 
 @pytest.mark.slow
 def test_judge_fd_reports_the_controls_unless_turned_off(tmp_path):
-    from reljudge.cli import app
 
     qrels, runs, source = collection()
     np.save(tmp_path / "v.npy", source.vectors)
@@ -113,13 +112,13 @@ def test_judge_fd_reports_the_controls_unless_turned_off(tmp_path):
         (tmp_path / "runs" / f"{name}.txt").write_text("".join(lines))
     base = ["fd", "--qrels", str(tmp_path / "qrels.txt"), "--runs", str(tmp_path / "runs")]
     base += ["--embeddings", str(tmp_path / "v.npy"), "--k", "5"]
-    result = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "on")])
-    assert result.exit_code == 0, result.output
+    result = judge(*base, "--out", str(tmp_path / "on"))
+    assert result.returncode == 0, result.output
     assert "controls, Kendall tau-b" in result.output
     data = json.loads((tmp_path / "on" / "fd.json").read_text())
     assert (
         data["controls"]["random_vectors"]["kendall_tau_b"] > 0 and "-FD" in data["settings"]["orientation"]
     )
-    result = CliRunner().invoke(app, [*base, "--no-controls", "--out", str(tmp_path / "off")])
-    assert result.exit_code == 0, result.output
+    result = judge(*base, "--no-controls", "--out", str(tmp_path / "off"))
+    assert result.returncode == 0, result.output
     assert "controls" not in json.loads((tmp_path / "off" / "fd.json").read_text())

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
-from reljudge.errors import InputError, ReljudgeError
+from _cli import judge
+from reljudge.errors import InputError
 from reljudge.llm import ClientConfig, LLMClient, ProviderError
 from reljudge.llm.backends.openai import embeddings_from_json
 from reljudge.testing import MockLLMServer
@@ -144,14 +143,12 @@ def test_judge_fd_with_an_endpoint_encoder(tmp_path: Path, monkeypatch):
             "--out",
             str(tmp_path / "out"),
         ]
-        result = CliRunner().invoke(app, args)
-        if isinstance(result.exception, ReljudgeError):
-            raise result.exception
-        assert result.exit_code == 0, result.output
+        result = judge(*args)
+        assert result.returncode == 0, result.output
         first = server.calls
         assert first >= 1
-        again = CliRunner().invoke(app, args)
-        assert again.exit_code == 0 and server.calls == first  # every vector came from the cache
+        again = judge(*args)
+        assert again.returncode == 0 and server.calls == first  # every vector came from the cache
     data = json.loads((tmp_path / "out" / "fd.json").read_text())
     assert data["settings"]["encoder"] == "openai/mock-embed"
     assert (
@@ -177,23 +174,18 @@ def test_pooling_options_are_checked_before_anything_loads(tmp_path: Path):
     (tmp_path / "q.txt").write_text("q 0 d 2\n")
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "r.run").write_text("q Q0 d 1 1 r\n")
-    result = CliRunner().invoke(
-        app,
-        [
-            "fd",
-            "--qrels",
-            str(tmp_path / "q.txt"),
-            "--runs",
-            str(tmp_path / "runs"),
-            "--embeddings",
-            str(tmp_path / "v.npy"),
-            "--pooling",
-            "cls",
-        ],
+    result = judge(
+        "fd",
+        "--qrels",
+        str(tmp_path / "q.txt"),
+        "--runs",
+        str(tmp_path / "runs"),
+        "--embeddings",
+        str(tmp_path / "v.npy"),
+        "--pooling",
+        "cls",
     )
-    assert isinstance(result.exception, InputError) and "--pooling and --max-length apply" in str(
-        result.exception
-    )
+    assert result.returncode == 2 and "--pooling and --max-length apply" in result.stderr  # an InputError
 
 
 def _st_skip() -> str | None:

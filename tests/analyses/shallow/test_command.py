@@ -12,20 +12,12 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from reljudge.cli import app
-from reljudge.errors import EXIT_BAD_INPUT, ReljudgeError
+from _cli import judge
+from reljudge.errors import EXIT_BAD_INPUT
 from reljudge.testing import MockLLMServer
 
-
-def invoke(*argv: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, list(argv), env={"OPENAI_API_KEY": "test-key"})
-    if isinstance(result.exception, ReljudgeError):
-        return EXIT_BAD_INPUT, f"error: {result.exception}"
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
+ENV = {"OPENAI_API_KEY": "test-key"}
 
 
 @pytest.fixture
@@ -66,43 +58,43 @@ def data_args(c: Path) -> list[str]:
 
 
 def test_pool_pairs_dry_run_states_both_orders(collection: Path):
-    code, text = invoke(
+    result = judge(
         "shallow", "pool", "--runs", str(collection / "runs"), "--qrels", str(collection / "qrels.txt"),
-        "--out", str(collection / "pool"), "--relevant", "2",
+        "--out", str(collection / "pool"), "--relevant", "2", env=ENV,
     )  # fmt: skip
-    assert code == 0, text
+    assert result.returncode == 0, result.output
     report = json.loads((collection / "pool" / "pool.json").read_text())
     # pools: topics 1-3 {d1, d2, d3}; topic 4 {d1, d2} (C misses it): 3 + 3 + 3 + 1 pairs
     assert report["pool"]["histogram"] == {"2": 1, "3": 3}
     assert report["pairs"] == 10 and report["calls_both_orders"] == 20
     assert report["runs_missing_queries"] == {"C": 1}
-    code, text = invoke(
+    result = judge(
         "run", "--method", "pairwise", "--model", "openai/mock", *data_args(collection),
-        "--pairs", str(collection / "pool" / "pairs.txt"), "--dry-run",
+        "--pairs", str(collection / "pool" / "pairs.txt"), "--dry-run", env=ENV,
     )  # fmt: skip
-    assert code == 0, text
-    assert "LLM calls: 20" in text and "10 pairs x 2 orders" in text
+    assert result.returncode == 0, result.output
+    assert "LLM calls: 20" in result.output and "10 pairs x 2 orders" in result.output
 
 
 @pytest.mark.slow
 def test_full_pipeline_against_the_mock_llm(collection: Path):
     pool = collection / "pool"
-    assert invoke("shallow", "pool", "--runs", str(collection / "runs"), "--qrels", str(collection / "qrels.txt"),
-                  "--out", str(pool), "--relevant", "2")[0] == 0  # fmt: skip
+    assert judge("shallow", "pool", "--runs", str(collection / "runs"), "--qrels", str(collection / "qrels.txt"),
+                 "--out", str(pool), "--relevant", "2", env=ENV).returncode == 0  # fmt: skip
     with MockLLMServer() as srv:
-        code, text = invoke(
+        result = judge(
             "run", "--method", "pairwise", "--model", "openai/mock", "--base-url", srv.openai_url,
             *data_args(collection), "--pairs", str(pool / "pairs.txt"), "--no-cache",
-            "--output", str(collection / "judged"), "--no-progress",
+            "--output", str(collection / "judged"), "--no-progress", env=ENV,
         )  # fmt: skip
-        assert code == 0, text
+        assert result.returncode == 0, result.output
         assert srv.calls == 20  # 10 pairs, both orders
-    code, text = invoke(
+    result = judge(
         "shallow", "tournament", "--pool", str(pool / "pool.tsv"), "--judged", str(collection / "judged"),
-        "--out", str(collection / "t"), "--json",
+        "--out", str(collection / "t"), "--json", env=ENV,
     )  # fmt: skip
-    assert code == 0, text
-    report = json.loads(text)
+    assert result.returncode == 0, result.output
+    report = json.loads(result.output)
     assert report["source_counts"]["records_used"] == 10 and report["source_counts"]["not_judged"] == 0
     t = report["tournament"]
     assert t["queries"] == 4 and t["single"] + t["cycle"] + t["tie"] == 4
@@ -110,12 +102,12 @@ def test_full_pipeline_against_the_mock_llm(collection: Path):
     assert len(qrels_lines) == t["preference_qrels"] and all(line.endswith(" 1") for line in qrels_lines)
     rows = list(csv.reader((collection / "t" / "win-ratios.csv").open()))
     assert rows[0] == ["row", "qrels", "A", "B", "C"] and len(rows) == 6
-    code, text = invoke(
+    result = judge(
         "shallow", "leaderboard", "--pool", str(pool / "pool.tsv"), "--judged", str(collection / "judged"),
         "--runs", str(collection / "runs"), "--qrels", str(collection / "qrels.txt"), "--relevant", "2",
-        "--out", str(collection / "t"), "--bootstrap", "50", "--plot",
+        "--out", str(collection / "t"), "--bootstrap", "50", "--plot", env=ENV,
     )  # fmt: skip
-    assert code == 0, text
+    assert result.returncode == 0, result.output
     pytest.importorskip("matplotlib")
     assert (collection / "t" / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
     board = json.loads((collection / "t" / "leaderboard.json").read_text())
@@ -126,18 +118,18 @@ def test_full_pipeline_against_the_mock_llm(collection: Path):
 
 def test_human_grades_as_the_judge_and_btp(collection: Path):
     out = collection / "btp"
-    code, text = invoke(
+    result = judge(
         "shallow", "btp-pairs", "--qrels", str(collection / "qrels.txt"), "--run", str(collection / "runs" / "C.run"),
-        "--relevant", "2", "--out", str(out),
+        "--relevant", "2", "--out", str(out), env=ENV,
     )  # fmt: skip
-    assert code == 0, text
-    assert "skipped: 1 queries (not ranked by the run)" in text  # C misses topic 4
-    assert "category B: 3" in text
-    code, text = invoke(
-        "shallow", "btp", "--pairs", str(out / "pairs.tsv"), "--human-qrels", str(collection / "qrels.txt"), "--json",
+    assert result.returncode == 0, result.output
+    assert "skipped: 1 queries (not ranked by the run)" in result.output  # C misses topic 4
+    assert "category B: 3" in result.output
+    result = judge(
+        "shallow", "btp", "--pairs", str(out / "pairs.tsv"), "--human-qrels", str(collection / "qrels.txt"), "--json", env=ENV,
     )  # fmt: skip
-    assert code == 0, text
-    b = json.loads(text)["categories"]["B"]
+    assert result.returncode == 0, result.output
+    b = json.loads(result.output)["categories"]["B"]
     assert (b["reference_preferred"], b["other_preferred"], b["tie"]) == (3, 0, 0)
 
 
@@ -147,13 +139,14 @@ def test_best_known_update_replaces_a_beaten_reference(collection: Path):
     lines = (collection / "qrels.txt").read_text().splitlines(keepends=True)
     qrels.write_text("".join(sorted(lines, key=lambda line: (line.split()[0], "d2 " not in line))))
     out = collection / "btp"
-    code, text = invoke("shallow", "btp-pairs", "--qrels", str(qrels), "--run", str(collection / "runs" / "A.run"),
-                        "--out", str(out))  # fmt: skip
-    assert code == 0 and "category B: 4" in text, text  # A's top is d1 everywhere
+    result = judge("shallow", "btp-pairs", "--qrels", str(qrels), "--run", str(collection / "runs" / "A.run"),
+                   "--out", str(out), env=ENV)  # fmt: skip
+    # A's top is d1 everywhere
+    assert result.returncode == 0 and "category B: 4" in result.output, result.output
     best = collection / "best-known.qrels"
-    code, text = invoke("shallow", "btp", "--pairs", str(out / "pairs.tsv"), "--human-qrels", str(qrels),
-                        "--update-out", str(best))  # fmt: skip
-    assert code == 0, text
+    result = judge("shallow", "btp", "--pairs", str(out / "pairs.tsv"), "--human-qrels", str(qrels),
+                   "--update-out", str(best), env=ENV)  # fmt: skip
+    assert result.returncode == 0, result.output
     assert sorted(best.read_text().splitlines()) == [f"{q} 0 {q}d1 1" for q in "1234"]
     provenance = Path(f"{best}.provenance.tsv").read_text().splitlines()
     assert provenance[1].split("\t")[:3] == ["1", "1d2", "1d1"] and len(provenance) == 5
@@ -162,48 +155,52 @@ def test_best_known_update_replaces_a_beaten_reference(collection: Path):
 def test_a_reference_without_text_is_skipped_and_counted(collection: Path):
     corpus = collection / "passages.tsv"
     corpus.write_text(corpus.read_text().replace("1d1\tpassage d1 of topic 1", "1d1\t "))
-    code, text = invoke(
+    result = judge(
         "shallow", "btp-pairs", "--qrels", str(collection / "qrels.txt"), "--run", str(collection / "runs" / "B.run"),
-        "--relevant", "2", "--corpus", str(corpus), "--out", str(collection / "btp"),
+        "--relevant", "2", "--corpus", str(corpus), "--out", str(collection / "btp"), env=ENV,
     )  # fmt: skip
-    assert code == 0, text
-    assert "skipped: 1 queries (reference passage without text)" in text
+    assert result.returncode == 0, result.output
+    assert "skipped: 1 queries (reference passage without text)" in result.output
     assert len((collection / "btp" / "pairs.tsv").read_text().splitlines()) == 3
 
 
 def test_bad_input_names_file_and_line(collection: Path, tmp_path: Path):
     bad_pool = tmp_path / "pool.tsv"
     bad_pool.write_text("1\t1d1\tqrels\n1\t1d2\n")
-    code, text = invoke("shallow", "tournament", "--pool", str(bad_pool), "--human-qrels",
-                        str(collection / "qrels.txt"), "--out", str(tmp_path / "o"))  # fmt: skip
-    assert code == EXIT_BAD_INPUT and f"{bad_pool}:2:" in text, text
+    result = judge("shallow", "tournament", "--pool", str(bad_pool), "--human-qrels",
+                   str(collection / "qrels.txt"), "--out", str(tmp_path / "o"), env=ENV)  # fmt: skip
+    assert result.returncode == EXIT_BAD_INPUT and f"{bad_pool}:2:" in result.output, result.output
     assert not (tmp_path / "o").exists()
     plain = tmp_path / "plain.txt"
     plain.write_text("1 1d1 1d2\n")
-    code, text = invoke(
-        "shallow", "btp", "--pairs", str(plain), "--human-qrels", str(collection / "qrels.txt")
+    result = judge(
+        "shallow", "btp", "--pairs", str(plain), "--human-qrels", str(collection / "qrels.txt"), env=ENV
     )
-    assert code == EXIT_BAD_INPUT and str(plain) in text and "btp-pairs" in text, text
+    assert (
+        result.returncode == EXIT_BAD_INPUT and str(plain) in result.output and "btp-pairs" in result.output
+    ), result.output
     run = collection / "runs" / "A.run"
     run.write_text(run.read_text() + "1 Q0 1d9 x 1 A\n")
-    code, text = invoke("shallow", "pool", "--runs", str(collection / "runs"), "--qrels",
-                        str(collection / "qrels.txt"), "--out", str(tmp_path / "p"))  # fmt: skip
-    assert code == EXIT_BAD_INPUT and re.search(r"A\.run:13: rank 'x'", text), text
+    result = judge("shallow", "pool", "--runs", str(collection / "runs"), "--qrels",
+                   str(collection / "qrels.txt"), "--out", str(tmp_path / "p"), env=ENV)  # fmt: skip
+    assert result.returncode == EXIT_BAD_INPUT and re.search(r"A\.run:13: rank 'x'", result.output), (
+        result.output
+    )
     good_pool = tmp_path / "good.tsv"
     good_pool.write_text("1\t1d1\tqrels\n1\t1d2\tA\n")
-    code, text = invoke("shallow", "tournament", "--pool", str(good_pool), "--out", str(tmp_path / "o"))
-    assert code == EXIT_BAD_INPUT and "--judged" in text, text
-    code, text = invoke("shallow", "tournament", "--pool", str(good_pool), "--judged", str(tmp_path),
-                        "--out", str(tmp_path / "o"))  # fmt: skip
-    assert code == EXIT_BAD_INPUT and "judgments.jsonl" in text, text
+    result = judge("shallow", "tournament", "--pool", str(good_pool), "--out", str(tmp_path / "o"), env=ENV)
+    assert result.returncode == EXIT_BAD_INPUT and "--judged" in result.output, result.output
+    result = judge("shallow", "tournament", "--pool", str(good_pool), "--judged", str(tmp_path),
+                   "--out", str(tmp_path / "o"), env=ENV)  # fmt: skip
+    assert result.returncode == EXIT_BAD_INPUT and "judgments.jsonl" in result.output, result.output
 
 
 def test_a_pairs_file_naming_unknown_passages_is_an_error_of_judge_run(collection: Path, tmp_path: Path):
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("1\t1d1\t1d2\n1\t1d1\tnowhere\n")
-    code, text = invoke("run", "--method", "pairwise", "--model", "openai/mock", *data_args(collection),
-                        "--pairs", str(pairs), "--dry-run")  # fmt: skip
-    assert code == EXIT_BAD_INPUT and "nowhere" in text, text
+    result = judge("run", "--method", "pairwise", "--model", "openai/mock", *data_args(collection),
+                   "--pairs", str(pairs), "--dry-run", env=ENV)  # fmt: skip
+    assert result.returncode == EXIT_BAD_INPUT and "nowhere" in result.output, result.output
 
 
 def test_judged_records_outside_the_pool_are_counted(collection: Path, tmp_path: Path):
@@ -212,15 +209,15 @@ def test_judged_records_outside_the_pool_are_counted(collection: Path, tmp_path:
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("1\t1d1\t1d2\n1\t1d1\t1d3\n")
     with MockLLMServer() as srv:
-        code, text = invoke(
+        result = judge(
             "run", "--method", "pairwise", "--model", "openai/mock", "--base-url", srv.openai_url,
-            *data_args(collection), "--pairs", str(pairs), "--no-cache", "--output", str(tmp_path / "j"), "--no-progress",
+            *data_args(collection), "--pairs", str(pairs), "--no-cache", "--output", str(tmp_path / "j"), "--no-progress", env=ENV,
         )  # fmt: skip
-        assert code == 0, text
-    code, text = invoke("shallow", "tournament", "--pool", str(pool), "--judged", str(tmp_path / "j"),
-                        "--human-qrels", str(collection / "qrels.txt"), "--out", str(tmp_path / "t"), "--json")  # fmt: skip
-    assert code == 0, text
-    counts = json.loads(text)["source_counts"]
+        assert result.returncode == 0, result.output
+    result = judge("shallow", "tournament", "--pool", str(pool), "--judged", str(tmp_path / "j"),
+                   "--human-qrels", str(collection / "qrels.txt"), "--out", str(tmp_path / "t"), "--json", env=ENV)  # fmt: skip
+    assert result.returncode == 0, result.output
+    counts = json.loads(result.output)["source_counts"]
     assert counts["records_used"] == 1 and counts["records_outside"] == 1
     assert counts["agreement_with_human_grades"]["pairs"] == 1  # the judge compared with the grades
 
@@ -229,12 +226,12 @@ def test_judged_records_outside_the_pool_are_counted(collection: Path, tmp_path:
 @pytest.mark.slow
 def test_dl21_pool_matches_the_feasibility_figures(shared_data: Path, tmp_path: Path):
     d = shared_data / "trec-dl21"
-    code, text = invoke(
+    result = judge(
         "shallow", "pool", "--runs", str(d / "runs"), "--qrels", str(d / "qrels.txt"), "--qrel-choice", "top-grade",
-        "--corpus", str(d / "passages.tsv"), "--out", str(tmp_path), "--json",
+        "--corpus", str(d / "passages.tsv"), "--out", str(tmp_path), "--json", env=ENV,
     )  # fmt: skip
-    assert code == 0, text
-    r = json.loads(text)
+    assert result.returncode == 0, result.output
+    r = json.loads(result.output)
     assert r["runs"] == 63 and r["pool"]["queries"] == 53
     assert (r["pool"]["min"], r["pool"]["median"], r["pool"]["max"]) == (7, 20, 35)
     assert round(r["pool"]["mean"], 1) == 20.1 and r["pairs"] == 11359

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-import _cli
+from _cli import judge, records
 from reljudge.errors import EXIT_OK
-from reljudge.io.judgments import read_judgments
 from reljudge.llm.types import ProviderError
 from reljudge.testing import MockLLMServer
 
@@ -78,15 +77,6 @@ def argv(srv: MockLLMServer, tmp_path: Path, name: str, *more: str, cache: str |
     ]
 
 
-def judge(args: list[str]) -> tuple[int, str]:
-    ran = _cli.judge(*args, env=ENV)
-    return ran.returncode, ran.output
-
-
-def records(out: Path) -> list:
-    return list(read_judgments(out / "judgments.jsonl"))
-
-
 def latest(out: Path) -> dict[tuple, tuple]:
     return {r.key: (r.status, r.label, r.raw) for r in records(out)}
 
@@ -99,14 +89,14 @@ def wave_lines(out: Path) -> list[dict]:
 def test_a_litellm_batch_run_makes_the_records_and_cache_keys_of_the_synchronous_litellm_path(
     server, tmp_path
 ):
-    code, text = judge(argv(server, tmp_path, "sync", "--limit", "20"))
-    assert code == EXIT_OK, text
+    result = judge(*argv(server, tmp_path, "sync", "--limit", "20"), env=ENV)
+    assert result.returncode == EXIT_OK, result.output
     assert server.calls == 20
     sent = {json.dumps(r.body["messages"], sort_keys=True): r.body for r in server.requests}
-    code, text = judge(
-        argv(server, tmp_path, "batch", "--limit", "20", "--batch", "--batch-limit", "requests=8")
+    result = judge(
+        *argv(server, tmp_path, "batch", "--limit", "20", "--batch", "--batch-limit", "requests=8"), env=ENV
     )
-    assert code == EXIT_OK, text
+    assert result.returncode == EXIT_OK, result.output
     assert server.calls == 20  # the batch run sent no chat request
     assert sum(server.batches.submissions.values()) == 20 and server.batches.resubmitted == 0
     assert len(server.batches.batches) == 3 and server.batches.calls["POST files"] == 3
@@ -117,13 +107,14 @@ def test_a_litellm_batch_run_makes_the_records_and_cache_keys_of_the_synchronous
         assert line["body"] == sent[json.dumps(line["body"]["messages"], sort_keys=True)]
         assert line["body"]["model"] == "gpt-4o-mini"
     # custom_id = the synchronous path's cache key: a synchronous run on the batch run's cache is all hits
-    code, text = judge(argv(server, tmp_path, "again", "--limit", "20", cache="batch"))
-    assert code == EXIT_OK, text
-    assert server.calls == 20 and "20 cache hits" in text
+    result = judge(*argv(server, tmp_path, "again", "--limit", "20", cache="batch"), env=ENV)
+    assert result.returncode == EXIT_OK, result.output
+    assert server.calls == 20 and "20 cache hits" in result.output
     assert latest(tmp_path / "again") == latest(tmp_path / "sync")
 
 
 def _kill_at(server: MockLLMServer, point: str, args: list[str]) -> None:
+    # a real process: what is tested is a SIGKILL at a remote step
     reached = server.batches.hold(point)
     env = {**os.environ, **ENV, "PYTHONPATH": SRC}
     proc = subprocess.Popen(
@@ -147,8 +138,8 @@ def test_killed_while_creating_or_polling_the_same_command_finishes_without_a_se
 ):
     args = argv(server, tmp_path, "run", "--limit", "12", "--batch")
     _kill_at(server, point, args)
-    code, text = judge(args)
-    assert code == EXIT_OK, text
+    result = judge(*args, env=ENV)
+    assert result.returncode == EXIT_OK, result.output
     got = records(tmp_path / "run")
     assert len(got) == 12 and len({r.key for r in got}) == 12 and all(r.status == "ok" for r in got)
     assert len(server.batches.submissions) == 12 and server.batches.resubmitted == 0
@@ -169,13 +160,15 @@ def test_without_a_listing_a_wave_that_may_have_been_sent_is_not_sent_again(
     sent = (server.batches.calls["POST files"], server.batches.calls["POST batches"])
     assert sent == ((1, 1) if point == "create" else (1, 0))
     monkeypatch.setattr(LitellmBatchService, "can_list", False)
-    code, text = judge(args)
-    assert code == 1 and "not sent again" in text and "resumes" not in text, text
-    assert ("wave 0" if point == "create" else "wave00000.jsonl") in text
+    result = judge(*args, env=ENV)
+    assert result.returncode == 1 and "not sent again" in result.output and "resumes" not in result.output, (
+        result.output
+    )
+    assert ("wave 0" if point == "create" else "wave00000.jsonl") in result.output
     assert (server.batches.calls["POST files"], server.batches.calls["POST batches"]) == sent  # nothing sent
     monkeypatch.setattr(LitellmBatchService, "can_list", True)
-    code, text = judge(args)  # where listing works, what was sent is found and the run finishes
-    assert code == EXIT_OK, text
+    result = judge(*args, env=ENV)  # where listing works, what was sent is found and the run finishes
+    assert result.returncode == EXIT_OK, result.output
     assert len(records(tmp_path / "run")) == 12 and server.batches.resubmitted == 0
     assert server.batches.calls["POST files"] == 1 and server.batches.calls["POST batches"] == 1
 
@@ -222,16 +215,18 @@ def test_a_provider_without_a_usable_batch_api_is_refused_before_anything_is_sen
 ):
     args = argv(server, tmp_path, "run", "--limit", "2", "--batch")
     args[args.index(MODEL)] = model
-    code, text = judge(args)
-    assert code == 2 and why in text and "openai, litellm_proxy" in text, text
+    result = judge(*args, env=ENV)
+    assert result.returncode == 2 and why in result.output and "openai, litellm_proxy" in result.output, (
+        result.output
+    )
     assert server.calls == 0 and not server.batches.calls
 
 
 def test_a_hostile_batch_api_through_litellm_is_bounded_and_its_echoed_key_never_kept(tmp_path):
     with MockLLMServer(models=("gpt-4o-mini",), batch_hostile=True) as srv:
-        code, text = judge(argv(srv, tmp_path, "run", "--limit", "12", "--batch"))
-        assert code == EXIT_OK, text
-        assert "6 output line(s) rejected" in text
+        result = judge(*argv(srv, tmp_path, "run", "--limit", "12", "--batch"), env=ENV)
+        assert result.returncode == EXIT_OK, result.output
+        assert "6 output line(s) rejected" in result.output
         got = records(tmp_path / "run")
         assert len(got) == 12 and all(r.status == "ok" for r in got)
     secret = ENV["OPENAI_API_KEY"].encode()

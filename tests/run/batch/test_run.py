@@ -18,9 +18,8 @@ from pathlib import Path
 import openai
 import pytest
 
-import _cli
+from _cli import judge, records
 from reljudge.errors import EXIT_BUDGET, EXIT_OK
-from reljudge.io.judgments import read_judgments
 from reljudge.run import RunConfig
 from reljudge.run.batch.passes import BatchLimits, run_batch_async
 from reljudge.testing import MockLLMServer
@@ -60,22 +59,13 @@ def argv(srv: MockLLMServer, tmp_path: Path, name: str, *more: str, method: str 
     ]
 
 
-def judge(args: list[str]) -> tuple[int, str]:
-    ran = _cli.judge(*args, env=ENV)
-    return ran.returncode, ran.output
-
-
-def records(out: Path) -> list:
-    return list(read_judgments(out / "judgments.jsonl"))
-
-
 def latest(out: Path) -> dict[tuple, tuple]:
     return {r.key: (r.status, r.label) for r in records(out)}
 
 
 def test_a_batch_run_makes_the_records_of_a_synchronous_run(server, tmp_path):
-    code, text = judge(argv(server, tmp_path, "sync", "--limit", "60"))
-    assert code == EXIT_OK, text
+    result = judge(*argv(server, tmp_path, "sync", "--limit", "60"), env=ENV)
+    assert result.returncode == EXIT_OK, result.output
     assert server.calls == 60
     cfg = RunConfig(
         method="umbrela",
@@ -103,16 +93,18 @@ def test_a_batch_run_makes_the_records_of_a_synchronous_run(server, tmp_path):
 
 def test_failed_lines_become_api_errors_and_retry_failed_resubmits_only_them(tmp_path):
     with MockLLMServer(models=("gpt-4o-mini",), batch_failure_share=0.3) as srv:
-        code, text = judge(argv(srv, tmp_path, "run", "--limit", "40", "--batch"))
-        assert code == 1, text  # the failure share is above --max-failure-rate
+        result = judge(*argv(srv, tmp_path, "run", "--limit", "40", "--batch"), env=ENV)
+        assert result.returncode == 1, result.output  # the failure share is above --max-failure-rate
         first = records(tmp_path / "run")
         failed = {r.key for r in first if r.status == "api_error"}
         assert 0 < len(failed) < 40 and len(first) == 40
-        assert "--retry-failed" in text
-        code, text = judge(argv(srv, tmp_path, "run", "--limit", "40", "--batch"))  # a resume keeps them
-        assert code == 1 and len(srv.batches.batches) == 1
-        code, text = judge(argv(srv, tmp_path, "run", "--limit", "40", "--batch", "--retry-failed"))
-        assert code == EXIT_OK, text
+        assert "--retry-failed" in result.output
+        result = judge(
+            *argv(srv, tmp_path, "run", "--limit", "40", "--batch"), env=ENV
+        )  # a resume keeps them
+        assert result.returncode == 1 and len(srv.batches.batches) == 1
+        result = judge(*argv(srv, tmp_path, "run", "--limit", "40", "--batch", "--retry-failed"), env=ENV)
+        assert result.returncode == EXIT_OK, result.output
         counts = sorted(srv.batches.submissions.values())
         assert counts.count(2) == len(failed) and counts.count(1) == 40 - len(failed)  # only those again
         assert {k for k, (s, _) in latest(tmp_path / "run").items() if s == "ok"} == {r.key for r in first}
@@ -124,13 +116,13 @@ def test_failed_lines_become_api_errors_and_retry_failed_resubmits_only_them(tmp
 )
 @pytest.mark.slow
 def test_a_multi_stage_method_finishes_in_batch_rounds(server, tmp_path, method, options):
-    code, text = judge(argv(server, tmp_path, "sync", "--topics-limit", "1", *options, method=method))
-    assert code == EXIT_OK, text
+    result = judge(*argv(server, tmp_path, "sync", "--topics-limit", "1", *options, method=method), env=ENV)
+    assert result.returncode == EXIT_OK, result.output
     sync_calls = server.calls
-    code, text = judge(
-        argv(server, tmp_path, "batch", "--topics-limit", "1", *options, "--batch", method=method)
+    result = judge(
+        *argv(server, tmp_path, "batch", "--topics-limit", "1", *options, "--batch", method=method), env=ENV
     )
-    assert code == EXIT_OK, text
+    assert result.returncode == EXIT_OK, result.output
     assert server.calls == sync_calls  # no chat request from the batch run
     assert len(server.batches.batches) >= 2  # stages (or the sampler's rounds) in successive rounds
     assert sum(server.batches.submissions.values()) == sync_calls and server.batches.resubmitted == 0
@@ -157,8 +149,8 @@ def test_killed_at_each_remote_step_the_same_command_finishes_without_a_second_s
             proc.kill()
         proc.stdout.close()  # type: ignore[union-attr]
     server.batches.release(point)
-    code, text = judge(args)
-    assert code == EXIT_OK, text
+    result = judge(*args, env=ENV)
+    assert result.returncode == EXIT_OK, result.output
     got = records(tmp_path / "run")
     assert len(got) == 30 and len({r.key for r in got}) == 30  # no record twice
     assert all(r.status == "ok" for r in got)
@@ -170,30 +162,33 @@ def test_killed_at_each_remote_step_the_same_command_finishes_without_a_second_s
 
 @pytest.mark.slow
 def test_max_cost_stops_before_the_cap_and_a_higher_cap_resumes(server, tmp_path):
-    code, text = judge(argv(server, tmp_path, "run", "--limit", "40", "--dry-run", "--json"))
-    estimate = json.loads(text)["estimate"]["cost_usd"]
+    result = judge(*argv(server, tmp_path, "run", "--limit", "40", "--dry-run", "--json"), env=ENV)
+    estimate = json.loads(result.output)["estimate"]["cost_usd"]
     cap = estimate / 4  # the batch price is half: about half the requests fit
-    code, text = judge(argv(server, tmp_path, "run", "--limit", "40", "--batch", "--max-cost", f"{cap:.8f}"))
-    assert code == EXIT_BUDGET, text
-    assert "stopped at the cost cap" in text
+    result = judge(
+        *argv(server, tmp_path, "run", "--limit", "40", "--batch", "--max-cost", f"{cap:.8f}"), env=ENV
+    )
+    assert result.returncode == EXIT_BUDGET, result.output
+    assert "stopped at the cost cap" in result.output
     first = records(tmp_path / "run")
     spent = sum(r.provenance.usage.cost_usd for r in first)
     assert 0 < len(first) < 40 and spent <= cap
-    code, text = judge(
-        argv(server, tmp_path, "run", "--limit", "40", "--batch", "--max-cost", f"{estimate * 4:.8f}")
+    result = judge(
+        *argv(server, tmp_path, "run", "--limit", "40", "--batch", "--max-cost", f"{estimate * 4:.8f}"),
+        env=ENV,
     )
-    assert code == EXIT_OK, text
+    assert result.returncode == EXIT_OK, result.output
     assert len(records(tmp_path / "run")) == 40
     assert len(server.batches.submissions) == 40 and server.batches.resubmitted == 0
 
 
 def test_batch_mode_needs_the_cache_and_an_openai_backend(server, tmp_path):
-    code, text = judge(argv(server, tmp_path, "run", "--limit", "2", "--batch", "--no-cache"))
-    assert code == 2 and "needs the response cache" in text
+    result = judge(*argv(server, tmp_path, "run", "--limit", "2", "--batch", "--no-cache"), env=ENV)
+    assert result.returncode == 2 and "needs the response cache" in result.output
     args = argv(server, tmp_path, "run2", "--limit", "2", "--batch")
     args[args.index(MODEL)] = "ollama/llama3.2"
-    code, text = judge(args)
-    assert code == 2 and "openai" in text
+    result = judge(*args, env=ENV)
+    assert result.returncode == 2 and "openai" in result.output
 
 
 def test_the_mock_batch_api_speaks_to_the_official_sdk(tmp_path):
@@ -239,9 +234,11 @@ def test_the_mock_batch_api_speaks_to_the_official_sdk(tmp_path):
 
 def test_a_hostile_batch_api_is_bounded_and_its_echoed_key_never_kept(tmp_path):
     with MockLLMServer(models=("gpt-4o-mini",), batch_hostile=True) as srv:
-        code, text = judge(argv(srv, tmp_path, "run", "--limit", "12", "--batch"))
-        assert code == EXIT_OK, text
-        assert "6 output line(s) rejected" in text  # not JSON, a list, nesting, 9 MiB, a stranger, a repeat
+        result = judge(*argv(srv, tmp_path, "run", "--limit", "12", "--batch"), env=ENV)
+        assert result.returncode == EXIT_OK, result.output
+        assert (
+            "6 output line(s) rejected" in result.output
+        )  # not JSON, a list, nesting, 9 MiB, a stranger, a repeat
         got = records(tmp_path / "run")
         assert len(got) == 12 and all(r.status == "ok" for r in got)
         assert srv.batches.resubmitted == 0
@@ -274,17 +271,19 @@ def test_a_download_stops_at_its_bound(server, tmp_path):
 def test_a_run_without_batch_on_a_directory_with_batches_in_flight_is_refused(server, tmp_path):
     args = argv(server, tmp_path, "run", "--limit", "5", "--batch", "--batch-max-wait", "0.05")
     server.batches.completion_delay_s = 10**6  # the batch stays in progress
-    code, text = judge(args)
-    assert code == 75 and "re-attach" in text  # --batch-max-wait passed: everything saved
-    code, text = judge([a for a in args if a not in ("--batch", "--batch-max-wait", "0.05")])
-    assert code == 2 and "in flight" in text and server.calls == 0
+    result = judge(*args, env=ENV)
+    assert (
+        result.returncode == 75 and "re-attach" in result.output
+    )  # --batch-max-wait passed: everything saved
+    result = judge(*[a for a in args if a not in ("--batch", "--batch-max-wait", "0.05")], env=ENV)
+    assert result.returncode == 2 and "in flight" in result.output and server.calls == 0
     job = [a for a in args if a not in ("--batch", "--batch-max-wait", "0.05", "--batch-poll", "0.02")]
     exported = tmp_path / "requests.jsonl"
-    code, text = judge(["batch", "export", *job[1:], "--requests", str(exported)])  # nor to another engine
-    assert code == 2 and "in flight" in text and not exported.exists()
+    result = judge("batch", "export", *job[1:], "--requests", str(exported), env=ENV)  # nor to another engine
+    assert result.returncode == 2 and "in flight" in result.output and not exported.exists()
     server.batches.completion_delay_s = 0.0
-    code, text = judge(args)
-    assert code == EXIT_OK, text
+    result = judge(*args, env=ENV)
+    assert result.returncode == EXIT_OK, result.output
     assert len(records(tmp_path / "run")) == 5 and server.batches.resubmitted == 0
 
 
@@ -292,32 +291,34 @@ def test_waves_wait_for_room_under_the_enqueued_token_limit(server, tmp_path):
     # a umbrela request line is about 1.8 kB (~450 tokens at 4 bytes a token): 10 fit in 6000
     # tokens, 20 do not, so the 3 waves of 10 go one after the other
     limits = ["--batch-limit", "requests=10", "--batch-limit", "tokens=6000"]
-    code, text = judge(argv(server, tmp_path, "run", "--limit", "30", "--batch", *limits))
-    assert code == EXIT_OK, text
+    result = judge(*argv(server, tmp_path, "run", "--limit", "30", "--batch", *limits), env=ENV)
+    assert result.returncode == EXIT_OK, result.output
     kinds = [kind for kind, _ in server.batches.events]
     assert kinds == ["create", "content"] * 3  # each wave created once the one before was read
     assert len(records(tmp_path / "run")) == 30 and server.batches.resubmitted == 0
     server.batches.events.clear()
-    code, text = judge(
-        argv(server, tmp_path, "run2", "--limit", "30", "--batch", "--batch-limit", "requests=10")
+    result = judge(
+        *argv(server, tmp_path, "run2", "--limit", "30", "--batch", "--batch-limit", "requests=10"), env=ENV
     )
-    assert code == EXIT_OK, text
+    assert result.returncode == EXIT_OK, result.output
     assert [kind for kind, _ in server.batches.events] == ["create"] * 3 + ["content"] * 3  # all at once
-    code, text = judge(argv(server, tmp_path, "run3", "--limit", "3", "--batch", "--batch-limit", "pages=3"))
-    assert code == 2 and "--batch-limit pages" in text
+    result = judge(
+        *argv(server, tmp_path, "run3", "--limit", "3", "--batch", "--batch-limit", "pages=3"), env=ENV
+    )
+    assert result.returncode == 2 and "--batch-limit pages" in result.output
 
 
 def test_a_batch_the_provider_fails_as_a_whole_gives_api_errors_that_retry_failed_sends_again(
     server, tmp_path
 ):
     server.batches.fail_next = 1
-    code, text = judge(argv(server, tmp_path, "run", "--limit", "6", "--batch"))
-    assert code == 1 and "mock validation failure" in text
+    result = judge(*argv(server, tmp_path, "run", "--limit", "6", "--batch"), env=ENV)
+    assert result.returncode == 1 and "mock validation failure" in result.output
     got = records(tmp_path / "run")
     assert len(got) == 6 and {r.status for r in got} == {"api_error"}
     assert all("mock validation failure" in (r.error or "") for r in got)
-    code, text = judge(argv(server, tmp_path, "run", "--limit", "6", "--batch", "--retry-failed"))
-    assert code == EXIT_OK, text
+    result = judge(*argv(server, tmp_path, "run", "--limit", "6", "--batch", "--retry-failed"), env=ENV)
+    assert result.returncode == EXIT_OK, result.output
     assert {s for s, _ in latest(tmp_path / "run").values()} == {"ok"}
     assert sorted(server.batches.submissions.values()) == [1] * 6  # the failed batch answered nothing
 
@@ -325,12 +326,12 @@ def test_a_batch_the_provider_fails_as_a_whole_gives_api_errors_that_retry_faile
 def test_judge_generate_takes_batch_too(server, tmp_path):
     base = ["generate", "--model", MODEL, "--base-url", server.openai_url, "--dataset", "dl19-sample"]
     base += ["--topics-limit", "3", "--no-progress", "--batch-poll", "0.02", "--name", "system"]
-    code, text = judge([*base, "--output", str(tmp_path / "sync"), "--cache", str(tmp_path / "s.sqlite")])
-    assert code == EXIT_OK, text
-    code, text = judge(
-        [*base, "--output", str(tmp_path / "batch"), "--cache", str(tmp_path / "b.sqlite"), "--batch"]
+    result = judge(*base, "--output", str(tmp_path / "sync"), "--cache", str(tmp_path / "s.sqlite"), env=ENV)
+    assert result.returncode == EXIT_OK, result.output
+    result = judge(
+        *base, "--output", str(tmp_path / "batch"), "--cache", str(tmp_path / "b.sqlite"), "--batch", env=ENV
     )
-    assert code == EXIT_OK, text
+    assert result.returncode == EXIT_OK, result.output
     assert server.calls == 3 and len(server.batches.submissions) == 3  # 3 answers each way
     sync = (tmp_path / "sync" / "answers.tsv").read_text()
     assert (tmp_path / "batch" / "answers.tsv").read_text() == sync and sync.count("\n") == 3
@@ -340,9 +341,9 @@ def test_judge_generate_takes_batch_too(server, tmp_path):
 def test_a_killed_retry_failed_run_started_again_does_not_send_its_new_failures_again(tmp_path):
     with MockLLMServer(models=("gpt-4o-mini",), batch_failure_share=0.5) as srv:
         base = argv(srv, tmp_path, "run", "--limit", "24", "--batch")
-        code, text = judge(base)
+        result = judge(*base, env=ENV)
         failed = [r for r in records(tmp_path / "run") if r.status == "api_error"]
-        assert code == 1 and len(failed) >= 4, text
+        assert result.returncode == 1 and len(failed) >= 4, result.output
         # the retry in two waves, one after the other (the token limit): the first fails as a
         # whole (its lines go to the new failure log), the run is killed reading the second
         per_wave = len(failed) // 2 + len(failed) % 2
@@ -367,12 +368,14 @@ def test_a_killed_retry_failed_run_started_again_does_not_send_its_new_failures_
             proc.stdout.close()  # type: ignore[union-attr]
         srv.batches.release("content")
         assert len(srv.batches.batches) == 3
-        code, text = judge(retry)  # the same command goes on with the retry's failure log
-        assert code == 1, text  # the first wave's requests failed again: kept as api_error
+        result = judge(*retry, env=ENV)  # the same command goes on with the retry's failure log
+        assert result.returncode == 1, (
+            result.output
+        )  # the first wave's requests failed again: kept as api_error
         assert len(srv.batches.batches) == 3  # nothing sent again
         assert srv.batches.resubmitted == len(failed) - per_wave  # the second wave's, once each
         got = latest(tmp_path / "run")
         assert sum(1 for s, _ in got.values() if s == "api_error") == per_wave
-        code, text = judge(retry)  # a new --retry-failed run: a new log, so they go again
-        assert code == EXIT_OK, text
+        result = judge(*retry, env=ENV)  # a new --retry-failed run: a new log, so they go again
+        assert result.returncode == EXIT_OK, result.output
         assert len(srv.batches.batches) == 4

@@ -81,3 +81,18 @@ def env() -> dict[str, str]:
 
 def timer() -> float:
     return time.perf_counter()
+
+
+def measured(cmd: list[str], **popen: object) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run ``cmd`` (``[python, "-m", MODULE, ...]`` or ``[python, "-c", CODE, ...]``) through
+    ``bench/_peak.py``: (the finished process, its own peak RSS in MB, wall seconds)."""
+    import tempfile
+
+    assert cmd[0] == sys.executable and cmd[1] in ("-m", "-c"), cmd
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "peak"
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, str(ROOT / "bench" / "_peak.py"), str(out), *cmd[1:]], **popen)  # type: ignore[call-overload]
+        wall = time.perf_counter() - start
+        peak = int(out.read_text()) / 1024 if out.exists() else float("nan")
+    return done, peak, wall

@@ -6,7 +6,7 @@ middle, end), one of them 40,000 characters long. `judge run` judges the 10 pass
 the mock server (in its own process) twice: the first run builds the corpus index (the one-time
 cost: its wall time, and the index's size on disk), the second reuses it. The index lives in a
 temporary ``RELJUDGE_INDEX_DIR``. The peak resident set size of the `judge run` process comes
-from ``wait4``; the target is a peak under 150 MB (the interpreter with its libraries takes
+from ``VmHWM`` (bench/_peak.py); the target is a peak under 150 MB (the interpreter with its libraries takes
 about 70-100 MB).
 
 ``OLD_SRC=/path/to/an/older/src`` also measures that source tree (``PYTHONPATH``), for a
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import env, mock_server, verdict
+from _common import env, measured, mock_server, verdict
 
 TARGET_PEAK_MB = 150.0
 N_PASSAGES = 10
@@ -57,18 +57,12 @@ def measure(args: list[str], url: str, out: Path, pythonpath: str | None = None)
     environment = env()
     if pythonpath:
         environment["PYTHONPATH"] = pythonpath
-    start = time.perf_counter()
-    proc = subprocess.Popen(
+    done, peak, wall = measured(
         cmd, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
-    assert proc.stderr is not None
-    stderr = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"judge run failed ({proc.returncode}):\n{stderr}")
-    return usage.ru_maxrss / 1024, wall, stderr  # ru_maxrss is in kB on Linux
+    if done.returncode != 0:
+        raise SystemExit(f"judge run failed ({done.returncode}):\n{done.stderr}")
+    return peak, wall, done.stderr  # the command's own peak (bench/_peak.py)
 
 
 def main(megabytes: int = 1024) -> list[tuple[str, float, float, str]]:

@@ -13,12 +13,10 @@ Needs ../shared/data (RELJUDGE_SHARED_DATA). Usage: python bench/bench_dry_runs.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from _common import ROOT, env, verdict
+from _common import ROOT, env, measured, verdict
 
 DATA = Path(os.environ.get("RELJUDGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
@@ -35,18 +33,11 @@ print(len(analysis.rows), time.perf_counter() - start)
 
 
 def measure_rss(cmd: list[str]) -> tuple[float, float, str]:
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    out = proc.stdout.read()
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{err}")
-    return wall, usage.ru_maxrss / 1024, out
+    """(wall seconds, the command's own peak RSS in MB, its output): `_common.measured`."""
+    done, peak, wall = measured(cmd, cwd=ROOT, env=env(), capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr}")
+    return wall, peak, done.stdout
 
 
 def main() -> list[tuple[str, float, float, str]]:

@@ -72,6 +72,9 @@ class PriceMap:
     version: str | None = None  # the litellm package's version
     path: str | None = None
     problem: str | None = None  # why the map is empty
+    #: (backend, model name) -> what `reljudge.llm.pricing.map_match` found for it (a sweep asks
+    #: for the same few models in every cell; the entries never change)
+    matches: dict[tuple[str, str], tuple[Any, int]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def source(self) -> str:

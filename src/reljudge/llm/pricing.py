@@ -161,7 +161,15 @@ def map_entry(table: PriceMap, backend: str, name: str) -> Any:
 
 
 def map_match(table: PriceMap, backend: str, name: str) -> tuple[Any, int]:
-    """(the map entry of a provider model name or None, the length of the name its key matched)."""
+    """(the map entry of a provider model name or None, the length of the name its key matched);
+    found once per table and name (`PriceMap.matches`)."""
+    found = table.matches.get((backend, name))
+    if found is None:
+        found = table.matches[(backend, name)] = _map_match(table, backend, name)
+    return found
+
+
+def _map_match(table: PriceMap, backend: str, name: str) -> tuple[Any, int]:
     provider, bare = _price_provider(backend), name
     head, sep, rest = name.partition("/")
     if provider is None and sep and rest and _is_provider(table, head):

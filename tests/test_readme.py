@@ -94,7 +94,6 @@ BLOCKS: list[Block] = [
     ),
     Block(
         "judge sweep examples/sweep-sample.yaml --dry-run",
-        shared=True,
         reduce=(("--only task=binary", "--only task=binary --only prompt=builtin-binary"),),
     ),
     Block("judge report runs/dl19-sample-umbrela-openai-mock"),

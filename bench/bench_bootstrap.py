@@ -192,6 +192,47 @@ def bench_coverage(n_sims: int = 100, n_boot: int = 500) -> list[tuple[str, floa
     return rows
 
 
+#: per-run mean intervals of ``judge shallow leaderboard`` (percentile bootstrap over queries):
+#: simulated leaderboards of RR@10 values, queries per leaderboard
+MEAN_SETTINGS = (20, 50, 200)
+
+
+def reciprocal_ranks(rng: np.random.Generator, n: int) -> np.ndarray:
+    """RR@10 of ``n`` queries: the first relevant passage at a geometric rank whose success
+    chance varies by query (Beta(1, 2)); none in the top 10 scores 0. Skewed, with many 0s and
+    1s, like a real run's RR@10."""
+    p = rng.beta(1.0, 2.0, size=n)
+    rank = rng.geometric(np.clip(p, 1e-6, 1.0))
+    return np.where(rank <= 10, 1.0 / rank, 0.0)
+
+
+def bench_mean_coverage(n_sims: int = 200, n_boot: int = 500) -> list[tuple[str, float, float, str]]:
+    """How often the shallow leaderboard's 95 % interval of a run's mean RR@10 holds the
+    population mean (`reljudge.analyses.shallow.leaderboard.mean_intervals`)."""
+    from reljudge.analyses.shallow.leaderboard import mean_intervals
+
+    rng = np.random.default_rng(7)
+    truth = float(np.mean(reciprocal_ranks(rng, 2_000_000)))
+    slack = max(0.03, 2 * np.sqrt(0.95 * 0.05 / n_sims))
+    rows = []
+    for n in MEAN_SETTINGS:
+        hits = holds = 0
+        for sim in range(n_sims):
+            values = reciprocal_ranks(rng, n)
+            per_query = {"run": {f"q{i}": float(v) for i, v in enumerate(values)}}
+            low, high = mean_intervals(per_query, n_boot=n_boot, seed=sim)["run"]
+            hits += low <= truth <= high
+            holds += low <= float(values.mean()) <= high
+        cover = hits / n_sims
+        print(
+            f"leaderboard mean RR@10 interval, {n} queries: coverage {cover:.1%} of {n_sims} "
+            f"(population mean {truth:.3f}); holding its estimate {holds / n_sims:.0%}"
+        )
+        verdict = "ok" if abs(cover - 0.95) <= slack else "MISSED"
+        rows.append((f"leaderboard mean interval coverage at 95%, {n} queries", cover, 0.95, verdict))
+    return rows
+
+
 def main(parts: list[str] | None = None) -> list[tuple[str, float, float, str]]:
     args = list(parts or [])
     options = {"--sims": 100, "--boot": 500}
@@ -206,6 +247,7 @@ def main(parts: list[str] | None = None) -> list[tuple[str, float, float, str]]:
         rows += bench_fd()
     if "coverage" in args:
         rows += bench_coverage(options["--sims"], options["--boot"])
+        rows += bench_mean_coverage()
     return rows
 
 

@@ -248,18 +248,23 @@ def scan_judgments(path: str | Path) -> Iterator[tuple[int, Judgment]]:
     """Like `iter_judgments`, streaming the file, with each record's byte offset in the file
     (for `read_judgment_at`). Memory does not grow with the file."""
     path = resolve_judgments_path(path)
+    for number, here, raw in _lines(path):
+        torn = not raw.endswith(b"\n")  # only the last line can lack its newline
+        record = parse_line(raw, path, number, last=torn)
+        if record is None:
+            return
+        yield here, record
+
+
+def _lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, byte offset, the line) of each line of a file that is not blank, streamed."""
     with path.open("rb") as handle:
         offset = 0
         for number, raw in enumerate(handle, start=1):
             here = offset
             offset += len(raw)
-            if not raw.strip():
-                continue
-            torn = not raw.endswith(b"\n")  # only the last line can lack its newline
-            record = parse_line(raw, path, number, last=torn)
-            if record is None:
-                return
-            yield here, record
+            if raw.strip():
+                yield number, here, raw
 
 
 def read_judgment_at(path: str | Path, offset: int) -> Judgment:
@@ -367,17 +372,11 @@ def scan_bare_records(
     path = resolve_judgments_path(path)
     bare = frozenset(methods)
     strings = {} if strings is None else strings
-    with path.open("rb") as handle:
-        offset = 0
-        for number, raw in enumerate(handle, start=1):
-            here = offset
-            offset += len(raw)
-            if not raw.strip():
-                continue
-            record = _read_bare(raw, path, number, bare, strings, last=not raw.endswith(b"\n"))
-            if record is None:  # a torn last line, skipped with a warning
-                return
-            yield here, record
+    for number, here, raw in _lines(path):
+        record = _read_bare(raw, path, number, bare, strings, last=not raw.endswith(b"\n"))
+        if record is None:  # a torn last line, skipped with a warning
+            return
+        yield here, record
 
 
 def read_bare_record_at(

@@ -74,7 +74,8 @@ def test_the_code_takes_the_route():
     assert "job.judge.run(job.inputs, ctx)" in job
     assert "writer.write(record)" in job and "session.scorer.add(record)" in job
     assert job.index("writer.write(record)") < job.index("session.scorer.add(record)"), "written, then scored"
-    assert 'session.scorer = job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})' in job
+    assert "session.scorer = job_scorer(job)" in job
+    assert 'return job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})' in source("run/finish.py")
     assert "await ctx.ask(" in source("judges/pointwise.py") and "record_from_answer(" in source(
         "judges/pointwise.py"
     )

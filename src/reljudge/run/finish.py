@@ -6,7 +6,7 @@ job's pool as the order of the documents) gets the latest record of each key, la
 without their payload (`reljudge.io.judgments.BareRecord`), and its primary set becomes
 ``qrels.txt``, written topic by topic through the float policy (`job_qrels`,
 `reljudge.io.trec.qrels_topics`). A session that started on an empty file handed each record to
-the scorer as it wrote it (`reljudge.run.session.Session.feed`), so nothing is read back; a
+the scorer as it wrote it (`reljudge.run.session.Session.scorer`), so nothing is read back; a
 resumed one streams the file's latest records into a new scorer (`read_back`), counting them for
 the manifest as it goes. Nothing holds the records: what the judge's scorer keeps is all that
 grows (for a pointwise judge, one slot per pooled document).
@@ -45,12 +45,12 @@ class NoQrels(InputError):
 def read_back(job: PreparedJob, session: Session) -> tuple[ReadBack, Iterator[Any], RecordScorer | None]:
     """The counts of judgments.jsonl, the latest records the judge's scorer still needs, streamed
     in the order their keys first appear (label records as `BareRecord`s, stage records in full),
-    and that scorer (None when the judge refuses its scoring options). The counts are complete
-    once the records are read to the end.
+    and the scorer that already holds the others (None: a new one, `job_scorer`, gets them all).
+    The counts are complete once the records are read to the end.
 
     When the session started on an empty file and wrote no key twice, the counts were kept as the
     records were written (`ReadBack.tally`), every record is a latest one and the scorer already
-    has them all (`Session.feed`): nothing is read. Otherwise which records are replaced by a
+    has them all (`Session.scorer`): nothing is read. Otherwise which records are replaced by a
     later one of the same key is known from the start-of-session index plus the keys this
     session wrote (when it wrote one key twice, no built-in judge does, the file is indexed
     again); a replaced key's latest record is then found in a first pass that counts, and read
@@ -63,19 +63,21 @@ def read_back(job: PreparedJob, session: Session) -> tuple[ReadBack, Iterator[An
     if session.tally is not None and not twice and session.scorer is not None:
         return session.tally, iter(()), session.scorer
     session.scorer = None  # not the latest records only (a key written twice), or not all of them
-    try:
-        scorer: RecordScorer | None = job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})
-    except ValueError:
-        scorer = None
     bare = frozenset(label_methods(job.judge))
     path = job.rundir.judgments_path
     if session.tally is not None and not twice:
-        return session.tally, (record for _, record in scan_bare_records(path, bare)), scorer
+        return session.tally, (record for _, record in scan_bare_records(path, bare)), None
     superseded = job.rundir.index().superseded if twice else session.superseded
     back = ReadBack.empty()
     if not path.exists():
-        return back, iter(()), scorer
-    return back, _latest(path, superseded, bare, back), scorer
+        return back, iter(()), None
+    return back, _latest(path, superseded, bare, back), None
+
+
+def job_scorer(job: PreparedJob) -> RecordScorer:
+    """The judge's scorer of a job's records, with the resources the run gave it and the pool as
+    the documents' order (ValueError: the judge refuses its scoring options)."""
+    return job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})
 
 
 def _latest(path: Path, superseded: set[int], bare: frozenset[str], back: ReadBack) -> Iterator[Any]:
@@ -112,8 +114,8 @@ def job_qrels(
     """A job's document labels, topic by topic (float policy applied), and what aggregation left
     out; `NoQrels` when the records give none.
 
-    The judge's ``scorer`` gets ``records`` (none when it was fed as the records were written)
-    and scores them (its label records and the stage records they rest on, with the resources
+    The judge's ``scorer`` (a new one, `job_scorer`, when None) gets ``records`` (none when it
+    was fed as the records were written) and scores them (its label records and the stage records they rest on, with the resources
     the run gave it, and the pool as the documents' order); its primary set
     (`Judge.primary_set`) becomes the qrels. A failed record is never a label; it is counted in
     the exclusions. A document whose score would rest on an incomplete set of records -- as an
@@ -128,9 +130,8 @@ def job_qrels(
     if policy not in FLOAT_POLICIES:
         raise NoQrels(f"unknown float policy {policy!r} (choose one of {', '.join(FLOAT_POLICIES)})")
     try:
-        if scorer is None:  # the judge refused its scoring options: say why
-            job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})
-            raise ValueError("the judge gave no scorer")
+        if scorer is None:
+            scorer = job_scorer(job)
         for record in records:
             scorer.add(record)
         sets = scorer.finish()

@@ -33,7 +33,7 @@ from reljudge.run.errors import (
     writing,
 )
 from reljudge.run.estimate import NotConfirmed, estimate_job
-from reljudge.run.finish import finish, write_manifest
+from reljudge.run.finish import finish, job_scorer, write_manifest
 from reljudge.run.identity import check_identity, job_identity
 from reljudge.run.prepare import PreparedJob, client_config, label_methods, prepare
 from reljudge.run.session import ReadBack, Session
@@ -155,7 +155,7 @@ async def _run_locked(
     if index.records == 0:  # every record will be this session's: counted and scored as written
         session.tally = ReadBack.tally()
         with contextlib.suppress(ValueError):  # a scoring option it refuses: said when the job ends
-            session.scorer = job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})
+            session.scorer = job_scorer(job)
     try:
         with writing(job.rundir.manifest_path):
             write_manifest(job, session, "running", {}, stats=index.stats)

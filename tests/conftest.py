@@ -30,7 +30,7 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-# --- the README read-through first; an honest `slow` marker -----------------------------------
+# --- the docs read-through first; an honest `slow` marker -----------------------------------
 
 #: a test that takes this long (set-up, call and tear-down together) is slow: it must carry
 #: ``@pytest.mark.slow``, so that ``-m "not slow"`` stays a fast tier
@@ -47,9 +47,14 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    # the README read-through is the longest chain of tests (each block may use what an earlier
-    # one wrote): first in the queue, so that one worker starts it at once and keeps it
+    # the read-through of the README and the docs holds the longest tests (and chains of blocks
+    # that need others): first in the queue, so that the workers start on them at once
     items.sort(key=lambda item: item.path.name != "test_readme.py")
+    # a test that takes the shared data is marked `shared`, so `-m shared` selects every test a
+    # clone without the data skips (.ci/run runs the suite without the data, then these with it)
+    for item in items:
+        if "shared_data" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.shared)
 
 
 #: third-party libraries that take 0.5-1.5 s to import and that many tests use. A run that

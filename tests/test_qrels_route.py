@@ -1,5 +1,5 @@
-"""The route of one UMBRELA record from ``judge run`` to ``qrels.txt``, as README.md's
-Architecture section lists it: every module it names exists, the stops and the returns to a
+"""The route of one UMBRELA record from ``judge run`` to ``qrels.txt``, as the architecture page
+(``docs/contributing/architecture.md``) lists it: every module it names exists, the stops and the returns to a
 higher floor are what the text says (and no more than 12 stops), and the code takes that route
 (the calls that make each step are where the list says).
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "reljudge"
+ARCHITECTURE = ROOT / "docs" / "contributing" / "architecture.md"
 FLOORS = {
     "io": 1,
     "datasets": 2,
@@ -36,8 +37,8 @@ def floor(module: str) -> int:
 
 def route() -> list[tuple[str, str]]:
     """(module, its mark: "↑" a return, "⤷" a branch, "" neither) of each numbered step of the
-    README's route."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    architecture page's route."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
     section = text[text.index("**The route of one UMBRELA record") :]
     section = section[: section.index("\n\n", section.index("\n1. "))]
     steps = re.findall(r"^\d+\. (?:([↑⤷]) )?`([^`]+)`", section, re.M)
@@ -48,7 +49,9 @@ def test_the_readme_route_names_existing_modules_and_counts_right():
     steps = route()
     assert [m for m, _ in steps][0] == "cli/run.py" and steps[-1][0] == "io/trec.py"
     for module, _ in steps:
-        assert (SRC / module).exists(), f"README route names {module}, which is not in src/reljudge"
+        assert (SRC / module).exists(), (
+            f"the architecture page's route names {module}, which is not in src/reljudge"
+        )
     # a branch (⤷) leaves the route: the next step follows on from the step before the branch
     path = [i for i, (_, mark) in enumerate(steps) if mark != "⤷"]
     for i, (module, mark) in enumerate(steps):
@@ -59,7 +62,7 @@ def test_the_readme_route_names_existing_modules_and_counts_right():
         "↑ marks must be the steps up a floor"
     )
     stops = len({m for m, _ in steps})
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = ARCHITECTURE.read_text(encoding="utf-8")
     assert f"That is {stops} modules" in text and f"and {len(climbs)} returns to a higher floor" in text
     assert stops <= 12 and len(climbs) <= 2
 
@@ -75,7 +78,9 @@ def test_the_code_takes_the_route():
     assert "writer.write(record)" in job and "session.scorer.add(record)" in job
     assert job.index("writer.write(record)") < job.index("session.scorer.add(record)"), "written, then scored"
     assert "session.scorer = job_scorer(job)" in job
-    assert 'return job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})' in source("run/finish.py")
+    assert 'return job.judge.scorer({**job.inputs.resources, "order": job.pool.docs})' in source(
+        "run/finish.py"
+    )
     assert "await ctx.ask(" in source("judges/pointwise.py") and "record_from_answer(" in source(
         "judges/pointwise.py"
     )

@@ -1,4 +1,4 @@
-"""The custom-prompt example the README documents: the README shows the file as it is, the file
+"""The custom-prompt example the docs document (docs/methods/custom.md): the page shows the file as it is, the file
 loads, and `judge run --method custom` with it labels from the model's answers (mock server)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "prompts" / "my-prompt.yaml"
 
 
-def test_readme_shows_the_example_file_verbatim():
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_show_the_example_file_verbatim():
+    readme = (ROOT / "docs" / "methods" / "custom.md").read_text()
     assert "```yaml\n" + EXAMPLE.read_text() + "```" in readme
 
 

@@ -11,7 +11,7 @@ from _cli import judge
 from reljudge.errors import InputError
 from reljudge.llm import ClientConfig, Message, ResponseCache, load_prices, messages_sha256, resolve_model
 from reljudge.llm.backends.base import classify_status, normalise_base_url
-from reljudge.llm.cache import cache_key
+from reljudge.llm.cache import cache_key, legacy_cache_key
 from reljudge.llm.pricing import PriceTable, cost_usd, merge_prices
 from reljudge.llm.retry import parse_retry_after, retry_after_from_headers
 
@@ -98,17 +98,22 @@ def test_normalise_base_url():
     assert normalise_base_url(None) == ""
 
 
-def test_cache_key_excludes_key_and_depends_on_everything():
+def test_cache_key_excludes_key_and_url_and_depends_on_everything_else():
     msgs = [{"role": "user", "content": "x"}]
-    base = cache_key("openai", "m", "", msgs, {"temperature": 0.0, "seed": 42})
-    assert base == cache_key("openai", "m", "", msgs, {"seed": 42, "temperature": 0.0})  # order-insensitive
-    assert base != cache_key("ollama", "m", "", msgs, {"temperature": 0.0, "seed": 42})
-    assert base != cache_key("openai", "m2", "", msgs, {"temperature": 0.0, "seed": 42})
-    assert base != cache_key("openai", "m", "http://h/v1", msgs, {"temperature": 0.0, "seed": 42})
+    base = cache_key("openai", "m", msgs, {"temperature": 0.0, "seed": 42})
+    assert base == cache_key("openai", "m", msgs, {"seed": 42, "temperature": 0.0})  # order-insensitive
+    assert base != cache_key("ollama", "m", msgs, {"temperature": 0.0, "seed": 42})
+    assert base != cache_key("openai", "m2", msgs, {"temperature": 0.0, "seed": 42})
     assert base != cache_key(
-        "openai", "m", "", [{"role": "system", "content": "x"}], {"temperature": 0.0, "seed": 42}
+        "openai", "m", [{"role": "system", "content": "x"}], {"temperature": 0.0, "seed": 42}
     )
-    assert base != cache_key("openai", "m", "", msgs, {"temperature": 0.0, "seed": 42, "logprobs": True})
+    assert base != cache_key("openai", "m", msgs, {"temperature": 0.0, "seed": 42, "logprobs": True})
+    # the first format hashed the base URL: an entry stored under it is found by its own key
+    legacy = legacy_cache_key("openai", "m", "", msgs, {"temperature": 0.0, "seed": 42})
+    assert legacy not in (
+        base,
+        legacy_cache_key("openai", "m", "http://h/v1", msgs, {"temperature": 0.0, "seed": 42}),
+    )
 
 
 def test_messages_and_config_validation():

@@ -13,7 +13,7 @@ import reljudge.io.judgment_index as judgment_index_io
 import reljudge.io.judgments as judgments_io
 from reljudge.io.judgments import JudgmentWriter, read_judgments
 from reljudge.io.rundir import RunDir, stream_stats
-from reljudge.llm.cache import CacheKeys, cache_key
+from reljudge.llm.cache import CacheKeys, cache_key, legacy_cache_key
 from reljudge.prompts import list_prompts, parsing
 from reljudge.prompts.template import ROLE_ALIASES
 from reljudge.records import Judgment, Provenance, Usage, canonical_json
@@ -40,7 +40,9 @@ def test_cache_keys_from_the_messages_json_equal_cache_key():
             for k, v in [("temperature", 0.0), ("seed", 42), ("options", {"n": [1, 2.5]})]
             if rng.random() < 0.7
         }
-        assert CacheKeys(backend, model, base).key(canonical_json(msgs), params) == cache_key(
+        keys = CacheKeys(backend, model, base)
+        assert keys.key(canonical_json(msgs), params) == cache_key(backend, model, msgs, params)
+        assert keys.legacy(canonical_json(msgs), params) == legacy_cache_key(
             backend, model, base, msgs, params
         )
 

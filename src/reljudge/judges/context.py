@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from reljudge.llm.types import ProviderAbort
 from reljudge.records import Judgment, Key, Provenance
 
 if TYPE_CHECKING:
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
 #: how many items a judge's fan-out works on at once, per unit of the client's concurrency:
 #: enough to keep every connection busy, few enough that prompts are not all held in memory
 FAN_OUT_PER_SLOT = 4
+
+
+#: the template variables that say which item a request is about (named when a replay misses)
+ITEM_VARIABLES = ("query", "question", "document", "passage", "documentA", "documentB")
 
 
 class JudgeContext:
@@ -92,6 +97,19 @@ class JudgeContext:
         token = REQUEST_TOPIC.set(query if isinstance(query, str) else None)
         try:
             return await self.client.chat(messages, refresh=refresh, **params)
+        except ProviderAbort as abort:
+            if abort.kind != "cache_miss":
+                raise
+            # an offline replay that misses: name the item (the prompt and what it was asked about)
+            about = ", ".join(
+                f"{name} {str(value)[:80]!r}" for name, value in variables.items() if name in ITEM_VARIABLES
+            )
+            raise ProviderAbort(
+                abort.kind,
+                f"{abort.message}: prompt {prompt.id}, {about}",
+                status_code=abort.status_code,
+                hint=abort.hint,
+            ) from None
         finally:
             REQUEST_TOPIC.reset(token)
 

@@ -1,9 +1,14 @@
 """Persistent response cache: one SQLite file in WAL mode.
 
-Key: SHA-256 of the canonical JSON of ``{v, backend, model, base_url, messages, params}`` where
-``base_url`` is normalised (scheme/host lower-cased, trailing slash and embedded credentials
-dropped) and ``params`` are the effective decoding params. The API key is never part of the key
-or the stored value. Only successful answers (``ok``) are stored.
+Key: SHA-256 of the canonical JSON of ``{v, backend, model, messages, params}``, where ``params``
+are the effective decoding params: the model, the messages and the decoding parameters identify
+an answer, not the server that gave it, so a cache made against one endpoint answers a replay
+against another (or none: ``--cache-only``, an offline replay such as TREC AutoJudge's platform
+makes of a submission). The server's URL stays in each record's provenance. Keys of the first
+format (``v`` 1) also hashed the normalised base URL; the client still reads entries stored
+under them (`CacheKeys.legacy`), so a cache written by an earlier version is never paid for
+again. The API key is never part of the key or the stored value. Only successful answers
+(``ok``) are stored.
 
 This class reports every SQLite failure (a file that is not a database, a damaged page, a
 read-only file, a full disk) as ``sqlite3.Error``; the client (`reljudge.llm.optional_cache`)
@@ -31,7 +36,8 @@ from typing import Any
 from reljudge.errors import InputError
 from reljudge.records import canonical_json, sha256_text
 
-CACHE_FORMAT = 1
+#: the key format: 2 = without the base URL (1 hashed it too: `legacy_cache_key`)
+CACHE_FORMAT = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -45,11 +51,17 @@ CREATE INDEX IF NOT EXISTS responses_model ON responses(model);
 """
 
 
-def cache_key(
+def cache_key(backend: str, model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+    payload = {"v": CACHE_FORMAT, "backend": backend, "model": model, "messages": messages, "params": params}
+    return sha256_text(canonical_json(payload))
+
+
+def legacy_cache_key(
     backend: str, model: str, base_url: str, messages: list[dict[str, str]], params: dict[str, Any]
 ) -> str:
+    """The key of the first format, which also hashed the normalised base URL."""
     payload = {
-        "v": CACHE_FORMAT,
+        "v": 1,
         "backend": backend,
         "model": model,
         "base_url": base_url,
@@ -60,7 +72,8 @@ def cache_key(
 
 
 class CacheKeys:
-    """`cache_key` for one (backend, model, base_url), from the messages' canonical JSON.
+    """`cache_key` for one (backend, model), from the messages' canonical JSON, and the
+    `legacy_cache_key` of the same call at ``base_url``.
 
     The client hashes the canonical JSON of the messages for provenance anyway; the key's JSON
     is that text with the fixed fields around it (keys in sorted order, as `canonical_json`
@@ -68,16 +81,25 @@ class CacheKeys:
     """
 
     def __init__(self, backend: str, model: str, base_url: str) -> None:
-        self._head = (
+        self.base_url = base_url
+        self._head = f'{{"backend":{canonical_json(backend)},"messages":'
+        self._legacy_head = (
             f'{{"backend":{canonical_json(backend)},"base_url":{canonical_json(base_url)},"messages":'
         )
         self._middle = f',"model":{canonical_json(model)},"params":'
-        self.base_url = base_url
         self._tail = f',"v":{canonical_json(CACHE_FORMAT)}}}'
+        self._legacy_tail = ',"v":1}'
 
     def key(self, messages_json: str, params: dict[str, Any]) -> str:
         """The key of a call whose messages serialise to ``messages_json`` (`canonical_json`)."""
         return sha256_text(self._head + messages_json + self._middle + canonical_json(params) + self._tail)
+
+    def legacy(self, messages_json: str, params: dict[str, Any]) -> str:
+        """The same call's key in the first format (with the base URL), for entries stored by an
+        earlier version."""
+        return sha256_text(
+            self._legacy_head + messages_json + self._middle + canonical_json(params) + self._legacy_tail
+        )
 
 
 def cache_files(path: Path) -> list[Path]:

@@ -199,10 +199,22 @@ class LLMClient:
         if self._cache.db is not None and not refresh:
             # a point read in WAL mode takes tens of microseconds: cheaper inline than a thread hop
             hit = self._cache.get(key)
+            if hit is None and self._cache.db is not None:  # one an earlier version stored (first format)
+                legacy = self._keys.legacy(messages_json, effective)
+                hit = self._cache.get(legacy)
+                if hit is not None:
+                    key = cache_key = legacy
             if hit is not None:
                 result = self._results.cached(hit, digest, effective, start)
                 result = result if self.batch is None else self.batch.hit(key, result, self._results)
                 return self._finish(result, msg_dicts, cache_key)
+        if self.config.cache_only:  # an offline replay: nothing is sent
+            raise ProviderAbort(
+                "cache_miss",
+                f"--cache-only: the response cache holds no answer for this request (messages {digest[:12]}, "
+                f"model {self.config.model})",
+                hint="run without --cache-only to ask the provider, or point --cache at the cache that holds the answers",
+            )
         if self.batch is not None:  # answered by its batch failure, or collected: raises `Deferred`
             body = lambda: backend.batch_body(msg_dicts, wire)  # noqa: E731
             result = self.batch.miss(key, body, self._results, digest, effective, start)

@@ -134,6 +134,9 @@ class ClientConfig:
     max_attempts: int = 6
     cache_path: Path | None = field(default_factory=default_cache_path)
     use_cache: bool = True
+    #: answer from the response cache only: no request leaves the machine, and a call the cache
+    #: cannot answer raises `ProviderAbort` (kind ``cache_miss``) -- an offline replay
+    cache_only: bool = False
     temperature: float | None = 0.0
     seed: int | None = 42
     max_tokens: int | None = None
@@ -176,6 +179,8 @@ class ClientConfig:
             raise ValueError(f"max_cost_usd must be >= 0 or None, got {self.max_cost_usd}")
         if self.top_logprobs is not None and not 0 <= self.top_logprobs <= 20:
             raise ValueError(f"top_logprobs must be in 0..20, got {self.top_logprobs}")
+        if self.cache_only and not self.use_cache:
+            raise ValueError("--cache-only answers from the response cache: it cannot go with --no-cache")
         if self.cache_path is not None:
             self.cache_path = Path(self.cache_path).expanduser()
 

@@ -242,6 +242,14 @@ class RunConfig(BaseModel):
             "--cache", "Response cache file (default $RELJUDGE_CACHE or ~/.cache/reljudge/llm-cache.sqlite)."
         ),
     ] = None
+    cache_only: Annotated[
+        bool,
+        Flag(
+            "--cache-only",
+            "Answer from the response cache only (an offline replay): no request is sent, a request the "
+            "cache cannot answer stops the job naming it; the run directory may then name another --base-url.",
+        ),
+    ] = False
     max_failure_rate: Annotated[
         float,
         Flag(
@@ -399,11 +407,15 @@ class RunConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The settings that make two runs' records comparable (checked on resume). The base
-        URL is normalised and without credentials (``""`` for the provider's default)."""
+        URL is normalised and without credentials (``""`` for the provider's default); an offline
+        replay (``cache_only``) leaves it out, since its answers come from the cache, which keys
+        them without the URL (`reljudge.llm.cache`)."""
         from reljudge.llm.backends.base import normalise_base_url
 
         identity = {name: _jsonable(getattr(self, name)) for name in IDENTITY_FIELDS}
         identity["base_url"] = normalise_base_url(self.base_url)
+        if self.cache_only:  # a replay from the cache may name any server, or none
+            del identity["base_url"]
         identity["answers"] = bool(self.answers)  # not which: a run extends to more systems
         return identity
 

@@ -243,6 +243,7 @@ def client_config(
         timeout_s=config.timeout_s,
         max_attempts=config.max_attempts,
         use_cache=config.use_cache,
+        cache_only=config.cache_only,
         temperature=config.temperature,
         seed=config.seed,
         max_tokens=config.max_tokens,

@@ -1,7 +1,10 @@
 """All benchmarks in one command: ``python bench/run.py [--quick]``.
 
-Prints each figure with its target, then a table; a MISSED target is a regression to fix.
-``--quick`` uses smaller sizes (for a smoke check, not for the figures in the README).
+Prints each figure with its target, then a table; a MISSED target is a regression to fix, and
+the table says which commit last met it (`_history`: a full run appends its figures to
+``bench/history.jsonl``; commit that file with the change it measured). The exit code is 1 when
+a target was missed. ``--quick`` uses smaller sizes (for a smoke check, not for the figures in the
+docs; not recorded).
 The metrics figures come from bench/bench_metrics.py (run as its own process).
 """
 
@@ -39,6 +42,7 @@ def machine() -> str:
 
 def main() -> int:
     quick = "--quick" in sys.argv
+    import _history
     import bench_bootstrap
     import bench_cache
     import bench_client
@@ -48,7 +52,9 @@ def main() -> int:
     import bench_memory
     import bench_startup
 
-    print(f"machine: {machine()}\n")
+    load_before = _history.load()
+    history = _history.entries()
+    print(f"machine: {machine()}\nload: {load_before:.2f}\n")
     rows: list[tuple[str, float, float, str]] = []
     print("== start-up")
     rows += bench_startup.main()
@@ -73,12 +79,18 @@ def main() -> int:
     width = max(len(r[0]) for r in rows)
     for name, value, target, status in rows:
         shown = "" if math.isnan(target) else f"{target:g}"
-        print(f"{name:<{width}}  {value:>10.3f}  target {shown:>6}  {status}")
+        since = f"  last met: {_history.last_met(name, history)}" if status == "MISSED" else ""
+        print(f"{name:<{width}}  {value:>10.3f}  target {shown:>6}  {status}{since}")
     missed = [r for r in rows if r[3] == "MISSED"]
     print(
         f"\n{len(missed)} target(s) missed" + ("" if metrics.returncode == 0 else "; bench_metrics.py failed")
     )
-    return 0
+    if not quick:
+        entry = _history.record(rows, machine(), load_before)
+        print(
+            f"recorded in {_history.HISTORY.name} at {entry['commit']} (load {entry['load'][0]} -> {entry['load'][1]})"
+        )
+    return 1 if missed or metrics.returncode != 0 else 0
 
 
 if __name__ == "__main__":

@@ -149,3 +149,18 @@ def test_a_sweep_opens_with_its_cells_cost_and_its_most_sensitive_factor(tmp_pat
         html = render_html(page)
         assert _sections(html)[0] == "headline" and "the prompt" in html
     assert collect(sweep).title == "reljudge report: sweep prompts"
+
+
+def test_one_set_gets_its_kappa_and_tau_as_cards(tmp_path):
+    directory = _evaluation(tmp_path / "evaluation")
+    data = json.loads((directory / "evaluation.json").read_text())
+    data["sets"] = data["sets"][:1]
+    (directory / "evaluation.json").write_text(json.dumps(data))
+    cards = {c.what: c.value for c in collect(directory).headline.cards}
+    assert cards["Kendall τ-b (nDCG@10, set as qrels)"] == "0.929 [0.462, 1.000]"
+    assert cards["Cohen's κ (binary)"] == "0.532"
+    data["human_measure"], data["sets"][0]["ranking_agreement"] = {}, {}
+    data["sets"][0]["qrels_ranking_agreement"] = {}
+    (directory / "evaluation.json").write_text(json.dumps(data))
+    cards = {c.what: c.value for c in collect(directory).headline.cards}
+    assert "Cohen's κ (binary)" in cards and not any(w.startswith("Kendall") for w in cards)  # no τ, no card

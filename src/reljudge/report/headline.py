@@ -171,20 +171,13 @@ def evaluation_headline(data: Mapping[str, Any]) -> Headline:
                 _num(kappa.get("graded_quadratic")),
             ]
         )
-    if len(sets) == 1:
+    if len(sets) == 1:  # the set's own numbers as cards too
         only = rows[0]
-        cards[1:1] = [
-            Card(
-                f"Kendall τ-b ({measure_name} under the set vs the human qrels)",
-                only[3],
-                "95% CI in brackets",
-            ),
-            Card(
-                "Cohen's κ (binary)",
-                only[5],
-                f"judge relevant {only[6]}; human relevant grade >= {human_cut}",
-            ),
-        ]
+        kappa_card = Card(
+            "Cohen's κ (binary)", only[5], f"judge relevant {only[6]}; human relevant grade >= {human_cut}"
+        )
+        tau_card = Card(f"Kendall τ-b ({measure_name}, set as qrels)", only[3], "95% CI in brackets")
+        cards[1:1] = [tau_card, kappa_card] if ranked else [kappa_card]
     lines = []
     if ranked:
         n_boot = settings.get("n_boot")

@@ -41,7 +41,7 @@ max-height:360px;overflow:auto;margin:4px 0 10px}#detail h3{font-size:14px;margi
 .card{border:1px solid #dde1e6;border-radius:6px;padding:8px 12px;flex:1 1 170px;max-width:320px;background:#fbfcfd}
 .card .what{font-size:12px;color:#66707a}.card .value{font-size:22px;font-weight:600;line-height:1.25}
 .card .cnote{font-size:12px;color:#66707a}.card.bad .value{color:#a3271d}
-#headline table td{font-variant-numeric:tabular-nums;white-space:nowrap}
+#headline table td{font-variant-numeric:tabular-nums;white-space:nowrap}.table td:first-child{white-space:nowrap}
 #headline .lines{font-size:12px;color:#4a545e;margin:8px 0 0;max-width:1100px}#headline .lines p{margin:2px 0}
 """
 

@@ -16,6 +16,7 @@ plt = pyplot()  # pyplot's import (about a second) paid once, when the module is
 LONG = "per-prompt agreement with humans (dashed: the model's mean over a prompt group) " * 2
 
 
+@pytest.mark.slow  # four layouts of a two-panel figure: about a second on a loaded machine
 def test_a_title_wider_than_the_figure_is_wrapped_to_fit():
     fig, axes = plt.subplots(1, 2, figsize=(5, 3))
     fig.suptitle(LONG, fontsize=11)

@@ -65,6 +65,29 @@ def test_run_page_lists_latest_records_with_human_grades_and_prompts(rundir):
     assert all(r["query"] and r["passage"] and "--- user ---" in r["prompt"] for r in ok)
 
 
+def test_run_page_opens_with_its_records_by_status_calls_and_cost(rundir):
+    """The headline comes first: records by status (the failures marked), calls, cost, state,
+    disagreements with the humans; the details and the items after it."""
+    page = collect(rundir)
+    assert page.headline is not None
+    cards = {c.what: c for c in page.headline.cards}
+    assert cards["records"].value == "40" and cards["records"].note == "ok 38, api_error 1, unparsed 1"
+    assert cards["records"].bad and cards["failure share"].value == "5.0%"
+    assert cards["calls"].value == "40" and cards["cost"].value.startswith("$")
+    assert cards["state"].value == "finished"
+    disagreements = page.items.disagreements
+    assert cards["disagreements with the humans"].value == f"{disagreements} of 40"
+    assert page.headline.lines == ["umbrela with openai/mock on dl19-sample (pool: qrels)"]
+    text = render_html(page)
+    main = text.split("<main>", 1)[1]
+    assert (
+        main.index('<section id="headline">')
+        < main.index('<section id="summary">')
+        < main.index('id="browser"')
+    )
+    assert re.search(r'<section id="headline">.*ok 38, api_error 1, unparsed 1', main, re.S)
+
+
 def test_hostile_answer_is_text_not_markup(rundir):
     text = render_html(collect(rundir))
     assert "window.PWNED" in text  # the answer is on the page ...

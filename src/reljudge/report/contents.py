@@ -1,11 +1,15 @@
-"""What a report shows, gathered from a directory: facts, tables, figures and -- for a run
-directory -- the per-item browser (`reljudge.report.items`).
+"""What a report shows, gathered from a directory: the headline (`reljudge.report.headline`),
+facts, tables, figures and -- for a run directory -- the per-item browser
+(`reljudge.report.items`).
 
 A directory is recognised by what it holds: ``judgments.jsonl`` + ``manifest.json`` (a run),
-``evaluation.json`` (an evaluation), ``cells.csv`` (a sweep); any other directory is shown as its
-tables (``*.csv``) and figures (``*.png``), so the outputs of every command can be looked at. What
-is read is bounded (`MAX_FILES`, `MAX_TABLE_ROWS`, `MAX_FIGURE_BYTES`) and what is left out is
-said on the page.
+``evaluation.json`` (an evaluation), ``cells.csv`` (a sweep's analysis; a sweep's own directory,
+with ``sweep.json`` and ``analysis/cells.csv``, is read the same way); any other directory is
+shown as its tables (``*.csv``) and figures (``*.png``), so the outputs of every command can be
+looked at. The tables a reader of a kind of page looks for first (`KEY_TABLES`: an evaluation's
+τ and κ, a sweep's summary) are marked `Table.key` and shown before the figures; figures come in
+the order of `FIGURE_ORDER`. What is read is bounded (`MAX_FILES`, `MAX_TABLE_ROWS`,
+`MAX_FIGURE_BYTES`) and what is left out is said on the page.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.io.rundir import JUDGMENTS_FILE, MANIFEST_FILE, RunDir
+from reljudge.report.headline import Headline, evaluation_headline, run_headline, sweep_headline
 from reljudge.report.items import DEFAULT_MAX_ITEMS, RunItems, collect_items, find_inputs
 
 MAX_FILES = 200  # tables and figures each
@@ -29,6 +34,16 @@ MAX_TOTAL_FIGURE_BYTES = 48 * 1024 * 1024  # all figures of one page together
 MAX_JSON_BYTES = 16 * 1024 * 1024
 #: sub-directories not searched for tables and figures (a sweep's cell run directories are many)
 SKIPPED_DIRS = frozenset({"cells", "runs", "cache", ".git"})
+#: the tables shown first (before the figures), in this order, by kind of page and file name
+KEY_TABLES: dict[str, tuple[str, ...]] = {
+    "evaluation": ("ranking.csv", "qrels_ranking.csv", "kappa.csv", "alignment.csv"),
+    "sweep": ("summary.csv", "top_prompts.csv", "alpha.csv", "ranking.csv"),
+}
+#: figures whose file name starts with one of these come first, in this order
+FIGURE_ORDER: dict[str, tuple[str, ...]] = {
+    "evaluation": ("alignment_vs_agreement", "compatibility", "alignment"),
+    "sweep": ("bars_", "heatmap_", "alpha_"),
+}
 
 
 @dataclass
@@ -37,6 +52,7 @@ class Table:
     columns: list[str]
     rows: list[list[str]]
     total_rows: int
+    key: bool = False  # one of the tables a reader looks for first (shown before the figures)
 
 
 @dataclass
@@ -49,6 +65,7 @@ class Figure:
 class Page:
     title: str
     kind: str  # run | evaluation | sweep | directory
+    headline: Headline | None = None
     facts: list[tuple[str, str]] = field(default_factory=list)
     status_counts: dict[str, int] = field(default_factory=dict)
     tables: list[Table] = field(default_factory=list)
@@ -62,9 +79,19 @@ def kind_of(directory: Path) -> str:
         return "run"
     if (directory / "evaluation.json").is_file():
         return "evaluation"
-    if (directory / "cells.csv").is_file():
+    if (directory / "cells.csv").is_file() or _sweep_cells(directory) is not None:
         return "sweep"
     return "directory"
+
+
+def _sweep_cells(directory: Path) -> Path | None:
+    """The ``cells.csv`` of a sweep's analysis: in the directory, or in ``analysis/`` of a
+    sweep's own directory (the one with ``sweep.json``)."""
+    if (directory / "cells.csv").is_file():
+        return directory / "cells.csv"
+    if (directory / "sweep.json").is_file() and (directory / "analysis" / "cells.csv").is_file():
+        return directory / "analysis" / "cells.csv"
+    return None
 
 
 def read_json(path: Path) -> Any:
@@ -88,8 +115,9 @@ def collect(directory: str | Path, *, qrels: Path | None = None, max_items: int 
     elif kind == "evaluation":
         _evaluation_facts(directory, page)
     elif kind == "sweep":
-        page.facts.append(("kind", "sweep"))
+        _sweep_facts(directory, page)
     _tables_and_figures(directory, page)
+    _order(page)
     if kind == "directory" and not page.tables and not page.figures:
         raise InputError(
             f"{directory}: no run, evaluation or sweep outputs (no judgments.jsonl, CSV or PNG files)"
@@ -134,6 +162,16 @@ def _run_facts(directory: Path, page: Page, qrels: Path | None, max_items: int) 
     page.items = items
     page.notes += items.notes
     page.status_counts = items.status_counts
+    page.headline = run_headline(
+        what=f"{config.get('method', '-')} with {config.get('model', '-')} on "
+        f"{config.get('dataset') or config.get('topics') or '-'} (pool: {config.get('pool', '-')})",
+        status_counts=items.status_counts,
+        usage=usage,
+        state=str(extra.get("state", "-")),
+        human_known=items.human_known,
+        disagreements=items.disagreements,
+        relevant_threshold=items.relevant_threshold,
+    )
     page.facts.append(("items", f"{items.total:,}"))
     if items.human_known:
         page.facts.append(("items with a human grade", f"{items.human_known:,}"))
@@ -148,13 +186,72 @@ def _run_facts(directory: Path, page: Page, qrels: Path | None, max_items: int) 
 def _evaluation_facts(directory: Path, page: Page) -> None:
     data = read_json(directory / "evaluation.json")
     page.facts.append(("kind", "evaluation"))
-    if isinstance(data, Mapping):
-        for key in ("qrels", "human_qrels", "dataset", "measure", "runs"):
-            value = data.get(key)
-            if isinstance(value, str | int | float):
-                page.facts.append((key.replace("_", " "), str(value)))
-            elif isinstance(value, list | Mapping):
-                page.facts.append((key.replace("_", " "), f"{len(value)} entries"))
+    if not isinstance(data, Mapping):
+        page.notes.append("evaluation.json holds no object: no headline")
+        return
+    page.headline = evaluation_headline(data)
+    for key in ("qrels", "human_qrels", "dataset", "measure", "runs"):
+        value = data.get(key)
+        if isinstance(value, str | int | float):
+            page.facts.append((key.replace("_", " "), str(value)))
+        elif isinstance(value, list | Mapping):
+            page.facts.append((key.replace("_", " "), f"{len(value)} entries"))
+    settings = _mapping(data.get("settings"))
+    for key, what in (
+        ("relevance_level", "binary measures: relevant from grade"),
+        ("human_threshold", "κ: human relevant from grade"),
+        ("judge_threshold", "κ: judge relevant"),
+        ("averaging", "run means over"),
+        ("n_boot", "bootstrap resamples"),
+        ("alignment_pairs", "alignment pairs"),
+    ):
+        value = settings.get(key)
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            page.facts.append((what, str(value)))
+
+
+def _sweep_facts(directory: Path, page: Page) -> None:
+    page.facts.append(("kind", "sweep"))
+    cells = _sweep_cells(directory)
+    if cells is None:
+        return
+    if cells.stat().st_size > MAX_JSON_BYTES:
+        page.notes.append(f"{cells.name}: larger than {MAX_JSON_BYTES // 2**20} MiB, no headline")
+        return
+    with cells.open(newline="", encoding="utf-8", errors="replace") as handle:
+        rows = list(csv.DictReader(handle))
+    if rows:
+        page.headline = sweep_headline(rows)
+    sweep = cells.parent.parent / "sweep.json"
+    if sweep.is_file():
+        data = read_json(sweep)
+        if isinstance(data, Mapping):
+            for key in ("name", "config"):
+                if isinstance(data.get(key), str):
+                    page.facts.append((key, data[key]))
+            if isinstance(data.get("name"), str):
+                page.title = f"reljudge report: sweep {data['name']}"
+
+
+def _order(page: Page) -> None:
+    """Key tables marked and first (in `KEY_TABLES` order); figures in `FIGURE_ORDER`."""
+    key_names = KEY_TABLES.get(page.kind, ())
+
+    def table_rank(table: Table) -> tuple[int, str]:
+        name = Path(table.title).name
+        return (key_names.index(name) if name in key_names else len(key_names), table.title)
+
+    for table in page.tables:
+        table.key = Path(table.title).name in key_names
+    page.tables.sort(key=table_rank)
+    prefixes = FIGURE_ORDER.get(page.kind, ())
+
+    def figure_rank(figure: Figure) -> tuple[int, str]:
+        name = Path(figure.title).name
+        found = [i for i, p in enumerate(prefixes) if name.startswith(p)]
+        return (found[0] if found else len(prefixes), figure.title)
+
+    page.figures.sort(key=figure_rank)
 
 
 def _files(directory: Path, pattern: str) -> list[Path]:

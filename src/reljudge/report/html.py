@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from reljudge.report.contents import Page, Table
+from reljudge.report.headline import Headline
 
 CSP = (
     "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
@@ -36,6 +37,12 @@ max-height:360px;overflow:auto;margin:4px 0 10px}#detail h3{font-size:14px;margi
 .split{display:grid;grid-template-columns:minmax(0,11fr) minmax(0,9fr);gap:16px;align-items:start}
 .split .wrap{max-height:640px}#detail pre{max-height:260px}
 .counts span{display:inline-block;margin-right:16px}
+#headline{border-left:4px solid #23364d}.cards{display:flex;flex-wrap:wrap;gap:10px;margin:0 0 10px}
+.card{border:1px solid #dde1e6;border-radius:6px;padding:8px 12px;flex:1 1 170px;max-width:320px;background:#fbfcfd}
+.card .what{font-size:12px;color:#66707a}.card .value{font-size:22px;font-weight:600;line-height:1.25}
+.card .cnote{font-size:12px;color:#66707a}.card.bad .value{color:#a3271d}
+#headline table td{font-variant-numeric:tabular-nums;white-space:nowrap}.table td:first-child{white-space:nowrap}
+#headline .lines{font-size:12px;color:#4a545e;margin:8px 0 0;max-width:1100px}#headline .lines p{margin:2px 0}
 """
 
 SCRIPT = """
@@ -129,6 +136,27 @@ def _table(table: Table) -> str:
     )
 
 
+def _headline(headline: Headline | None) -> str:
+    """The top section: key numbers as cards, a small table, lines saying what they are."""
+    if headline is None:
+        return ""
+    cards = "".join(
+        f'<div class="card{" bad" if c.bad else ""}"><div class="what">{esc(c.what)}</div>'
+        f'<div class="value">{esc(c.value)}</div><div class="cnote">{esc(c.note)}</div></div>'
+        for c in headline.cards
+    )
+    table = ""
+    if headline.rows:
+        head = "".join(f"<th>{esc(c)}</th>" for c in headline.columns)
+        body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in headline.rows)
+        table = f'<div class="wrap"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    lines = "".join(f"<p>{esc(line)}</p>" for line in headline.lines)
+    return (
+        f'<section id="headline"><h2>{esc(headline.title)}</h2><div class="cards">{cards}</div>'
+        f'{table}<div class="lines">{lines}</div></section>'
+    )
+
+
 def _items(page: Page) -> str:
     if page.items is None:
         return ""
@@ -178,14 +206,16 @@ def render_html(page: Page) -> str:
         for f in page.figures
     )
     figure_section = f'<section id="figures"><h2>Figures</h2>{figures}</section>' if figures else ""
-    tables = "".join(_table(t) for t in page.tables)
+    key_tables = "".join(_table(t) for t in page.tables if t.key)
+    tables = "".join(_table(t) for t in page.tables if not t.key)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{esc(page.title)}</title><style>{STYLE}</style></head>
 <body><header><h1>{esc(page.title)}</h1></header><main>
-<section id="summary"><h2>Summary</h2><div class="facts">{facts}</div>{counts}{notes}</section>
-{_items(page)}{figure_section}{tables}
+{_headline(page.headline)}
+<section id="summary"><h2>{"Details" if page.headline else "Summary"}</h2><div class="facts">{facts}</div>{counts}{notes}</section>
+{_items(page)}{key_tables}{figure_section}{tables}
 </main><script>{FIGURE_CHECK}</script></body></html>
 """

@@ -1,9 +1,14 @@
 """PNG plots of a sweep analysis (matplotlib, Agg backend, imported lazily through
-`reljudge.io.figures.pyplot`: a missing matplotlib is a `MissingExtraError`)."""
+`reljudge.io.figures.pyplot`: a missing matplotlib is a `MissingExtraError`).
+
+Each heat map's colour scale spans its measure's whole range, said in the colour bar's label:
+κ and α from −1 to 1 on a diverging scale centred on 0 (chance agreement), the share of agreeing
+pairs from 0 to 1; a value beyond the range (α can fall below −1 on few items) shows as the end
+colour, and the colour bar then has an arrow on that side. Titles are wrapped to the figure
+(`reljudge.io.figures.fit_titles`)."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -48,9 +53,26 @@ def _ink(rgba: tuple[float, ...]) -> str:
     return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 else "white"
 
 
-def _title(text: str, width_in: float) -> str:
-    """The title wrapped to the figure's width (about 11 characters an inch at 10 pt)."""
-    return "\n".join(textwrap.wrap(text, max(24, int(width_in * 11))))
+#: (low, high, colour map, what the colour bar says) of each cell metric
+SCALES: dict[str, tuple[float, float, str, str]] = {
+    "kappa": (-1.0, 1.0, "RdBu", "Cohen's κ (−1 to 1; 0 = chance)"),
+    "agree": (0.0, 1.0, "viridis", "share of agreeing pairs (0 to 1)"),
+}
+#: the scale of Krippendorff's α between prompts (its label names the level)
+ALPHA_SCALE = (-1.0, 1.0, "RdBu")
+
+
+def scale_of(metric: str) -> tuple[float, float, str, str]:
+    """The colour scale of a cell metric: its full range (a metric not listed: −1 to 1)."""
+    return SCALES.get(metric, (-1.0, 1.0, "RdBu", f"{metric} (−1 to 1)"))
+
+
+def _extend(data: np.ndarray, vmin: float, vmax: float) -> str:
+    """The colour bar's arrows: on the side(s) where a value lies beyond the scale."""
+    finite = data[np.isfinite(data)]
+    low = bool(finite.size and finite.min() < vmin)
+    high = bool(finite.size and finite.max() > vmax)
+    return {(False, False): "neither", (True, False): "min", (False, True): "max"}.get((low, high), "both")
 
 
 def _size(cols: int, rows: int, col_in: float, row_in: float) -> tuple[float, float]:
@@ -61,7 +83,7 @@ def _size(cols: int, rows: int, col_in: float, row_in: float) -> tuple[float, fl
 def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]]:
     """Metric heatmaps (prompt × model, one per dataset and task) and α matrices, each PNG
     written atomically. Raises `MissingExtraError` (before writing anything) without matplotlib."""
-    from reljudge.io.figures import pyplot, save_figure
+    from reljudge.io.figures import fit_titles, pyplot, save_figure
 
     plt = pyplot()
 
@@ -81,19 +103,20 @@ def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]
         metric = rows[0]["metric"]
         size = _size(len(models), len(prompts), 1.1, 0.3)
         fig, ax = plt.subplots(figsize=size)
-        vmin, vmax = (0.0, 1.0) if metric == "agree" else (-0.2, 1.0)
+        vmin, vmax, cmap, label = scale_of(metric)
         image = _heatmap(
             ax,
             data,
             [f"{p} ({group_of[p]})" for p in prompts],
             models,
-            "viridis",
+            cmap,
             vmin,
             vmax,
             len(prompts) <= 60,
         )
-        fig.colorbar(image, ax=ax, label=metric)
-        ax.set_title(_title(f"{ds} {task}: {metric} by prompt and model", size[0]), fontsize=10)
+        fig.colorbar(image, ax=ax, label=label, extend=_extend(data, vmin, vmax))
+        ax.set_title(f"{ds} {task}: {metric} by prompt and model", fontsize=10)
+        fit_titles(fig)
         path = out_dir / f"heatmap_{safe_name(ds)}_{task}.png"
         save_figure(fig, path, dpi=120, tight=True)
         plt.close(fig)
@@ -104,10 +127,17 @@ def write_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Path, str]
         matrix = a.matrix[np.ix_(idx, idx)]
         size = _size(len(order), len(order), 0.35, 0.35)
         fig, ax = plt.subplots(figsize=size)
-        image = _heatmap(ax, matrix, order, order, "magma", -0.2, 1.0, len(order) <= 12)
-        fig.colorbar(image, ax=ax, label=f"Krippendorff's α ({a.level})")
+        vmin, vmax, cmap = ALPHA_SCALE
+        image = _heatmap(ax, matrix, order, order, cmap, vmin, vmax, len(order) <= 12)
+        fig.colorbar(
+            image,
+            ax=ax,
+            label=f"Krippendorff's α, {a.level} (−1 to 1)",
+            extend=_extend(matrix, vmin, vmax),
+        )
         title = f"{a.dataset} {a.task} {a.model}: α between prompts (all: {a.overall:.2f})"
-        ax.set_title(_title(title, size[0]), fontsize=10)
+        ax.set_title(title, fontsize=10)
+        fit_titles(fig)
         path = out_dir / f"alpha_{safe_name(a.dataset)}_{safe_name(a.model)}_{a.task}.png"
         save_figure(fig, path, dpi=120, tight=True)
         plt.close(fig)

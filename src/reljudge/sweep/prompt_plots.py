@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from reljudge.io.figures import fit_titles
 from reljudge.sweep.analysis import SweepAnalysis
 
 _GROUP_ORDER = {"human": 1, "llm": 2}  # any other group (a reference prompt such as UMBRELA) on top
@@ -105,6 +106,7 @@ def write_prompt_plots(analysis: SweepAnalysis, out_dir: Path) -> list[tuple[Pat
             f"{task}: per-prompt agreement with humans (dashed: the model's mean over a prompt group)",
             fontsize=11,
         )
+        fit_titles(fig)  # the title wrapped to the figure's width (one panel is 6.5 inches wide)
         path = out_dir / f"bars_{task}.png"
         save_figure(fig, path, dpi=110, tight=False)
         plt.close(fig)
@@ -131,7 +133,7 @@ def _diversity_plot(plt, save_figure, rows: list[dict[str, Any]], out_dir: Path)
     ax.set_ylabel("unique terms per prompt text (tasks pooled)")
     ax.set_title("Lexical diversity of the prompts by group and message", fontsize=10)
     ax.grid(axis="y", color="0.9")
-    fig.tight_layout()
+    fit_titles(fig)
     path = out_dir / "prompt_diversity.png"
     save_figure(fig, path, dpi=110, tight=False)
     plt.close(fig)

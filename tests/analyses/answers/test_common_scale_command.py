@@ -103,6 +103,7 @@ def test_anchors_table_and_stability(tmp_path):
     assert rows[0] == "system,mean,bad,good" and rows[1].startswith("near,0.5,0.0,1.0")
 
 
+@pytest.mark.slow
 def test_runs_without_answers_and_the_plot(tmp_path):
     p = _write(tmp_path)
     out = tmp_path / "out"

@@ -169,6 +169,7 @@ def test_plot_is_the_two_panel_figure_and_needs_out(collection: Path):
     assert proc.returncode == 2 and "k=N or k=N:urr" in proc.stderr
 
 
+@pytest.mark.slow
 def test_figure_draws_an_fd_point_outside_its_bootstrap_interval(tmp_path: Path):
     """FD is biased under resampling: its point value can lie below the whole percentile interval
     (seen on DL21 with --max-rel 1); the figure must still be drawn."""

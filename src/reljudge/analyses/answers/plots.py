@@ -14,7 +14,7 @@ from reljudge.analyses.answers.common_scale import MEASURE
 def plot_cross_grade(data: dict[str, Any], path: str | Path, title: str = "") -> Path:
     """Box plot of cos(target, passage) by the passage's grade (box: quartiles, line: median,
     whiskers: 5th-95th percentiles, dot: mean)."""
-    from reljudge.io.figures import pyplot, save_figure
+    from reljudge.io.figures import fit_titles, pyplot, save_figure
 
     plt = pyplot()
     rows = [r for r in data["cross_grade"] if r["n"]]
@@ -26,13 +26,14 @@ def plot_cross_grade(data: dict[str, Any], path: str | Path, title: str = "") ->
     enc = data["settings"]["encoder"]
     ax.set_title(title or f"cross-grade validation ({enc})", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
+    fit_titles(fig)
     return save_figure(fig, path)
 
 
 def plot_common_scale(data: Mapping[str, Any], path: str | Path, title: str = "") -> Path:
     """Scatter: x = nDCG@10, y = common-scale score, one dot per run; each generator a labelled
     horizontal line (it has no nDCG)."""
-    from reljudge.io.figures import pyplot, save_figure
+    from reljudge.io.figures import fit_titles, pyplot, save_figure
 
     plt = pyplot()
     runs = {n: r for n, r in data["systems"].items() if r["kind"] == "run" and r[MEASURE] == r[MEASURE]}
@@ -55,4 +56,5 @@ def plot_common_scale(data: Mapping[str, Any], path: str | Path, title: str = ""
     ax.set_title((title or "runs and generators on one scale") + (f"\n{sub}" if sub else ""), fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=9)
+    fit_titles(fig)
     return save_figure(fig, path)

@@ -1,7 +1,9 @@
 """The figures of ``judge evaluate --plot`` and ``judge plot-summary`` (matplotlib through
 `reljudge.io.figures`, imported lazily; extra ``plot``): the alignment bars, compatibility
 against the human measure, and alignment against agreement (thesis Fig. 4.5: one labelled point
-per judgment set, one colour per label)."""
+per judgment set, one colour per label). Titles are wrapped to the width they have
+(`reljudge.io.figures.fit_titles`); the scatter's point names are moved apart and kept inside
+the axes by adjustText (an arrow joins a name moved away to its point)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from reljudge.io.figures import pyplot, save_figure
+from reljudge.io.figures import fit_titles, pyplot, save_figure
 from reljudge.metrics.alignment import COMPARISON_NAMES, COMPARISONS
 
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
@@ -38,7 +40,7 @@ def plot_alignment(report, path: str | Path) -> Path:
         ax.set_ylim(0, 100)
     axes[0].set_ylabel("% of pairs")
     axes[-1].legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
+    fit_titles(fig)
     save_figure(fig, path)
     plt.close(fig)
     return path
@@ -67,7 +69,7 @@ def plot_compatibility(report, path: str | Path) -> Path:
         ax.tick_params(labelsize=7)
     for ax in axes.ravel()[len(sets) :]:
         ax.axis("off")
-    fig.tight_layout()
+    fit_titles(fig)
     save_figure(fig, path)
     plt.close(fig)
     return path
@@ -77,6 +79,22 @@ def _short(name: str) -> str:
     """A set name without its dataset suffix (``umbrela.dl21`` -> ``umbrela``)."""
     stem, dot, tail = name.rpartition(".")
     return stem if dot and tail.lower().startswith(("dl", "antique", "trec")) else name
+
+
+def _place_names(ax, names: list, xs: list[float], ys: list[float]) -> None:
+    """Move the point names apart and off the points, inside the axes (adjustText, part of the
+    ``plot`` extra), with a thin line to a name's point when it moved away from it."""
+    from adjustText import adjust_text
+
+    adjust_text(
+        names,
+        x=xs,
+        y=ys,
+        ax=ax,
+        ensure_inside_axes=True,
+        expand=(1.1, 1.4),
+        arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.5},
+    )
 
 
 def plot_alignment_vs_agreement(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
@@ -90,6 +108,7 @@ def plot_alignment_vs_agreement(rows: Sequence[Mapping[str, Any]], path: str | P
     plt = pyplot()
     labels = list(dict.fromkeys(r["label"] for r in points))
     fig, ax = plt.subplots(figsize=(7.5, 5.5))
+    names = []
     for i, label in enumerate(labels):
         mine = [r for r in points if r["label"] == label]
         colour = _COLOURS[i % len(_COLOURS)]
@@ -99,25 +118,22 @@ def plot_alignment_vs_agreement(rows: Sequence[Mapping[str, Any]], path: str | P
             s=36,
             color=colour,
             label=label,
+            zorder=3,
         )
-        offset = (4, 3) if i % 2 == 0 else (4, -10)  # a second label's names below its points
-        for r in mine:
-            ax.annotate(
-                _short(r["set"]),
-                (r["macro_agree"], r["kendall_tau_b"]),
-                textcoords="offset points",
-                xytext=offset,
-                fontsize=7,
-                color=colour,
-            )
+        names += [
+            ax.text(r["macro_agree"], r["kendall_tau_b"], _short(r["set"]), fontsize=7, color=colour)
+            for r in mine
+        ]
     ax.set_xlabel('macro "Agree" (mean of BvU, AvU, BvA agree shares)')
     ax.set_ylabel("Kendall τ-b with the human system ranking")
     ax.set_title("Alignment with human labels against system-ranking agreement", fontsize=10)
     ax.grid(color="0.9")
     ax.set_axisbelow(True)
+    ax.margins(0.12)  # room inside the axes for the names of the outermost points
     if len(labels) > 1 or labels[0]:
-        ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: no name under it
+    fit_titles(fig)
+    _place_names(ax, names, [r["macro_agree"] for r in points], [r["kendall_tau_b"] for r in points])
     save_figure(fig, path, dpi=120)
     plt.close(fig)
     return Path(path)

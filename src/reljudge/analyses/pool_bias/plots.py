@@ -13,7 +13,7 @@ _MARKERS = ("o", "^", "s", "D", "v")
 
 
 def found_figure(report: PoolBiasReport):
-    from reljudge.io.figures import pyplot
+    from reljudge.io.figures import fit_titles, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
@@ -27,12 +27,12 @@ def found_figure(report: PoolBiasReport):
     ax.set_title("Relevant documents found by the depth-k pool of each run type")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
+    fit_titles(fig)  # titles wrapped to their width, then laid out
     return fig
 
 
 def scatter_figure(report: PoolBiasReport):
-    from reljudge.io.figures import pyplot
+    from reljudge.io.figures import fit_titles, pyplot
 
     plt = pyplot()
     keys = list(report.scatter)
@@ -63,5 +63,5 @@ def scatter_figure(report: PoolBiasReport):
     fig.suptitle(
         "Actual vs estimated values of the test runs (first repetition); grey line y = x", fontsize=10
     )
-    fig.tight_layout()
+    fit_titles(fig)  # titles wrapped to their width, then laid out
     return fig

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from reljudge.analyses.shallow.winratio import WinRatios
-from reljudge.io.figures import pyplot, save_figure
+from reljudge.io.figures import fit_titles, pyplot, save_figure
 
 
 def win_ratio_heatmap(ratios: WinRatios, path: Path, *, title: str) -> None:
@@ -36,7 +36,7 @@ def win_ratio_heatmap(ratios: WinRatios, path: Path, *, title: str) -> None:
     bar = fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
     bar.set_label("win ratio W / (W + L); outlined: significant (Bonferroni)")
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+    fit_titles(fig)  # titles wrapped to their width, then laid out
     save_figure(fig, path, dpi=130, tight=False)
     plt.close(fig)
 
@@ -64,6 +64,6 @@ def leaderboard_plot(rows: list[dict[str, object]], path: Path, *, title: str) -
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+    fit_titles(fig)  # titles wrapped to their width, then laid out
     save_figure(fig, path, dpi=130, tight=False)
     plt.close(fig)

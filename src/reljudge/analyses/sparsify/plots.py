@@ -7,7 +7,7 @@ from reljudge.analyses.sparsify.sparse_qrels import SparsifyReport
 
 
 def sparsified_figure(report: SparsifyReport):
-    from reljudge.io.figures import pyplot
+    from reljudge.io.figures import fit_titles, pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.6, 4.0))
@@ -25,5 +25,5 @@ def sparsified_figure(report: SparsifyReport):
     ax.set_title(f"Sparsified qrels (keep={s['keep']}, {s['repeats']} seeds, {s['runs']} runs)", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
+    fit_titles(fig)  # titles wrapped to their width, then laid out
     return fig

@@ -73,13 +73,6 @@ def _root(
 
 
 # the commands, in the order `judge --help` lists them, under their panels
-JUDGE, ANALYSE, GPUS, DATA, TOOLS = (
-    "Judge",
-    "Evaluate & analyse",
-    "Batches & own GPUs",
-    "Data & prompts",
-    "Tools",
-)
 app.command("demo", rich_help_panel=JUDGE)(demo.demo_cmd)
 app.command("run", cls=DeferredCommand, rich_help_panel=JUDGE)(run.run_cmd)
 app.command("generate", cls=DeferredCommand, rich_help_panel=JUDGE)(generate.generate_cmd)

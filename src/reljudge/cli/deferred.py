@@ -18,7 +18,6 @@ import typer
 import typer.main
 from typer.core import TyperCommand, TyperGroup
 
-
 #: the panels of ``judge --help``, in their order (a command's ``rich_help_panel``)
 JUDGE, ANALYSE, GPUS, DATA, TOOLS = (
     "Judge",

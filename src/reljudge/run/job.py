@@ -285,5 +285,21 @@ def _spent(stats: tuple[RecordStats, RecordStats] | None) -> float:
 
 
 def run_job(config: RunConfig, client: LLMClient | None = None) -> RunSummary:
-    """Synchronous `run_job_async` (runs its own event loop)."""
-    return asyncio.run(run_job_async(config, client))
+    """Synchronous `run_job_async`: runs its own event loop. Called where a loop is already
+    running (a Jupyter notebook, an async program), it runs the job on a loop of its own in a
+    worker thread and waits for it, so the same line works there too (``await
+    run_job_async(config)`` is the way that does not block the caller's loop). A ``client`` is
+    bound to the caller's loop, so with one given there it is an error naming `run_job_async`."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop running: the usual case (a script, the command line)
+        return asyncio.run(run_job_async(config, client))
+    if client is not None:
+        raise RuntimeError(
+            "run_job(config, client) was called inside a running event loop (a notebook?), whose client "
+            "cannot be used from another loop: use `await run_job_async(config, client)` instead"
+        )
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="reljudge-run-job") as worker:
+        return worker.submit(lambda: asyncio.run(run_job_async(config))).result()

@@ -11,6 +11,7 @@ report, not a judge's quality.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -21,6 +22,7 @@ MARKER = ".reljudge-demo"
 
 
 def demo_cmd(
+    ctx: typer.Context,
     out: Path = typer.Option(
         Path("reljudge-demo"),
         "--out",
@@ -38,6 +40,7 @@ def demo_cmd(
     from reljudge.datasets import BUNDLED, bundled_path
     from reljudge.testing import MockLLMServer
 
+    judge = ctx.find_root().command  # the judge group, to run its commands
     _check_out(out)
     if (out / MARKER).exists():
         shutil.rmtree(out)  # an earlier demo's folder: start afresh
@@ -53,9 +56,10 @@ def demo_cmd(
         ]  # fmt: skip
         if limit is not None:
             run_args += ["--limit", str(limit)]
-        _step(run_args)
+        _step(judge, run_args)
     published = bundled_path() / "llm-judgments" / "gpt-4o"
     _step(
+        judge,
         [
             "evaluate",
             "--dataset",
@@ -70,10 +74,10 @@ def demo_cmd(
             str(evaluation),
             "--bootstrap",
             "200",
-        ]  # fmt: skip
+        ],  # fmt: skip
     )
-    _step(["report", str(run_dir)])
-    _step(["report", str(evaluation)])
+    _step(judge, ["report", str(run_dir)])
+    _step(judge, ["report", str(evaluation)])
     typer.echo("")
     typer.echo(f"demo done in {out}/:")
     typer.echo(f"  {evaluation / 'report.html'}  the evaluation report (open it in a browser)")
@@ -95,15 +99,11 @@ def _check_out(out: Path) -> None:
         )
 
 
-def _step(args: list[str]) -> None:
-    """One ``judge`` command, in this process, as typed; a failing step stops the demo with its code."""
-    import typer.main
-
-    from reljudge.cli import app
-
+def _step(judge: Any, args: list[str]) -> None:
+    """One ``judge`` command (``judge``: the group), in this process, as typed; a failing step
+    stops the demo with its code."""
     typer.echo(f"$ judge {' '.join(args)}", err=True)
-    command = typer.main.get_command(app)
-    code = command.main(args=args, prog_name="judge", standalone_mode=False)
+    code = judge.main(args=args, prog_name="judge", standalone_mode=False)
     if isinstance(code, int) and code != 0:
         typer.echo(f"demo: 'judge {args[0]}' stopped with exit code {code}", err=True)
         raise typer.Exit(code)

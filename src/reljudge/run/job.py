@@ -34,7 +34,7 @@ from reljudge.run.errors import (
 )
 from reljudge.run.estimate import NotConfirmed, estimate_job
 from reljudge.run.finish import finish, job_scorer, write_manifest
-from reljudge.run.identity import check_identity, job_identity
+from reljudge.run.identity import check_identity, job_identity, repointed
 from reljudge.run.prepare import PreparedJob, client_config, label_methods, prepare
 from reljudge.run.session import ReadBack, Session
 from reljudge.run.summary import RunSummary
@@ -137,7 +137,19 @@ async def _run_locked(
     if getattr(client, "batch", None) is None:  # a run one request at a time would pay twice
         _refuse_live_batches(job.rundir.path)
     # read the directory again under the lock: another process may have finished meanwhile
-    job.manifest = check_identity(job.rundir, job_identity(config, job.judge))
+    identity = job_identity(config, job.judge)
+    job.manifest = check_identity(job.rundir, identity)
+    moved = repointed(job.manifest, identity)
+    if moved:  # a directory of failures only, pointed at another server: said once, recorded
+        shown = ", ".join(f"{name} was {was!r}, now {now!r}" for name, (was, now) in moved.items())
+        logger.warning(
+            "%s: re-pointed (%s); it holds no successful record, so its failed records stay in "
+            "judgments.jsonl as history and their items are judged again",
+            job.rundir.path,
+            shown,
+        )
+        history = job.manifest.setdefault("extra", {}).setdefault("repointed", [])
+        history.append({"at": session.started_at, **{n: {"was": w, "now": v} for n, (w, v) in moved.items()}})
     # a last record without its newline is kept (and gets it), a torn one is cut: before the
     # index, so that the index and the file the writer appends to agree
     with writing(job.rundir.judgments_path):
@@ -146,7 +158,7 @@ async def _run_locked(
     # disk, read back on lookup), which records later ones replace, and the manifest's counts
     index = job.rundir.index(
         lazy_methods=label_methods(job.judge),
-        exclude_statuses=RETRY_FAILED_STATUSES if config.retry_failed else (),
+        exclude_statuses=RETRY_FAILED_STATUSES if config.retry_failed or moved else (),
         stats=True,
     )
     existing = job.existing = index.existing

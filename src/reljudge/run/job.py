@@ -141,12 +141,12 @@ async def _run_locked(
     job.manifest = check_identity(job.rundir, identity)
     moved = repointed(job.manifest, identity)
     if moved:  # a directory of failures only, pointed at another server: said once, recorded
-        shown = ", ".join(f"{name} was {was!r}, now {now!r}" for name, (was, now) in moved.items())
+        change = ", ".join(f"{name} was {was!r}, now {now!r}" for name, (was, now) in moved.items())
         logger.warning(
             "%s: re-pointed (%s); it holds no successful record, so its failed records stay in "
             "judgments.jsonl as history and their items are judged again",
             job.rundir.path,
-            shown,
+            change,
         )
         history = job.manifest.setdefault("extra", {}).setdefault("repointed", [])
         history.append({"at": session.started_at, **{n: {"was": w, "now": v} for n, (w, v) in moved.items()}})

@@ -25,6 +25,7 @@ def _lines(ran):
     return {line.split()[1]: line for line in ran.stdout.splitlines() if line.split()}
 
 
+@pytest.mark.slow
 def test_a_good_setup_passes_every_check_and_never_shows_the_key(env, tmp_path):
     with MockLLMServer() as server:
         ran = judge("doctor", "--model", "openai/gpt-4o-mini", "--base-url", server.openai_url, env=env)

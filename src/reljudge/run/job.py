@@ -16,9 +16,9 @@ import logging
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reljudge.errors import InputError
 from reljudge.io.rundir import RETRY_FAILED_STATUSES
@@ -299,19 +299,34 @@ def _spent(stats: tuple[RecordStats, RecordStats] | None) -> float:
 def run_job(config: RunConfig, client: LLMClient | None = None) -> RunSummary:
     """Synchronous `run_job_async`: runs its own event loop. Called where a loop is already
     running (a Jupyter notebook, an async program), it runs the job on a loop of its own in a
-    worker thread and waits for it, so the same line works there too (``await
+    worker thread and waits for it (`run_coroutine`), so the same line works there too (``await
     run_job_async(config)`` is the way that does not block the caller's loop). A ``client`` is
     bound to the caller's loop, so with one given there it is an error naming `run_job_async`."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop running: the usual case (a script, the command line)
-        return asyncio.run(run_job_async(config, client))
-    if client is not None:
+    if client is not None and _loop_running():
         raise RuntimeError(
             "run_job(config, client) was called inside a running event loop (a notebook?), whose client "
             "cannot be used from another loop: use `await run_job_async(config, client)` instead"
         )
+    return run_coroutine(lambda: run_job_async(config, client))
+
+
+T = TypeVar("T")
+
+
+def run_coroutine(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """``asyncio.run(make())``; where an event loop is already running in this thread (a
+    notebook), on a new loop in a worker thread, waited for."""
+    if not _loop_running():  # the usual case: a script, the command line
+        return asyncio.run(make())
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(1, thread_name_prefix="reljudge-run-job") as worker:
-        return worker.submit(lambda: asyncio.run(run_job_async(config))).result()
+    with ThreadPoolExecutor(1, thread_name_prefix="reljudge-job") as worker:
+        return worker.submit(lambda: asyncio.run(make())).result()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -317,7 +317,10 @@ async def run_async(plan: SweepPlan, *, on_cell: Any = None, budget: Any = None)
 
 
 def run(plan: SweepPlan, *, on_cell: Any = None, budget: Any = None) -> dict[str, Any]:
-    return asyncio.run(run_async(plan, on_cell=on_cell, budget=budget))
+    """`run_async` on its own event loop (in a worker thread where one is running: a notebook)."""
+    from reljudge.run.job import run_coroutine
+
+    return run_coroutine(lambda: run_async(plan, on_cell=on_cell, budget=budget))
 
 
 def write_index(plan: SweepPlan) -> Path:

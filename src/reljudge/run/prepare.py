@@ -95,7 +95,7 @@ def prepare(
     )
     prices = price_table(config.prices)
     note = price_warning(prices, model)  # a --prices entry that cannot price the model: bad input, now
-    if note is not None:
+    if note is not None and (shared is None or shared.first_time(note)):  # a sweep says it once
         logger.warning("%s", note)
     if config.dry_run and existing:  # an estimate that can count what is done (nuggets of answers)
         resources["existing_records"] = existing

@@ -74,14 +74,6 @@ class HumanLabels:
     corpus_path: Path | None = None
 
 
-#: the help of ``--dataset`` wherever human qrels (and runs) are read
-DATASET_HELP = (
-    "Take the human qrels (and the grade scale) from a known dataset (dl19-sample, trec-dl19, ...; see "
-    "'judge datasets'), a dataset directory, or irds:<id> (an ir_datasets collection, read offline from "
-    "its cache, e.g. irds:msmarco-passage/trec-dl-2019/judged) instead of --qrels"
-)
-
-
 def load_human_labels(
     qrels: str | Path | None = None,
     dataset: str | None = None,

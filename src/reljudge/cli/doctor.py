@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,11 @@ MAX_LIST_BYTES = 4_000_000
 SHOWN_MODELS = 8
 
 
-@dataclass
 class Check:
-    status: str  # ok, WARN, FAIL
-    name: str
-    text: str
+    """One check's outcome: ``status`` ok, WARN or FAIL, its name and what it found."""
+
+    def __init__(self, status: str, name: str, text: str) -> None:
+        self.status, self.name, self.text = status, name, text
 
     def line(self) -> str:
         return f"{self.status:<4}  {self.name:<9} {self.text}"

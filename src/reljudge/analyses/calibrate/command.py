@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from reljudge.analyses.inputs import DATASET_HELP
+from reljudge.console import DATASET_HELP
 
 
 def calibrate_cmd(

@@ -8,8 +8,7 @@ from typing import Any
 
 import typer
 
-from reljudge.analyses.inputs import DATASET_HELP
-from reljudge.console import echo_json
+from reljudge.console import DATASET_HELP, echo_json
 from reljudge.errors import InputError
 
 

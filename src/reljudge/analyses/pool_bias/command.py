@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from reljudge.analyses.inputs import DATASET_HELP
-from reljudge.console import show_written
+from reljudge.console import DATASET_HELP, show_written
 
 if TYPE_CHECKING:
     from reljudge.analyses.pool_bias.simulation import PoolBiasReport

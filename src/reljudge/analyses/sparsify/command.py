@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from reljudge.analyses.inputs import DATASET_HELP
-from reljudge.console import int_list, show_written
+from reljudge.console import DATASET_HELP, int_list, show_written
 
 if TYPE_CHECKING:
     from reljudge.analyses.sparsify.sparse_qrels import SparsifyReport

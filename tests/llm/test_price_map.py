@@ -220,6 +220,7 @@ def test_a_price_from_another_models_entry_is_named_as_such():
         assert table.quote(own).stand_in is None and "priced_as" not in table.quote(own).as_dict()
 
 
+@pytest.mark.slow
 def test_a_misspelt_model_is_priced_with_one_warning_naming_both_models_and_a_did_you_mean(tmp_path):
     args = ["run", "--method", "umbrela", "--dataset", "dl19-sample", "--limit", "5", "--dry-run"]
     ran = judge(*args, "--model", "gpt-4o-mnii", "--out", tmp_path / "r")

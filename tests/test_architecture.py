@@ -81,6 +81,11 @@ OTHER_SENSE: dict[tuple[str, str], str] = {
     ("cli/generate.py", "generate"): "the command judge generate, which runs the generate method",
     ("run/config.py", "generate"): "the command judge generate (the run options it takes)",
     ("run/options.py", "generate"): "the command judge generate (the run options it takes)",
+    ("cli/demo.py", "umbrela"): "judge demo runs the quick start's command, judge run --method umbrela",
+    (
+        "cli/prompts.py",
+        "custom",
+    ): "judge prompts list: a prompt no judge takes by default runs with --method custom",
     ("testing/auto.py", "umbrela"): "the mock server's answer rule for the UMBRELA prompt's format",
     ("testing/auto.py", "nugget"): "the mock server's answer rule for the nugget prompts' format",
     (
@@ -149,7 +154,9 @@ TOO_LONG = 2000
 
 
 def test_long_modules_are_named_and_none_is_a_grab_bag():
-    lengths = {p.relative_to(SRC).as_posix(): p.read_text(encoding="utf-8").count("\n") for p in SRC.rglob("*.py")}
+    lengths = {
+        p.relative_to(SRC).as_posix(): p.read_text(encoding="utf-8").count("\n") for p in SRC.rglob("*.py")
+    }
     long = sorted((n, path) for path, n in lengths.items() if n > LONG_MODULE)
     for n, path in long:
         warnings.warn(f"{path} has {n} lines: does it hold one idea?", stacklevel=1)

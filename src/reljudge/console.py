@@ -6,7 +6,8 @@ packages; `reljudge.cli` only wires them into the app).
 - `show_written`: an analysis's console tables (or, with ``--json``, the JSON file it just
   wrote), then the list of files written, on standard error;
 - `int_list`: an option of comma-separated integers >= 1, or `InputError`;
-- `warnings_to_stderr`: log warnings printed as ``warning: MESSAGE`` on standard error.
+- `warnings_to_stderr`: log warnings printed as ``warning: MESSAGE`` on standard error;
+- `DATASET_HELP`: the help of ``--dataset`` wherever human qrels (and runs) are read.
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from typing import Any
 import typer
 
 from reljudge.errors import InputError
+
+#: the help of ``--dataset`` wherever human qrels (and runs) are read
+DATASET_HELP = (
+    "Take the human qrels (and the grade scale) from a known dataset (dl19-sample, trec-dl19, ...; see "
+    "'judge datasets'), a dataset directory, or irds:<id> (an ir_datasets collection, read offline from "
+    "its cache, e.g. irds:msmarco-passage/trec-dl-2019/judged) instead of --qrels"
+)
 
 
 def echo_json(value: Any) -> None:

@@ -210,3 +210,43 @@ def test_the_manifest_says_where_the_price_came_from(tmp_path):
     price = json.loads((tmp_path / "r" / "manifest.json").read_text())["extra"]["price"]
     assert price["source"].startswith("litellm 1.106") and price["source"].endswith("map: gpt-4o-mini")
     assert price["known"] and price["input"] == 0.15 and price["batch_output"] == 0.3
+
+
+def test_a_price_from_another_models_entry_is_named_as_such():
+    table = PriceTable()
+    assert table.quote("gpt-4o-mnii").stand_in == "gpt-4o"  # a typo: only starts with gpt-4o
+    assert table.quote("gpt-4o-mnii").as_dict()["priced_as"] == "gpt-4o"
+    for own in ("gpt-4o", "gpt-4o-2024-08-06", "openai/gpt-4o-mini", "ollama/llama3.2", "openai/mylocal"):
+        assert table.quote(own).stand_in is None and "priced_as" not in table.quote(own).as_dict()
+
+
+@pytest.mark.slow
+def test_a_misspelt_model_is_priced_with_one_warning_naming_both_models_and_a_did_you_mean(tmp_path):
+    args = ["run", "--method", "umbrela", "--dataset", "dl19-sample", "--limit", "5", "--dry-run"]
+    ran = judge(*args, "--model", "gpt-4o-mnii", "--out", tmp_path / "r")
+    assert ran.returncode == 0, ran.output
+    warned = [line for line in ran.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1, ran.stderr
+    assert "'gpt-4o-mnii'" in warned[0] and "priced as 'gpt-4o'" in warned[0]
+    assert "did you mean 'gpt-4o-mini'?" in warned[0]
+    est = json.loads(judge(*args, "--json", "--model", "gpt-4o-mnii", "--out", tmp_path / "r").stdout)
+    assert est["estimate"]["price"]["priced_as"] == "gpt-4o"
+    # an unknown name is not refused (self-hosted names are legitimate); a close one gets a hint
+    ran = judge(*args, "--model", "gpt4o", "--out", tmp_path / "r")
+    assert ran.returncode == 0 and "did you mean 'gpt-4o'?" in ran.stderr
+    for fine in ("gpt-4o", "openai/my-own-llm"):
+        ran = judge(*args, "--model", fine, "--out", tmp_path / "r")
+        assert ran.returncode == 0 and "warning:" not in ran.stderr, ran.stderr
+
+
+def test_the_manifest_records_a_price_taken_from_another_model(tmp_path):
+    from reljudge.testing import MockLLMServer
+
+    with MockLLMServer() as srv:
+        argv = ["run", "--method", "umbrela", "--model", "openai/gpt-4o-mnii", "--base-url", srv.openai_url]
+        argv += ["--dataset", "dl19-sample", "--limit", "2", "--no-cache", "--out", str(tmp_path / "r")]
+        result = judge(*argv, env={"OPENAI_API_KEY": "sk-test"})
+    assert result.returncode == 0, result.output
+    assert result.stderr.count("priced as 'gpt-4o'") == 1
+    price = json.loads((tmp_path / "r" / "manifest.json").read_text())["extra"]["price"]
+    assert price["priced_as"] == "gpt-4o" and price["input"] == 2.5

@@ -181,8 +181,12 @@ def test_output_spec_dispatches_to_parsers():
 def test_cli_list_shows_every_prompt():
     res = judge("prompts", "list")
     assert res.returncode == 0, res.output
-    for t in list_prompts():
-        assert t.id in res.output and t.sha256[:12] in res.output
+    lines = {line.split()[0]: line for line in res.stdout.splitlines()[1:]}
+    assert set(lines) == {t.id for t in list_prompts()}
+    assert lines["umbrela/bing-zeroshot"].split()[1:3] == ["umbrela", "castorini/umbrela"]
+    assert lines["nuggets/assign"].split()[1:] == ["nuggets", "castorini/nuggetizer", "Apache-2.0"]
+    # what a user needs only: no file paths inside the project or upstream, no hashes
+    assert ".md" not in res.stdout and ".yaml" not in res.stdout and "shared/" not in res.stdout
     data = json.loads(judge("prompts", "list", "--json").output)
     assert {d["id"] for d in data} == {t.id for t in list_prompts()}
 

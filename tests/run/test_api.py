@@ -150,3 +150,26 @@ def test_a_re_asked_answer_is_counted_as_a_re_ask_not_as_a_retry(tmp_path):
     assert summary.statuses == {"unparsed": 3}
     assert summary.reasks == 3 and summary.retries == 0
     assert "0 retries" in summary.render() and "re-asked: 3" in summary.render()
+
+
+def test_run_job_works_inside_a_running_event_loop_as_in_a_notebook(server, tmp_path):
+    async def notebook_cell():  # a Jupyter cell runs inside the kernel's event loop
+        return run_job(_config(server, tmp_path, "binary", limit=3))
+
+    summary = asyncio.run(notebook_cell())
+    assert summary.state == "finished" and summary.new_records == 3
+    assert len(read_judgments(tmp_path / "binary" / "judgments.jsonl")) == 3
+
+
+def test_run_job_with_a_client_inside_a_running_loop_names_run_job_async(server, tmp_path):
+    config = _config(server, tmp_path, "binary", limit=1)
+
+    async def notebook_cell():
+        client = LLMClient(ClientConfig(model=config.model, base_url=config.base_url, use_cache=False))
+        try:
+            run_job(config, client)
+        finally:
+            await client.aclose()
+
+    with pytest.raises(RuntimeError, match=r"await run_job_async\(config, client\)"):
+        asyncio.run(notebook_cell())

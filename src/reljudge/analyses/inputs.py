@@ -69,6 +69,9 @@ class HumanLabels:
     #: None without a dataset or when it declares none
     relevance_level: int | None = None
     dataset: str = ""  # the dataset's name, when the labels come from one
+    #: the dataset's runs directory and passage file, when it has them
+    runs_dir: Path | None = None
+    corpus_path: Path | None = None
 
 
 def load_human_labels(
@@ -87,6 +90,7 @@ def load_human_labels(
         raise InputError("give the human labels with exactly one of --qrels FILE or --dataset NAME")
     level: int | None = None
     name = ""
+    runs_dir = corpus_path = None
     if dataset is not None:
         from reljudge.datasets import load_dataset
 
@@ -95,6 +99,7 @@ def load_human_labels(
         unacceptable = ds.min_grade if unacceptable is None else unacceptable
         human_threshold = ds.relevant_threshold if human_threshold is None else human_threshold
         level, name = ds.relevance_level, ds.name
+        runs_dir, corpus_path = ds.runs_dir, ds.paths.get("corpus")
     else:
         assert qrels is not None  # exactly one of the two, checked above
         human = read_qrels(qrels)
@@ -104,7 +109,32 @@ def load_human_labels(
         2 if human_threshold is None else human_threshold,
         level,
         name,
+        runs_dir,
+        corpus_path,
     )
+
+
+def qrels_and_runs(
+    qrels: str | Path | None, dataset: str | None, runs: str | Path | None
+) -> tuple[HumanLabels, Path]:
+    """The human labels (`load_human_labels`: exactly one of ``--qrels`` and ``--dataset``) and
+    the runs directory: ``--runs``, else the dataset's ``runs/``; neither is an `InputError`
+    saying so."""
+    human = load_human_labels(qrels, dataset)
+    found = Path(runs) if runs is not None else human.runs_dir
+    if found is None:
+        where = f"dataset {human.dataset!r} has no runs/ directory" if dataset is not None else "no --dataset"
+        raise InputError(f"give the runs with --runs DIR ({where})")
+    return human, found
+
+
+def read_human(qrels: str | Path | Scores) -> Scores:
+    """Human qrels given as read (a mapping, e.g. a dataset's) or as a qrels file to read."""
+    if isinstance(qrels, dict):
+        return qrels
+    from reljudge.io.trec import read_qrels
+
+    return read_qrels(qrels)
 
 
 def _set_name(path: Path) -> str:

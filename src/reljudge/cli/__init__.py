@@ -30,6 +30,8 @@ from reljudge.cli import (
     batch,
     cache,
     data,
+    demo,
+    doctor,
     generate,
     mock_server,
     pairs,
@@ -39,7 +41,7 @@ from reljudge.cli import (
     run,
     sweep,
 )
-from reljudge.cli.deferred import DeferredCommand, JudgeGroup
+from reljudge.cli.deferred import ANALYSE, DATA, GPUS, JUDGE, TOOLS, DeferredCommand, JudgeGroup
 from reljudge.errors import EXIT_BAD_INPUT, ReljudgeError
 
 app = typer.Typer(
@@ -70,29 +72,31 @@ def _root(
     """The options of ``judge`` itself."""
 
 
-# the commands, in the order `judge --help` lists them
-app.command("export")(data.export_cmd)
-app.command("datasets")(data.datasets_cmd)
-app.command("run", cls=DeferredCommand)(run.run_cmd)
-app.command("generate", cls=DeferredCommand)(generate.generate_cmd)
-app.command("mock-server")(mock_server.mock_server_cmd)
-app.command("evaluate")(evaluate_command.evaluate_cmd)
-app.command("fd")(fd_command.fd_cmd)
-app.command("plot-summary")(evaluate_command.plot_summary_cmd)
-app.command("combine")(combine_command.combine_cmd)
-app.command("calibrate")(calibrate_command.calibrate_cmd)
-app.command("histogram")(histogram_command.histogram_cmd)
-app.command("pool-bias")(pool_bias_command.pool_bias_cmd)
-app.command("sparsify")(sparsify_command.sparsify_cmd)
-app.command("sweep")(sweep.sweep_cmd)
-app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
-app.command("report")(report.report_cmd)
-app.add_typer(cache.app, name="cache")
-app.add_typer(prompts.app, name="prompts")
-app.add_typer(answers_command.app, name="answers")
-app.add_typer(shallow_command.app, name="shallow")
-app.add_typer(pairs.app, name="pairs")
-app.add_typer(batch.app, name="batch")
+# the commands, in the order `judge --help` lists them, under their panels
+app.command("demo", rich_help_panel=JUDGE)(demo.demo_cmd)
+app.command("run", cls=DeferredCommand, rich_help_panel=JUDGE)(run.run_cmd)
+app.command("generate", cls=DeferredCommand, rich_help_panel=JUDGE)(generate.generate_cmd)
+app.command("sweep", rich_help_panel=JUDGE)(sweep.sweep_cmd)
+app.command("probe", cls=DeferredCommand, rich_help_panel=JUDGE)(probe.probe_cmd)
+app.add_typer(pairs.app, name="pairs", rich_help_panel=JUDGE)
+app.command("evaluate", rich_help_panel=ANALYSE)(evaluate_command.evaluate_cmd)
+app.command("report", rich_help_panel=ANALYSE)(report.report_cmd)
+app.command("fd", rich_help_panel=ANALYSE)(fd_command.fd_cmd)
+app.command("plot-summary", rich_help_panel=ANALYSE)(evaluate_command.plot_summary_cmd)
+app.command("combine", rich_help_panel=ANALYSE)(combine_command.combine_cmd)
+app.command("calibrate", rich_help_panel=ANALYSE)(calibrate_command.calibrate_cmd)
+app.command("histogram", rich_help_panel=ANALYSE)(histogram_command.histogram_cmd)
+app.command("pool-bias", rich_help_panel=ANALYSE)(pool_bias_command.pool_bias_cmd)
+app.command("sparsify", rich_help_panel=ANALYSE)(sparsify_command.sparsify_cmd)
+app.add_typer(shallow_command.app, name="shallow", rich_help_panel=ANALYSE)
+app.add_typer(answers_command.app, name="answers", rich_help_panel=ANALYSE)
+app.add_typer(batch.app, name="batch", rich_help_panel=GPUS)
+app.command("export", rich_help_panel=DATA)(data.export_cmd)
+app.command("datasets", rich_help_panel=DATA)(data.datasets_cmd)
+app.add_typer(prompts.app, name="prompts", rich_help_panel=DATA)
+app.command("doctor", rich_help_panel=TOOLS)(doctor.doctor_cmd)
+app.command("mock-server", rich_help_panel=TOOLS)(mock_server.mock_server_cmd)
+app.add_typer(cache.app, name="cache", rich_help_panel=TOOLS)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -18,6 +18,16 @@ import typer
 import typer.main
 from typer.core import TyperCommand, TyperGroup
 
+#: the panels of ``judge --help``, in their order (a command's ``rich_help_panel``)
+JUDGE, ANALYSE, GPUS, DATA, TOOLS = (
+    "Judge",
+    "Evaluate & analyse",
+    "Batches & own GPUs",
+    "Data & prompts",
+    "Tools",
+)
+PANELS = (JUDGE, ANALYSE, GPUS, DATA, TOOLS)
+
 
 class DeferredCommand(TyperCommand):
     """A command of `JudgeGroup` that stands in for the full one until the command is used."""
@@ -42,3 +52,23 @@ class JudgeGroup(TyperGroup):
         if isinstance(command, DeferredCommand) and name is not None:
             command = self.commands[name] = command.load()
         return name, command, rest
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The commands under their panels (``rich_help_panel``), panels in `PANELS` order, one
+        aligned column for all; a command without a panel under "Commands", last."""
+        panels: dict[str, list[tuple[str, Any]]] = {}
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                panel = getattr(command, "rich_help_panel", None) or "Commands"
+                panels.setdefault(panel, []).append((name, command))
+        if not panels:
+            return
+        width = max(len(name) for rows in panels.values() for name, _ in rows)
+        limit = formatter.width - 6 - width
+        order = {panel: i for i, panel in enumerate(PANELS)}
+        for panel, rows in sorted(panels.items(), key=lambda item: order.get(item[0], len(order))):
+            with formatter.section(panel):
+                formatter.write_dl(
+                    [(name.ljust(width), command.get_short_help_str(limit)) for name, command in rows]
+                )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from reljudge.console import DATASET_HELP
 from reljudge.errors import InputError
 
 app = typer.Typer(help="Pair samples for preference judging (judge run --pairs FILE).", no_args_is_help=True)
@@ -20,9 +21,7 @@ def sample_cmd(
         "sampler-round0: the first round of the preference sampler over the documents above Unacceptable.",
     ),
     qrels: Path | None = typer.Option(None, "--qrels", help="Human qrels (qid iter docid grade)."),
-    dataset: str | None = typer.Option(
-        None, "--dataset", help="A known dataset instead of --qrels (and its grade scale)."
-    ),
+    dataset: str | None = typer.Option(None, "--dataset", help=DATASET_HELP + "."),
     unacceptable: float | None = typer.Option(
         None, "--unacceptable", help="Highest Unacceptable grade [default: 0; the dataset's lowest grade]."
     ),

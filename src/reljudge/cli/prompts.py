@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from reljudge.errors import InputError
@@ -13,22 +15,42 @@ app = typer.Typer(help="List, show and render the published prompt templates.", 
 def prompts_list_cmd(
     json_output: bool = typer.Option(False, "--json", help="Print JSON (full metadata) instead of a table."),
 ) -> None:
-    """List the bundled prompt templates: id, output contract, source and SHA-256 prefix."""
+    """List the bundled prompt templates: id, the method that uses it, its source and licence
+    (``judge prompts show ID`` for everything else)."""
     import json
 
+    from reljudge.judges.registry import registered
     from reljudge.prompts import list_prompts
 
     templates = list_prompts()
     if json_output:
         typer.echo(json.dumps([t.metadata() for t in templates], indent=2, ensure_ascii=False))
         return
-    width = max(len(t.id) for t in templates)
-    typer.echo(f"{'id':<{width}}  {'output':<42}  {'sha256':<12}  source")
-    for t in templates:
-        src = t.source.get("repo", "")
-        if t.source.get("file"):
-            src += ":" + t.source["file"]
-        typer.echo(f"{t.id:<{width}}  {t.output.describe():<42}  {t.sha256[:12]}  {src}")
+    judges = registered()
+    rows = [(t.id, _methods(t.id, judges), t.source.get("repo", "-"), _licence(t.licence)) for t in templates]
+    widths = [max(len(row[i]) for row in [("id", "method", "source", ""), *rows]) for i in range(3)]
+    for row in [("id", "method", "source", "licence"), *rows]:
+        typer.echo("  ".join(f"{cell:<{w}}" for cell, w in zip(row, widths, strict=False)) + "  " + row[3])
+
+
+def _methods(prompt_id: str, judges: dict[str, Any]) -> str:
+    """The methods judging with the prompt by default, else the method of its family (an option
+    or a step of it), else custom (``--method custom --prompt ID``)."""
+    default = [name for name, cls in judges.items() if cls.default_prompt == prompt_id]
+    if default:
+        return ", ".join(default)
+    family = prompt_id.split("/")[0]
+    own = [name for name, cls in judges.items() if (cls.default_prompt or "").split("/")[0] == family]
+    return ", ".join(own) if own else "custom"
+
+
+def _licence(text: str | None) -> str:
+    """A licence's short name (its full statement: ``judge prompts show``)."""
+    if not text:
+        return "-"
+    known = ("Apache-2.0", "MIT", "none stated", "not verified", "part of reljudge")
+    found = sorted((text.find(name), name) for name in known if name in text)
+    return found[0][1] if found else text.split(";")[0][:40]
 
 
 @app.command("show")

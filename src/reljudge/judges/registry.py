@@ -57,6 +57,18 @@ def available_judges() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def unknown_method(name: str) -> str:
+    """The message for a method no judge is registered as: the closest name ("did you mean",
+    difflib) when one is close, and the list."""
+    import difflib
+
+    _load_all()
+    names = sorted(_REGISTRY)
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown method {name!r}{hint} (available: {', '.join(names)})"
+
+
 def get_judge(name: str, **options: Any) -> Judge:
     """An instance of the judge registered as ``name``, built with ``options``.
 
@@ -68,7 +80,7 @@ def get_judge(name: str, **options: Any) -> Judge:
     _load_all()
     cls = _REGISTRY.get(name)
     if cls is None:
-        raise InputError(f"unknown method {name!r}; available: {', '.join(sorted(_REGISTRY))}")
+        raise InputError(unknown_method(name))
     _check_option_names(name, cls, options)
     try:
         return cls(**options)

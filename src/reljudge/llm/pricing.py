@@ -73,6 +73,9 @@ class Quote:
     price: Price | None
     source: str
     free: bool = False
+    #: the map key of ANOTHER model whose price this is (the model's name only starts with it:
+    #: ``gpt-4o-mnii`` -> ``gpt-4o``); None when the model has its own entry or no map price
+    stand_in: str | None = None
 
     @property
     def known(self) -> bool:
@@ -81,6 +84,8 @@ class Quote:
     def as_dict(self) -> dict[str, Any]:
         """For the manifest and the dry-run's JSON: the source and the prices per 1M tokens."""
         out: dict[str, Any] = {"source": self.source, "known": self.known}
+        if self.stand_in is not None:
+            out["priced_as"] = self.stand_in
         if self.price is not None:
             out.update({k: v for k, v in self.price._asdict().items() if v is not None})
         return out
@@ -110,6 +115,7 @@ class PriceTable:
         backend, name, model = resolved.backend, resolved.model, resolved.named
         table = self.builtin if self.builtin is not None else litellm_map()
         found, matched = map_match(table, backend, name)
+        stand_in = found.key if found is not None and matched < len(_bare(table, backend, name)) else None
         user_key, exact = _user_key(self.overrides, [model, name, name.rsplit("/", 1)[-1]])
         if user_key is not None and not exact and found is not None and matched > len(user_key):
             user_key = None  # the map's key is the closer one (gpt-4o-mini, not the user's gpt-4o)
@@ -117,7 +123,7 @@ class PriceTable:
             if found is None:
                 free = is_free(backend)
                 return Quote(None, "local model: free" if free else f"not in the {table.source}", free)
-            return Quote(found.price, f"{table.source}: {found.key}")
+            return Quote(found.price, f"{table.source}: {found.key}", stand_in=stand_in)
         given = self.overrides[user_key]
         where = f"--prices {self.path}" if self.path else "the given prices"
         fields = dict(found.price._asdict()) if found is not None else {}
@@ -130,7 +136,11 @@ class PriceTable:
             )
         if found is None:
             return Quote(Price(**fields), f"{where}: {user_key}")
-        return Quote(Price(**fields), f"{table.source}: {found.key}, with {', '.join(given)} from {where}")
+        return Quote(
+            Price(**fields),
+            f"{table.source}: {found.key}, with {', '.join(given)} from {where}",
+            stand_in=None if set(given) >= {"input", "output"} else stand_in,
+        )
 
     def __getitem__(self, model: str | ResolvedModel) -> Price:
         """The price of ``model`` (KeyError when unknown)."""
@@ -169,12 +179,32 @@ def map_match(table: PriceMap, backend: str, name: str) -> tuple[Any, int]:
     return found
 
 
-def _map_match(table: PriceMap, backend: str, name: str) -> tuple[Any, int]:
+def close_names(table: PriceMap, backend: str, name: str, n: int = 1) -> list[str]:
+    """The map's model names closest to a name the map does not list as such (difflib), for a
+    "did you mean": among the keys a model of the same backend and provider is looked up by."""
+    import difflib
+
+    bare = _bare(table, backend, name)
+    candidates = [candidate for candidate, _ in _candidates(table, backend, name)]
+    return difflib.get_close_matches(bare, candidates, n=n, cutoff=0.8)
+
+
+def _scope(table: PriceMap, backend: str, name: str) -> tuple[str | None, str]:
+    """(the map provider a name is looked up under, or None for the bare keys; the name without it)."""
     provider, bare = _price_provider(backend), name
     head, sep, rest = name.partition("/")
     if provider is None and sep and rest and _is_provider(table, head):
         provider, bare = head, rest
-    best = None
+    return provider, bare
+
+
+def _bare(table: PriceMap, backend: str, name: str) -> str:
+    return _scope(table, backend, name)[1]
+
+
+def _candidates(table: PriceMap, backend: str, name: str) -> Any:
+    """(the name a key stands for within the name's scope, its entry), for every key in scope."""
+    provider, _ = _scope(table, backend, name)
     for key, entry in table.entries.items():
         if provider is None:
             if "/" in key:
@@ -186,6 +216,13 @@ def _map_match(table: PriceMap, backend: str, name: str) -> tuple[Any, int]:
             candidate = key
         else:
             continue
+        yield candidate, entry
+
+
+def _map_match(table: PriceMap, backend: str, name: str) -> tuple[Any, int]:
+    bare = _bare(table, backend, name)
+    best = None
+    for candidate, entry in _candidates(table, backend, name):
         if candidate == bare:
             return entry, len(bare)
         if bare.startswith(candidate) and bare[len(candidate)] in KEY_BOUNDARY:

@@ -109,7 +109,8 @@ class RunConfig(BaseModel):
         str | None,
         Flag(
             "--dataset",
-            "A known dataset (dl19-sample, trec-dl19, ...; see 'judge datasets') or a dataset directory.",
+            "A known dataset (dl19-sample, trec-dl19, ...; see 'judge datasets'), a dataset directory, or "
+            "irds:<id> (an ir_datasets collection, read offline from its cache).",
         ),
     ] = None
     topics: Annotated[

@@ -172,6 +172,8 @@ def write_manifest(
             "passages": job.passages.as_dict(),
         },
         "wall_time_s": earlier.get("wall_time_s", 0.0),
+        #: when a directory of failures only was pointed at another server (`reljudge.run.identity`)
+        **({"repointed": earlier["repointed"]} if earlier.get("repointed") else {}),
         **results,
     }
     settings = config.model_dump(mode="json", exclude={"command", "progress", "dry_run"})

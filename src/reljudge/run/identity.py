@@ -27,6 +27,11 @@ ADDED_IDENTITY_FIELDS: dict[str, Callable[[Any], bool]] = {
 }
 
 
+#: identity fields that a run directory holding no successful record may change: where the model
+#: is served, not what its labels mean (a first attempt at a wrong --base-url, re-pointed)
+REPOINTABLE = ("base_url",)
+
+
 def job_identity(config: RunConfig, judge: Judge) -> dict[str, Any]:
     """`RunConfig.identity` plus the SHA-256 of every prompt the judge may send
     (`Judge.prompts`), so that an edited prompt file is not mixed with the records of the old one."""
@@ -79,11 +84,39 @@ def check_identity(rundir: RunDir, identity: Mapping[str, Any]) -> dict[str, Any
             else not ADDED_IDENTITY_FIELDS.get(name, _is_none)(now[name])
         )
     ]
+    if diffs and set(diffs) <= set(REPOINTABLE) and not _has_success(rundir):
+        return manifest  # re-pointed: the job says so and judges the failed items again (`repointed`)
     if diffs:
         shown = "; ".join(f"{n} was {earlier.get(n)!r}, now {now.get(n)!r}" for n in diffs)
         raise InputError(
             f"holds a run made with other settings ({shown}); refusing to mix them. "
-            "Give the same settings to resume it, or another --output for a new run",
+            "Give the same settings to resume it, or another --output for a new run"
+            + (
+                " (only a directory without a successful record may change its --base-url)"
+                if set(diffs) <= set(REPOINTABLE)
+                else ""
+            ),
             rundir.path,
         )
     return manifest
+
+
+def _has_success(rundir: RunDir) -> bool:
+    """Whether any record of the directory (replaced ones too) holds a label (status ok)."""
+    from reljudge.io.judgments import scan_judgments
+
+    path = rundir.judgments_path
+    if not path.exists():
+        return False
+    return any(record.ok for _, record in scan_judgments(path))
+
+
+def repointed(manifest: Mapping[str, Any], identity: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """The `REPOINTABLE` fields whose value differs from the earlier manifest's (field -> (was,
+    now)); `check_identity` let them through, so the directory holds no successful record."""
+    earlier = (manifest.get("extra") or {}).get("identity") or {}
+    return {
+        name: (earlier[name], identity[name])
+        for name in REPOINTABLE
+        if name in earlier and name in identity and earlier[name] != identity[name]
+    }

@@ -61,9 +61,17 @@ class SharedInputs:
     and qrels mappings are shared (read-only); each job gets its own `ResolvedInputs` shell, so
     that reading its passages sets only its own ``corpus``."""
 
-    def __init__(self) -> None:
+    def __init__(self, said: set[str] | None = None) -> None:
         self._inputs: dict[tuple[Any, ...], ResolvedInputs] = {}
         self._passages: dict[tuple[Any, ...], Mapping[str, str]] = {}
+        self._said: set[str] = said if said is not None else set()  # shared with the caller's
+
+    def first_time(self, note: str) -> bool:
+        """Whether ``note`` (a warning about a model's price, say) was not said for an earlier
+        job: the jobs on the same data say it once."""
+        new = note not in self._said
+        self._said.add(note)
+        return new
 
     def resolve(self, config: RunConfig) -> ResolvedInputs:
         """`resolve_inputs(config, passages=False)`, once per dataset and explicit files."""

@@ -16,9 +16,9 @@ import logging
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reljudge.errors import InputError
 from reljudge.io.rundir import RETRY_FAILED_STATUSES
@@ -34,7 +34,7 @@ from reljudge.run.errors import (
 )
 from reljudge.run.estimate import NotConfirmed, estimate_job
 from reljudge.run.finish import finish, job_scorer, write_manifest
-from reljudge.run.identity import check_identity, job_identity
+from reljudge.run.identity import check_identity, job_identity, repointed
 from reljudge.run.prepare import PreparedJob, client_config, label_methods, prepare
 from reljudge.run.session import ReadBack, Session
 from reljudge.run.summary import RunSummary
@@ -137,7 +137,19 @@ async def _run_locked(
     if getattr(client, "batch", None) is None:  # a run one request at a time would pay twice
         _refuse_live_batches(job.rundir.path)
     # read the directory again under the lock: another process may have finished meanwhile
-    job.manifest = check_identity(job.rundir, job_identity(config, job.judge))
+    identity = job_identity(config, job.judge)
+    job.manifest = check_identity(job.rundir, identity)
+    moved = repointed(job.manifest, identity)
+    if moved:  # a directory of failures only, pointed at another server: said once, recorded
+        change = ", ".join(f"{name} was {was!r}, now {now!r}" for name, (was, now) in moved.items())
+        logger.warning(
+            "%s: re-pointed (%s); it holds no successful record, so its failed records stay in "
+            "judgments.jsonl as history and their items are judged again",
+            job.rundir.path,
+            change,
+        )
+        history = job.manifest.setdefault("extra", {}).setdefault("repointed", [])
+        history.append({"at": session.started_at, **{n: {"was": w, "now": v} for n, (w, v) in moved.items()}})
     # a last record without its newline is kept (and gets it), a torn one is cut: before the
     # index, so that the index and the file the writer appends to agree
     with writing(job.rundir.judgments_path):
@@ -146,7 +158,7 @@ async def _run_locked(
     # disk, read back on lookup), which records later ones replace, and the manifest's counts
     index = job.rundir.index(
         lazy_methods=label_methods(job.judge),
-        exclude_statuses=RETRY_FAILED_STATUSES if config.retry_failed else (),
+        exclude_statuses=RETRY_FAILED_STATUSES if config.retry_failed or moved else (),
         stats=True,
     )
     existing = job.existing = index.existing
@@ -285,5 +297,36 @@ def _spent(stats: tuple[RecordStats, RecordStats] | None) -> float:
 
 
 def run_job(config: RunConfig, client: LLMClient | None = None) -> RunSummary:
-    """Synchronous `run_job_async` (runs its own event loop)."""
-    return asyncio.run(run_job_async(config, client))
+    """Synchronous `run_job_async`: runs its own event loop. Called where a loop is already
+    running (a Jupyter notebook, an async program), it runs the job on a loop of its own in a
+    worker thread and waits for it (`run_coroutine`), so the same line works there too (``await
+    run_job_async(config)`` is the way that does not block the caller's loop). A ``client`` is
+    bound to the caller's loop, so with one given there it is an error naming `run_job_async`."""
+    if client is not None and _loop_running():
+        raise RuntimeError(
+            "run_job(config, client) was called inside a running event loop (a notebook?), whose client "
+            "cannot be used from another loop: use `await run_job_async(config, client)` instead"
+        )
+    return run_coroutine(lambda: run_job_async(config, client))
+
+
+T = TypeVar("T")
+
+
+def run_coroutine(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """``asyncio.run(make())``; where an event loop is already running in this thread (a
+    notebook), on a new loop in a worker thread, waited for."""
+    if not _loop_running():  # the usual case: a script, the command line
+        return asyncio.run(make())
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="reljudge-job") as worker:
+        return worker.submit(lambda: asyncio.run(make())).result()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

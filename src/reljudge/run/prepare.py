@@ -5,6 +5,7 @@ price table."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from reljudge.run.inputs import ResolvedInputs, SharedInputs, load_resources, re
 from reljudge.run.options import concurrency_setting
 from reljudge.run.passages import PassageStats, read_passages
 from reljudge.run.pool import Pool, build_pool, check_passages
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from reljudge.io.rundir import RunDir
@@ -91,7 +94,9 @@ def prepare(
         rundir.index(lazy_methods=label_methods(judge)).existing if read_existing else {}
     )
     prices = price_table(config.prices)
-    prices.quote(model)  # a --prices entry that cannot price the model is bad input, now
+    note = price_warning(prices, model)  # a --prices entry that cannot price the model: bad input, now
+    if note is not None and (shared is None or shared.first_time(note)):  # a sweep says it once
+        logger.warning("%s", note)
     if config.dry_run and existing:  # an estimate that can count what is done (nuggets of answers)
         resources["existing_records"] = existing
     return PreparedJob(
@@ -106,6 +111,31 @@ def prepare(
         existing=existing,
         passages=passages,
         prices=prices,
+    )
+
+
+def price_warning(prices: PriceTable, model: ResolvedModel) -> str | None:
+    """What to tell the user about the model's price: taken from ANOTHER model's entry of the
+    price map (the name only starts with its key: a typo or a version the map does not list), or
+    none found; with the closest name the map lists ("did you mean"). Unknown models are not
+    refused (a self-hosted name is legitimate). The quote, ``priced_as`` included, is recorded
+    in the manifest."""
+    from reljudge.llm.price_map import litellm_map
+    from reljudge.llm.pricing import close_names, is_free
+
+    quote = prices.quote(model)
+    table = prices.builtin if prices.builtin is not None else litellm_map()
+    if quote.stand_in is None and (quote.known or is_free(model.backend) or not table.entries):
+        return None
+    close = [c for c in close_names(table, model.backend, model.model) if c != quote.stand_in]
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    if quote.stand_in is not None:
+        return (
+            f"{model.named!r} has no entry of its own in the {table.source}: priced as {quote.stand_in!r}, "
+            f"another model's entry{hint} (--prices FILE sets its own price)"
+        )
+    return (
+        f"{model.named!r} is not in the {table.source}: its cost counts as unknown{hint}" if close else None
     )
 
 
@@ -201,11 +231,10 @@ def _constraint(config: RunConfig, cls: Any, options: Mapping[str, Any], model: 
 def build_judge(config: RunConfig, *, model: ResolvedModel | None = None, **overrides: Any) -> Judge:
     """The judge of a job (an unknown method is bad input); ``model``: the job's resolved model
     (resolved when needed and not given)."""
-    from reljudge.judges.registry import available_judges, get_judge
+    from reljudge.judges.registry import available_judges, get_judge, unknown_method
 
-    names = available_judges()
-    if config.method not in names:
-        raise InputError(f"unknown method {config.method!r}; available: {', '.join(names)}")
+    if config.method not in available_judges():
+        raise InputError(unknown_method(config.method))
     return get_judge(config.method, **{**judge_options(config, model), **overrides})
 
 

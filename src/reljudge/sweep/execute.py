@@ -56,6 +56,8 @@ class SweepPlan:
     prompts: list[SweepPrompt]
     skipped: list[SkippedPrompt]
     datasets: dict[str, DatasetInputs]
+    #: the warnings its cells' jobs gave (a model's price), so that each is said once per sweep
+    said: set[str] = field(default_factory=set)
 
 
 def _sample_pool(
@@ -260,7 +262,7 @@ def estimate(plan: SweepPlan) -> dict[str, Any]:
         "price_known": True,
     }
     per_model: dict[str, dict[str, Any]] = {}
-    shared = SharedInputs()  # each dataset loaded, and its pooled passages read, once
+    shared = SharedInputs(said=plan.said)  # each dataset loaded, and its pooled passages read, once
     for cell in plan.cells:
         job = prepare(cell_run_config(plan, cell, dry_run=True), shared=shared)
         est = estimate_job(job.config, job.judge, job.inputs, job.pool, model=job.model)
@@ -287,7 +289,7 @@ async def run_async(plan: SweepPlan, *, on_cell: Any = None, budget: Any = None)
 
     write_index(plan)
     configs = {cell.id: cell_run_config(plan, cell) for cell in plan.cells}
-    shared = SharedInputs()  # each dataset loaded, and its pooled passages read, once
+    shared = SharedInputs(said=plan.said)  # each dataset loaded, and its pooled passages read, once
     clients: dict[str, LLMClient] = {}
     for cell in plan.cells:
         if cell.model not in clients:
@@ -317,7 +319,10 @@ async def run_async(plan: SweepPlan, *, on_cell: Any = None, budget: Any = None)
 
 
 def run(plan: SweepPlan, *, on_cell: Any = None, budget: Any = None) -> dict[str, Any]:
-    return asyncio.run(run_async(plan, on_cell=on_cell, budget=budget))
+    """`run_async` on its own event loop (in a worker thread where one is running: a notebook)."""
+    from reljudge.run.job import run_coroutine
+
+    return run_coroutine(lambda: run_async(plan, on_cell=on_cell, budget=budget))
 
 
 def write_index(plan: SweepPlan) -> Path:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from reljudge.console import DATASET_HELP
+
 
 def calibrate_cmd(
     judgments: str = typer.Option(
@@ -14,7 +16,7 @@ def calibrate_cmd(
         help="A run directory, judgments .jsonl or qrels-like file (labels or expected scores).",
     ),
     qrels: Path | None = typer.Option(None, "--qrels", help="Human qrels (qid iter docid grade)."),
-    dataset: str | None = typer.Option(None, "--dataset", help="Or the human labels of a known dataset."),
+    dataset: str | None = typer.Option(None, "--dataset", help=DATASET_HELP + "."),
     set_name: str | None = typer.Option(
         None, "--set", help="The score set when the judgments give several (e.g. umbrela-expected)."
     ),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from reljudge.console import DATASET_HELP
 from reljudge.errors import InputError
 
 
@@ -46,7 +47,7 @@ def combine_cmd(
     qrels: Path | None = typer.Option(
         None, "--qrels", help="Human qrels: report kappa of each member and the consensus."
     ),
-    dataset: str | None = typer.Option(None, "--dataset", help="Or the human labels of a known dataset."),
+    dataset: str | None = typer.Option(None, "--dataset", help=DATASET_HELP + "."),
     json_output: bool = typer.Option(False, "--json", help="Print combine.json's content instead of tables."),
 ) -> None:
     """Combine judgment sets into a consensus set, with per-item disagreement and alpha between members."""

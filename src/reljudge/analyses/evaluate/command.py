@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from reljudge.console import echo_json
+from reljudge.console import DATASET_HELP, echo_json
 from reljudge.errors import InputError
 
 
@@ -17,7 +17,7 @@ def evaluate_cmd(
     dataset: str | None = typer.Option(
         None,
         "--dataset",
-        help="Take the human qrels (and the grade scale) from a known dataset or dataset directory instead of --qrels.",
+        help=DATASET_HELP + ".",
     ),
     judgments: list[str] = typer.Option(
         ...,

@@ -8,17 +8,26 @@ from typing import Any
 
 import typer
 
-from reljudge.console import echo_json
+from reljudge.console import DATASET_HELP, echo_json
 from reljudge.errors import InputError
 
 
 def fd_cmd(
-    qrels: Path = typer.Option(
-        ..., "--qrels", help="Human qrels: the judged relevant passages form the reference set."
+    qrels: Path | None = typer.Option(
+        None, "--qrels", help="Human qrels: the judged relevant passages form the reference set."
     ),
-    runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
+    dataset: str | None = typer.Option(
+        None,
+        "--dataset",
+        help=DATASET_HELP + "; its runs/ and passages when --runs and --corpus are not given.",
+    ),
+    runs: Path | None = typer.Option(
+        None, "--runs", help="Directory of TREC runs (.gz allowed); default the --dataset's."
+    ),
     corpus: Path | None = typer.Option(
-        None, "--corpus", help="Passages (docid<TAB>text or JSONL); needed with --encoder."
+        None,
+        "--corpus",
+        help="Passages (docid<TAB>text or JSONL); needed with --encoder (default the --dataset's).",
     ),
     k: int = typer.Option(10, "--k", min=1, help="Retrieved passages per topic."),
     max_rel: int | None = typer.Option(
@@ -114,10 +123,13 @@ def fd_cmd(
     """
     from reljudge.analyses.fd.files import fd_data, format_fd_report, write_fd_report
     from reljudge.analyses.fd.pipeline import fd_paths
+    from reljudge.analyses.inputs import qrels_and_runs
 
+    human, found_runs = qrels_and_runs(qrels, dataset, runs)
+    qrels_in, runs, corpus = human.qrels, found_runs, corpus if corpus is not None else human.corpus_path
     if variants is not None or plot:
         _fd_variants_cmd(
-            qrels,
+            qrels_in,
             runs,
             variants or f"k={k}{':urr' if urr else ''}",
             out,
@@ -145,7 +157,7 @@ def fd_cmd(
         )
         return
     report = fd_paths(
-        qrels,
+        qrels_in,
         runs,
         embeddings=embeddings,
         ids=ids,
@@ -179,7 +191,7 @@ def fd_cmd(
 
 
 def _fd_variants_cmd(
-    qrels: Path,
+    qrels: Any,
     runs: Path,
     variants: str,
     out: Path | None,

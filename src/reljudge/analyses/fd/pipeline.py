@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reljudge.analyses.fd.per_run import FDReport, fd_docids, fd_runs
 from reljudge.analyses.fd.variants import (
@@ -27,9 +27,12 @@ from reljudge.analyses.fd.variants import (
 )
 from reljudge.errors import InputError, MissingExtraError
 
+if TYPE_CHECKING:
+    from reljudge.analyses.inputs import Scores
+
 
 def fd_paths(
-    qrels: str | Path,
+    qrels: str | Path | Scores,
     runs: str | Path,
     *,
     embeddings: str | Path | None = None,
@@ -64,8 +67,7 @@ def fd_paths(
     encoding after it. ``controls``: also the random-vector and reference-excluded controls
     (`reljudge.analyses.fd.controls`; the latter reads and encodes the passages below each
     run's reference passages too)."""
-    from reljudge.analyses.inputs import load_runs
-    from reljudge.io.trec import read_qrels
+    from reljudge.analyses.inputs import load_runs, read_human
 
     say = notify or (lambda _line: None)
     if (encoder is None) == (embeddings is None):
@@ -74,7 +76,7 @@ def fd_paths(
 
     if (pooling is not None or max_length is not None) and (encoder is None or is_endpoint_model(encoder)):
         raise InputError("--pooling and --max-length apply to a local or Hugging Face --encoder only")
-    human = read_qrels(qrels)
+    human = read_human(qrels)
     run_map = load_runs(runs)
     selection: dict[str, Any] = dict(
         k=k, max_per_topic=max_per_topic, min_grade=min_grade, unjudged_only=unjudged_only, seed=seed
@@ -143,7 +145,7 @@ def fd_paths(
 
 
 def fd_variants_paths(
-    qrels: str | Path,
+    qrels: str | Path | Scores,
     runs: str | Path,
     variants: Sequence[tuple[int, bool]],
     *,
@@ -154,8 +156,7 @@ def fd_variants_paths(
     **fd_options,
 ) -> FDVariantsReport:
     """Every variant's FD report, the human measure's intervals and the τ matrix."""
-    from reljudge.analyses.inputs import load_runs
-    from reljudge.io.trec import read_qrels
+    from reljudge.analyses.inputs import load_runs, read_human
     from reljudge.metrics.measures import system_measures
 
     reports = {
@@ -165,7 +166,7 @@ def fd_variants_paths(
         for k, urr in variants
     }
     first = next(iter(reports.values()))
-    per_topic = system_measures(read_qrels(qrels), load_runs(runs), measure)
+    per_topic = system_measures(read_human(qrels), load_runs(runs), measure)
     topics = {
         name: r.topics for name, r in first.runs.items()
     }  # the reference topics: the same in every variant

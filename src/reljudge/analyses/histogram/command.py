@@ -8,15 +8,20 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from reljudge.console import show_written
+from reljudge.console import DATASET_HELP, show_written
 
 if TYPE_CHECKING:
     from reljudge.analyses.histogram.do_hsa import HistogramReport
 
 
 def histogram_cmd(
-    qrels: Path = typer.Option(..., "--qrels", help="Human qrels (qid iter docid grade)."),
-    runs: Path | None = typer.Option(None, "--runs", help="Directory of TREC runs (.gz allowed)."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Human qrels (qid iter docid grade)."),
+    dataset: str | None = typer.Option(
+        None, "--dataset", help=DATASET_HELP + "; its runs/ when --runs is not given."
+    ),
+    runs: Path | None = typer.Option(
+        None, "--runs", help="Directory of TREC runs (.gz allowed); default the --dataset's."
+    ),
     scores: Path | None = typer.Option(
         None, "--scores", help="Instead of --runs: model scores of any pairs, lines 'system qid docid score'."
     ),
@@ -50,12 +55,17 @@ def histogram_cmd(
     """Distributional Overlap and Histogram Slope Analysis per run, correlated with standard measures."""
     from reljudge.analyses.histogram.files import write_histogram_report
     from reljudge.analyses.histogram.pipeline import histogram_paths
+    from reljudge.analyses.inputs import load_human_labels, qrels_and_runs
 
     t = f"{threshold:g}"
     measures = measure or [f"AP(rel={t})", f"P(rel={t})@10", "nDCG@10"]
+    if scores is None or runs is not None:
+        human, found_runs = qrels_and_runs(qrels, dataset, runs)
+    else:  # --scores instead of runs
+        human, found_runs = load_human_labels(qrels, dataset), None
     report = histogram_paths(
-        qrels,
-        runs,
+        human.qrels,
+        found_runs,
         scores=scores,
         values=values,
         nonrel=nonrel,

@@ -8,15 +8,20 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from reljudge.console import show_written
+from reljudge.console import DATASET_HELP, show_written
 
 if TYPE_CHECKING:
     from reljudge.analyses.pool_bias.simulation import PoolBiasReport
 
 
 def pool_bias_cmd(
-    qrels: Path = typer.Option(..., "--qrels", help="Official qrels (qid iter docid grade)."),
-    runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Official qrels (qid iter docid grade)."),
+    dataset: str | None = typer.Option(
+        None, "--dataset", help=DATASET_HELP + "; its runs/ when --runs is not given."
+    ),
+    runs: Path | None = typer.Option(
+        None, "--runs", help="Directory of TREC runs (.gz allowed); default the --dataset's."
+    ),
     run_info: Path = typer.Option(
         ..., "--run-info", help="Run types: lines 'run<TAB>group<TAB>type' ('#' comments)."
     ),
@@ -39,12 +44,14 @@ def pool_bias_cmd(
     json_output: bool = typer.Option(False, "--json", help="Print the JSON it writes instead of tables."),
 ) -> None:
     """Simulated pooling bias (Yilmaz et al.): pools from half of one run type, tau per test type and signed errors."""
+    from reljudge.analyses.inputs import qrels_and_runs
     from reljudge.analyses.pool_bias.files import write_pool_bias
     from reljudge.analyses.pool_bias.pipeline import pool_bias_paths
 
+    human, found_runs = qrels_and_runs(qrels, dataset, runs)
     report = pool_bias_paths(
-        qrels,
-        runs,
+        human.qrels,
+        found_runs,
         run_info,
         measures=measure or ["RR(rel=2)@10", "nDCG@10"],
         depth=depth,

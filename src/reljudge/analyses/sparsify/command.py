@@ -8,15 +8,20 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from reljudge.console import int_list, show_written
+from reljudge.console import DATASET_HELP, int_list, show_written
 
 if TYPE_CHECKING:
     from reljudge.analyses.sparsify.sparse_qrels import SparsifyReport
 
 
 def sparsify_cmd(
-    qrels: Path = typer.Option(..., "--qrels", help="Human qrels (qid iter docid grade)."),
-    runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Human qrels (qid iter docid grade)."),
+    dataset: str | None = typer.Option(
+        None, "--dataset", help=DATASET_HELP + "; its runs/ when --runs is not given."
+    ),
+    runs: Path | None = typer.Option(
+        None, "--runs", help="Directory of TREC runs (.gz allowed); default the --dataset's."
+    ),
     n: str = typer.Option("1,5,10", "--n", help="At most N relevant judgments per topic (comma-separated)."),
     keep: str = typer.Option(
         "none",
@@ -34,12 +39,14 @@ def sparsify_cmd(
     json_output: bool = typer.Option(False, "--json", help="Print the JSON it writes instead of tables."),
 ) -> None:
     """Kendall tau between run rankings under the full qrels and under at most N relevant judgments per topic."""
+    from reljudge.analyses.inputs import qrels_and_runs
     from reljudge.analyses.sparsify.files import write_sparsify
     from reljudge.analyses.sparsify.pipeline import sparsify_paths
 
+    human, found_runs = qrels_and_runs(qrels, dataset, runs)
     report = sparsify_paths(
-        qrels,
-        runs,
+        human.qrels,
+        found_runs,
         ns=int_list(n, "--n"),
         keep=keep,
         measure=measure,

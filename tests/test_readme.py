@@ -72,18 +72,19 @@ def skip(key: str, reason: str) -> Block:
 
 
 MOCK_QUICK_START = "judge mock-server --port 8765 &\njudge run --method umbrela --model openai/mock"
-PROVIDER_QUICK_START = "export OPENAI_API_KEY=sk-...\njudge run --method umbrela --model gpt-4o"
+PROVIDER_QUICK_START = "export OPENAI_API_KEY=sk-...\njudge doctor --model gpt-4o"
 INSTALL = skip("pip install -e .              #", "installs packages: CI installs '.[dev]' in a fresh venv")
 
 BLOCKS: dict[str, list[Block]] = {
     "README.md": [
         INSTALL,
+        Block("judge demo"),
         Block(MOCK_QUICK_START),
         Block(PROVIDER_QUICK_START),
         Block("from reljudge import RunConfig, run_job, load_dataset"),
         skip("pip install -e '.[dev]'\npython -m pytest", "the test suite itself"),
     ],
-    "docs/getting-started.md": [INSTALL, Block(MOCK_QUICK_START), Block(PROVIDER_QUICK_START)],
+    "docs/getting-started.md": [INSTALL, Block("judge demo"), Block(MOCK_QUICK_START), Block(PROVIDER_QUICK_START)],
     "docs/index.md": [],
     "docs/concepts.md": [],
     "docs/data.md": [],
@@ -511,7 +512,8 @@ class Reader:
 @pytest.fixture(scope="module")
 def reader(tmp_path_factory):
     base = tmp_path_factory.mktemp("readme")
-    with MockLLMServer() as srv:
+    # the hosted models the pages name are served (judge doctor checks that the model is listed)
+    with MockLLMServer(models=("mock-model", "gpt-4o", "gpt-4o-mini", "llama3.2")) as srv:
         env = {
             **os.environ,
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",

@@ -23,6 +23,7 @@ from reljudge.analyses.combine import command as combine_command
 from reljudge.analyses.evaluate import command as evaluate_command
 from reljudge.analyses.fd import command as fd_command
 from reljudge.analyses.histogram import command as histogram_command
+from reljudge.analyses.leaderboard import command as leaderboard_command
 from reljudge.analyses.pool_bias import command as pool_bias_command
 from reljudge.analyses.shallow import command as shallow_command
 from reljudge.analyses.sparsify import command as sparsify_command
@@ -84,6 +85,7 @@ app.command("calibrate")(calibrate_command.calibrate_cmd)
 app.command("histogram")(histogram_command.histogram_cmd)
 app.command("pool-bias")(pool_bias_command.pool_bias_cmd)
 app.command("sparsify")(sparsify_command.sparsify_cmd)
+app.command("leaderboard")(leaderboard_command.leaderboard_cmd)
 app.command("sweep")(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand)(probe.probe_cmd)
 app.command("report")(report.report_cmd)

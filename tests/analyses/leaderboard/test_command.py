@@ -50,6 +50,7 @@ def test_the_command_prints_the_headline_and_writes_the_tables(tmp_path):
     assert data["qrels_agreement"]["summary"]["tp"] == 1
 
 
+@pytest.mark.slow  # two runs of the command: about 1-1.5 s on a loaded machine
 def test_runs_in_one_leaderboard_only_exit_2_naming_them_and_write_nothing(tmp_path):
     lines = (DATA / "judge.eval.txt").read_text().splitlines()
     (tmp_path / "judge.txt").write_text("\n".join(x for x in lines if not x.startswith("runH")) + "\n")
@@ -103,6 +104,17 @@ def test_options_that_go_together(tmp_path):
         "X",
     )
     assert ran.returncode == 2 and "--judge-measure: no measure X in" in ran.stderr
+    for option, value in (("--interval", "bca"), ("--missing", "ignore"), ("--top-k", "0")):
+        ran = judge(
+            "leaderboard",
+            "--judge",
+            DATA / "judge.eval.txt",
+            "--truth",
+            DATA / "truth.eval.txt",
+            option,
+            value,
+        )
+        assert ran.returncode == 2 and f"error: {option} must be" in ran.stderr, ran.output
 
 
 def test_json_prints_the_file_it_writes(tmp_path):

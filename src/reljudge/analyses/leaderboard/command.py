@@ -181,7 +181,19 @@ def format_meta(report: MetaReport) -> str:
             f"{pair['truth_measure']} vs {pair['judge_measure']}: {pair['runs']} runs, {pair['topics']} shared topics, "
             + "; ".join([ties, *extra])
         )
+    off_centre = sorted(
+        {
+            f"{r['truth_measure']} vs {r['judge_measure']}"
+            for r in report.correlations
+            if math.isfinite(r["ci_estimate"]) and abs(r["ci_estimate"] - r["value"]) > 1e-9
+        }
+    )
     notes = [f"ties: {s['ties']}", f"per topic: {s['per_topic_rule']}", s["interval_note"], *s["notes"]]
+    if off_centre:
+        notes.append(
+            f"the intervals of {', '.join(off_centre)} are centred on the runs' means over the shared topics "
+            "(ci_estimate in correlations.csv), not on the value from the 'all' rows, which are not those means"
+        )
     wrapped = "\n".join(textwrap.fill(n, 100) for n in notes)
     return "\n".join(head) + "\n" + format_table(headers, rows) + "\n" + wrapped
 

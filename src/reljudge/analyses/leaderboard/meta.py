@@ -40,6 +40,7 @@ import numpy as np
 
 from reljudge.errors import InputError
 from reljudge.metrics.base import RankingMeasure
+from reljudge.metrics.bootstrap import METHODS as INTERVALS
 from reljudge.metrics.ranking import KENDALL_TAU_B, PEARSON, SPEARMAN, TAU_AP_B, TAU_GAP
 
 #: the measures reported, in report order
@@ -214,6 +215,10 @@ def meta_evaluate(
         raise InputError(f"--top-k must be at least 1, got {top_k}")
     if n_boot < 0:
         raise InputError(f"--bootstrap must be 0 or more, got {n_boot}")
+    if interval not in INTERVALS:
+        raise InputError(f"--interval must be one of {', '.join(INTERVALS)}, got {interval!r}")
+    if missing not in MISSING:
+        raise InputError(f"--missing must be one of {', '.join(MISSING)}, got {missing!r}")
     report = MetaReport()
     truth_chosen = _chosen(truth_measures, truth, "--truth-measure")
     judge_chosen = _chosen(judge_measures, judge, "--judge-measure")

@@ -310,3 +310,22 @@ def test_a_measure_without_all_rows_is_aggregated_by_its_mean_and_says_so():
     assert board.aggregate["m"] == {"a": 2.0, "b": 2.0} and board.aggregate_from["m"] == "mean over topics"
     with pytest.raises(InputError, match="'all' rows, but not for run"):
         leaderboard("x", "ir_measures", per_topic, {"m": {"a": 2.0}})
+
+
+def test_all_rows_that_are_not_the_topic_means_are_the_value_and_the_console_says_so(tmp_path):
+    from reljudge.analyses.leaderboard.command import format_meta
+
+    lines = (DATA / "judge.eval.txt").read_text().splitlines()
+    # runA's NUGGET aggregate made the best (a median, say, rather than the mean)
+    moved = [x.replace(x.split("\t")[3], "0.99") if x.startswith("runA\tall\tNUGGET") else x for x in lines]
+    path = tmp_path / "judge.txt"
+    path.write_text("\n".join(moved) + "\n")
+    report = meta_evaluate(
+        read_leaderboard(path),
+        read_leaderboard(DATA / "truth.eval.txt"),
+        judge_measures=["NUGGET"],
+        n_boot=50,
+    )
+    row = next(r for r in report.correlations if r["measure"] == "kendall_tau_b" and r["runs"] == "all")
+    assert row["value"] != pytest.approx(row["ci_estimate"])
+    assert "are centred on the runs' means over the shared topics" in " ".join(format_meta(report).split())

@@ -232,7 +232,7 @@ def format_qrels(rows: list[dict[str, Any]], summary: dict[str, Any]) -> str:
         )
     if summary["jaccard_topics"] < summary["topics"]:
         lines.append(
-            f"Jaccard undefined (no relevant document on either side) on "
-            f"{summary['topics'] - summary['jaccard_topics']} topic(s): left out of its mean"
+            f"precision, recall, F1 and Jaccard undefined (no relevant document on either side) on "
+            f"{summary['topics'] - summary['jaccard_topics']} topic(s): left out of their means"
         )
     return "\n".join(lines)

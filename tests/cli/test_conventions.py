@@ -20,6 +20,7 @@ PRINTS_A_RESULT = {
     "histogram",
     "pool-bias",
     "sparsify",
+    "leaderboard",
     "sweep",
     "datasets",
     "combine",

@@ -161,3 +161,18 @@ def test_t_shares_the_resamples_with_the_other_methods():
     assert np.allclose(reps, reps_b)
     half = stats.t.ppf(0.975, 29) * reps[0].std(ddof=1) * np.sqrt(30 / 29)
     assert (low[0], high[0]) == pytest.approx((values.mean() - half, values.mean() + half))
+
+
+def test_the_vectorised_spearman_and_pearson_equal_scipys_column_by_column():
+    from reljudge.metrics.ranking import pearson_batch, spearman_batch
+
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 4, size=(9, 30)).astype(float)  # ties in every column
+    y = x + rng.integers(0, 3, size=(9, 30))
+    x[:, 0] = 1.0  # a constant column: NaN, as scipy's
+    with np.errstate(invalid="ignore"), pytest.warns(stats.ConstantInputWarning):
+        expected_s = [stats.spearmanr(x[:, b], y[:, b]).statistic for b in range(30)]
+    assert spearman_batch(x, y) == pytest.approx(expected_s, nan_ok=True)
+    with pytest.warns(stats.ConstantInputWarning):
+        expected_p = [stats.pearsonr(x[:, b], y[:, b]).statistic for b in range(30)]
+    assert pearson_batch(x, y) == pytest.approx(expected_p, nan_ok=True)

@@ -23,6 +23,7 @@ from reljudge.analyses.combine import command as combine_command
 from reljudge.analyses.evaluate import command as evaluate_command
 from reljudge.analyses.fd import command as fd_command
 from reljudge.analyses.histogram import command as histogram_command
+from reljudge.analyses.leaderboard import command as leaderboard_command
 from reljudge.analyses.pool_bias import command as pool_bias_command
 from reljudge.analyses.shallow import command as shallow_command
 from reljudge.analyses.sparsify import command as sparsify_command
@@ -88,6 +89,7 @@ app.command("calibrate", rich_help_panel=ANALYSE)(calibrate_command.calibrate_cm
 app.command("histogram", rich_help_panel=ANALYSE)(histogram_command.histogram_cmd)
 app.command("pool-bias", rich_help_panel=ANALYSE)(pool_bias_command.pool_bias_cmd)
 app.command("sparsify", rich_help_panel=ANALYSE)(sparsify_command.sparsify_cmd)
+app.command("leaderboard", rich_help_panel=ANALYSE)(leaderboard_command.leaderboard_cmd)
 app.add_typer(shallow_command.app, name="shallow", rich_help_panel=ANALYSE)
 app.add_typer(answers_command.app, name="answers", rich_help_panel=ANALYSE)
 app.add_typer(batch.app, name="batch", rich_help_panel=GPUS)

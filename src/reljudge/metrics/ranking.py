@@ -23,6 +23,12 @@ checks this with random permutations). Methods:
 - ``spearman`` — Spearman ρ (scipy; tied values get their average rank);
 - ``pearson`` — Pearson R of the values themselves (scipy; linear, not a rank correlation: KRS's
   meta-evaluation reports it beside Spearman ρ);
+- τ_GAP (`tau_gap`, the `TAU_GAP` measure, not a ``method``) — Gao & Oard's head-weighted,
+  gap-sensitive AP correlation of a predicted ranking against graded truth values, as TREC
+  AutoJudge's meta-evaluation (autojudge-evaluate 1.1.0) computes it. Its ties in the prediction
+  are broken by the order the systems are listed in (autojudge-evaluate lists them by run id),
+  so it is the one measure here that is not a function of the values alone: it stays out of the
+  registry, whose measures never depend on the listing order;
 - ``rbo`` — extrapolated RBO of the two orderings (p default 0.9; the ``rbo`` package's default
   p of ``rbo()`` is 1.0, i.e. average overlap, which is not used). Without ties it equals the
   ``rbo`` package's ``rbo_ext``. With ties, as for ``tau_ap``, the mean over every order that
@@ -32,7 +38,8 @@ checks this with random permutations). Methods:
 
 Each method is also a `RankingMeasure` (`KENDALL_TAU_B`, `SPEARMAN`, `TAU_AP`, `TAU_AP_B`,
 `RBO_P09`), registered in `reljudge.metrics.registry`, which is how ``judge evaluate``,
-``judge fd`` and the sweep analysis use them.
+``judge fd`` and the sweep analysis use them. `PEARSON` and `TAU_GAP` are measures too, used by
+``judge leaderboard`` (`reljudge.analyses.leaderboard`) without the registry.
 """
 
 from __future__ import annotations
@@ -150,6 +157,40 @@ def tau_ap_b(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -
     return (_tau_ap_walk(b, a) + _tau_ap_walk(a, b)) / 2.0
 
 
+def tau_gap(truth: Sequence[float] | np.ndarray, predicted: Sequence[float] | np.ndarray) -> float:
+    """τ_GAP (Gao & Oard, "A Head-Weighted Gap-Sensitive Correlation Coefficient", SIGIR 2015)
+    of the ranking by ``predicted`` against the values ``truth`` (both best-first by the highest
+    value), as autojudge-evaluate 1.1.0 (``autojudge_evaluate/tau_gap.py``) computes it:
+
+        τ_GAP = 2 / m · Σ_i [ Σ_{j above i} |CG_ji| / Σ_{j above i} |G_ji| ] − 1,
+
+    ``i`` running over the positions of the predicted ranking below the first, ``j`` over the
+    systems it puts above ``i``, ``G_ji`` the truth gap of the pair and ``CG_ji`` that gap when the
+    truth also puts ``j`` above ``i`` (else 0). A position whose systems above are all tied with
+    it in the truth adds nothing and is not counted in ``m`` (the positions that are). So a swap
+    near the head, or across a large truth gap, costs more than one near the tail across a small
+    gap. Asymmetric: ``truth`` gives the gaps, ``predicted`` only the order.
+
+    Ties in ``predicted`` are broken by position (the system listed first is put first), as
+    autojudge-evaluate does after listing the systems by run id. NaN with fewer than two systems
+    or when the truth ties every pair."""
+    t = np.asarray(truth, float)
+    p = np.asarray(predicted, float)
+    if t.shape != p.shape:
+        raise ValueError(f"unequal lengths: {t.size} != {p.size}")
+    if t.size < 2:
+        return float("nan")
+    ordered = t[np.argsort(-p, kind="stable")]
+    above = np.triu(np.ones((t.size, t.size), dtype=bool), k=1)  # [j, i]: j is placed above i
+    gaps = np.abs(ordered[:, None] - ordered[None, :]) * above
+    correct = np.where(ordered[:, None] > ordered[None, :], gaps, 0.0)
+    total, right = gaps.sum(axis=0), correct.sum(axis=0)
+    used = total > 0
+    if not used.any():
+        return float("nan")
+    return float(2.0 * np.mean(right[used] / total[used]) - 1.0)
+
+
 def kendall_tau_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall τ-b of the columns of two n × B arrays (vectorised; equals scipy's τ-b)."""
     n = x.shape[0]
@@ -160,6 +201,23 @@ def kendall_tau_b_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     den = np.sqrt((dx * dx).sum(axis=0) * (dy * dy).sum(axis=0))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def pearson_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r of the columns of two n × B arrays (vectorised; NaN for a constant column)."""
+    dx = x - x.mean(axis=0)
+    dy = y - y.mean(axis=0)
+    den = np.sqrt((dx * dx).sum(axis=0) * (dy * dy).sum(axis=0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (dx * dy).sum(axis=0) / np.where(den > 0, den, 1.0), np.nan)
+
+
+def spearman_batch(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman ρ of the columns of two n × B arrays: Pearson r of their ranks, tied values
+    given their mean rank (vectorised; equals scipy's ``spearmanr``)."""
+    from scipy.stats import rankdata
+
+    return pearson_batch(rankdata(x, axis=0), rankdata(y, axis=0))
 
 
 def _tie_groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -286,10 +344,12 @@ def _tested(x: np.ndarray, y: np.ndarray, method: str) -> tuple[float, float]:
 KENDALL_TAU_B = RankingMeasure(
     "kendall_tau_b", "kendall", "Kendall tau-b", "tau-b", _kendall, batch=kendall_tau_b_batch, interval=True
 )
-SPEARMAN = RankingMeasure("spearman", "spearman", "Spearman", "spearman", _spearman)
+SPEARMAN = RankingMeasure("spearman", "spearman", "Spearman", "spearman", _spearman, batch=spearman_batch)
 TAU_AP = RankingMeasure("tau_ap", "tau_ap", "tau_AP", "tau_ap", tau_ap, top_weighted=True)
 TAU_AP_B = RankingMeasure("tau_ap_b", "tau_ap_b", "tau_AP-b", "tau_ap_b", tau_ap_b, top_weighted=True)
-PEARSON = RankingMeasure("pearson", "pearson", "Pearson R", "R", _pearson)
+PEARSON = RankingMeasure("pearson", "pearson", "Pearson R", "R", _pearson, batch=pearson_batch)
+#: τ_GAP: not in the registry (its ties in the prediction follow the listing order, see `tau_gap`)
+TAU_GAP = RankingMeasure("tau_gap", "tau_gap", "tau_GAP", "tau_gap", tau_gap, top_weighted=True)
 RBO_P09 = RankingMeasure("rbo_p0.9", "rbo", "RBO", "rbo", partial(_rbo, p=0.9), top_weighted=True)
 
 _BY_METHOD: dict[str, RankingMeasure] = {

@@ -293,6 +293,7 @@ BLOCKS: dict[str, list[Block]] = {
             needs=("D=../shared/data/trec-dl21\njudge shallow pool",),
         ),
     ],
+    "docs/guides/leaderboard.md": [Block("judge leaderboard --judge examples/leaderboards/judge.eval.txt")],
     "docs/guides/probe.md": [
         Block("judge probe --method umbrela --model gpt-4o", ok_codes=(0, 1)),  # the mock's labels may flip
         Block("perturbation     compared", run=False, reason="console output"),

@@ -40,6 +40,7 @@ from reljudge.run.batch.seam import BatchSession
 from reljudge.run.batch.state import STATE_FILE, BatchState, Wave
 
 if TYPE_CHECKING:
+    from reljudge.llm.batch.ingest import IngestReport
     from reljudge.llm.batch.service import BatchInfo, BatchService
     from reljudge.run.config import RunConfig
     from reljudge.run.summary import RunSummary
@@ -156,6 +157,8 @@ class _Runner:
         #: seconds spent waiting for the provider (polling and sleeping between polls)
         self.waited_s = 0.0
         self.waves_sent = 0
+        #: the ingested waves whose answers this run read again (`recover`: once each)
+        self.recovered: set[int] = set()
 
     async def run(self) -> RunSummary:
         for n in range(MAX_PASSES):
@@ -177,6 +180,8 @@ class _Runner:
                 return step.summary
             if step.collected == 0:
                 raise RuntimeError("a pass deferred requests but collected none (a bug)")
+            if await self.recover(step.requests):
+                continue  # the pass again, with the answers read again
             # under a cap the waves are saved only once reserved (`fit_waves`): a kill in between
             # must not leave waves that a restart would send without checking the cap
             waves = self.split(step.requests, save=self.cap is None)
@@ -341,24 +346,13 @@ class _Runner:
     async def ingest(self, wave: Wave, info: BatchInfo) -> None:
         """Ingest the output and error files of an ended wave; a request with no line in either
         is a failure (the batch expired, failed or was cancelled first)."""
-        from reljudge.llm.batch.ingest import Ingestor, IngestReport
-
-        session = self.session
         started = time.monotonic()
         expected = self.ids([wave])
         done: set[str] = set()
-        db = session.client._cache.db
-        assert db is not None
-        ingestor = Ingestor(session.client._results, db, session.failures, expected, done, session.fresh)
-        for file_id in (info.output_file_id, info.error_file_id):
-            if file_id is not None:
-                async for line in self.service.lines(file_id):
-                    ingestor.line(line)
-        ingestor.flush()
-        report: IngestReport = ingestor.report
+        report = await self.read_output(wave, info, expected, done)
         missing = expected - done
         for custom_id in missing:
-            session.failures.add(
+            self.session.failures.add(
                 custom_id,
                 {
                     "kind": "other",
@@ -377,6 +371,81 @@ class _Runner:
             f"ingested in {time.monotonic() - started:.1f} s"
         )
         self.state.step(wave, "ingested", cost_usd=report.cost_usd)
+
+    async def read_output(
+        self, wave: Wave, info: BatchInfo, expected: set[str], done: set[str] | None = None
+    ) -> IngestReport:
+        """Ingest the lines of the wave's output and error files that answer ``expected`` into the
+        response cache and the failure log (``done`` gets the custom_ids answered)."""
+        from reljudge.llm.batch.ingest import Ingestor
+
+        session = self.session
+        ingestor = Ingestor(
+            session.client._results, session.client._cache, session.failures, expected, done, session.fresh
+        )
+        for file_id in (info.output_file_id, info.error_file_id):
+            if file_id is not None:
+                async for line in self.service.lines(file_id):
+                    ingestor.line(line)
+        ingestor.flush()
+        return ingestor.report
+
+    async def recover(self, requests: Path) -> bool:
+        """Read again the answers of ingested waves that a pass asked for (their requests are in
+        ``requests``): the response cache no longer holds them (it was damaged and moved away, or
+        cleared). They are ingested from the wave's output file at the provider, not sent again;
+        a request a failure log names is not looked for (``--retry-failed`` sends it). True when
+        a wave was read again (the pass is made again); each wave is read at most once a run."""
+        from reljudge.llm.types import ProviderError
+
+        waves = [
+            w for w in self.state.waves if w.step == "ingested" and w.batch_id and w.n not in self.recovered
+        ]
+        if not waves:
+            return False
+        asked = self.ids_in(requests)
+        failed: set[str] | None = None
+        again = False
+        for wave in waves:
+            lost = self.ids([wave]) & asked
+            if lost:
+                if failed is None:
+                    failed = self.failed_ids()
+                lost -= failed
+            if not lost:
+                continue
+            self.recovered.add(wave.n)
+            assert wave.batch_id is not None
+            try:
+                info = await self.service.retrieve(wave.batch_id)
+                report = await self.read_output(wave, info, lost)
+            except ProviderError as err:
+                if err.kind != "bad_request":  # the provider may answer later: the same command retries
+                    raise
+                self.say(
+                    f"wave {wave.n}: {len(lost)} answer(s) the response cache no longer holds cannot be read "
+                    f"again from {wave.batch_id} ({err}): they are asked again"
+                )
+                continue
+            self.say(
+                f"wave {wave.n}: {report.answers} of {len(lost)} answer(s) the response cache no longer holds "
+                f"read again from {wave.batch_id}"
+            )
+            again = again or report.answers + report.failed > 0
+        return again
+
+    def ids_in(self, requests: Path) -> set[str]:
+        """The custom_ids of a request file (a pass's)."""
+        return self.ids([Wave(n=-1, file=requests.name, lines=0, bytes=0)])
+
+    def failed_ids(self) -> set[str]:
+        """The custom_ids in the run's failure logs (this one and those ``--retry-failed`` set aside)."""
+        from reljudge.llm.batch.failures import FailureLog
+
+        out = set(self.session.failures.ids())
+        for path in self.session.batch_dir.glob("failures.*.jsonl"):
+            out.update(FailureLog(path).ids())
+        return out
 
     def progress(self, waves: list[Wave]) -> None:
         """One line of progress (counts from the batch objects), when something changed."""

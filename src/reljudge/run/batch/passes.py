@@ -201,7 +201,7 @@ class _Runner:
                 return step.summary
             if step.collected == 0:
                 raise RuntimeError("a pass deferred requests but collected none (a bug)")
-            if await self.recover(step.requests):
+            if await self.recover(step.requests, fresh):
                 continue  # the pass again, with the answers read again
             # under a cap the waves are saved only once reserved (`fit_waves`): a kill in between
             # must not leave waves that a restart would send without checking the cap
@@ -503,7 +503,7 @@ class _Runner:
         ingestor.flush()
         return ingestor.report
 
-    async def recover(self, requests: Path) -> bool:
+    async def recover(self, requests: Path, answered: set[str]) -> bool:
         """Read again the answers of ingested waves that a pass asked for (their requests are in
         ``requests``): the response cache no longer holds them (it was damaged and moved away, or
         cleared). They are ingested from the wave's output file at the provider, not sent again;
@@ -516,7 +516,9 @@ class _Runner:
         ]
         if not waves:
             return False
-        asked = self.ids_in(requests)
+        asked = self.ids_in(requests) & answered  # ``answered``: the ids of the ingested waves
+        if not asked:
+            return False
         failed: set[str] | None = None
         again = False
         for wave in waves:

@@ -346,9 +346,12 @@ class _Runner:
             if not err.waited:
                 raise
             self.state.save()
+            running = sum(1 for w in self.state.waves if w.step == "sent")
+            what = f"{running} batch(es) still running" if running else "the provider's batches not read"
             raise BatchPending(
-                f"{err.message} within --batch-max-wait {self.max_wait_s:g} s; everything is saved: run the "
-                "same command again to go on (with a larger --batch-max-wait if a file is large)"
+                f"{what} after --batch-max-wait {self.max_wait_s:g} s (the provider did not answer in time: "
+                f"{err.message}); everything is saved: run the same command again to re-attach to them (with a "
+                "larger --batch-max-wait if their files are large)"
             ) from None
         finally:
             self.service.deadline = None

@@ -11,8 +11,8 @@ Every call has a total deadline, whatever the provider sends and however slowly 
 call (its reads and the SDK's retries included; a listing: every page) ends within
 `CALL_TIMEOUTS` times ``timeout_s``, a transfer (an upload, a file's content) must also keep an
 average of `MIN_TRANSFER_RATE` bytes a second beyond its first ``timeout_s``, and nothing outlives
-``deadline`` (the runner's: what is left of ``--batch-max-wait``). A call cut off raises
-`CallTimedOut`.
+``deadline`` (the runner's: what is left of ``--batch-max-wait``) by more than `MIN_CALL_S` (the
+least a call started near it has). A call cut off raises `CallTimedOut`.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ MAX_DOWNLOAD_BYTES = 4 * 1024 * 1024 * 1024
 CALL_TIMEOUTS = 2
 #: the slowest average an upload or a download may keep (bytes a second, beyond its first ``timeout_s``)
 MIN_TRANSFER_RATE = 64 * 1024
+#: the least time a call has, even when ``deadline`` is nearer (a short wait still lets a poll through)
+MIN_CALL_S = 2.0
 
 T = TypeVar("T")
 
@@ -90,10 +92,12 @@ class Deadlines:
     cut: int | None = None
 
     def _end(self, cap_s: float) -> tuple[float, bool]:
-        """When a call started now must end (monotonic), and whether ``deadline`` is what set it."""
-        end = time.monotonic() + cap_s
+        """When a call started now must end (monotonic), and whether ``deadline`` is what set it
+        (never less than `MIN_CALL_S` from now)."""
+        now = time.monotonic()
+        end = now + cap_s
         if self.deadline is not None and self.deadline <= end:
-            return self.deadline, True
+            return max(self.deadline, now + min(MIN_CALL_S, cap_s)), True
         return end, False
 
     async def _within(self, what: str, call: Awaitable[T], *, size: int = 0, end: float | None = None) -> T:
@@ -118,7 +122,7 @@ class Deadlines:
         """When a transfer that started at ``started`` and has read ``read`` bytes must have read
         its next bytes (`MIN_TRANSFER_RATE`; never beyond the call's bound or ``deadline``)."""
         end = started + self.timeout_s + read / MIN_TRANSFER_RATE
-        return end if self.deadline is None else min(end, self.deadline)
+        return end if self.deadline is None else min(end, max(self.deadline, started + MIN_CALL_S))
 
     async def _chunk(self, what: str, chunks: AsyncIterator[T], started: float, read: int) -> T:
         """The next chunk of a transfer, in time (`_transfer_end`); StopAsyncIteration at its end."""

@@ -5,6 +5,7 @@ provider sends are checked."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -111,3 +112,35 @@ def test_a_run_killed_between_splitting_and_reserving_its_waves_sends_nothing_ov
         with pytest.raises(BatchCapped):  # the same command: the cap holds, nothing goes out
             asyncio.run(run_batch_async(cfg, BatchLimits(poll_s=0.01), say=lambda _: None))
         assert sum(srv.batches.submissions.values()) == 0 and srv.batches.calls["POST batches"] == 0
+
+
+@pytest.mark.slow
+def test_every_call_has_a_total_deadline_however_slowly_the_provider_answers(tmp_path):
+    from reljudge.llm.batch.service import CallTimedOut
+
+    with MockLLMServer(models=("m",)) as srv:
+        requests = tmp_path / "wave.jsonl"
+        requests.write_bytes(
+            request_line("a" * 64, {"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+        )
+
+        async def go() -> None:
+            # each byte comes within the client's timeout (a read's); the call as a whole does not
+            service = BatchService(base_url=srv.openai_url, api_key=SECRET, timeout_s=1.0)
+            try:
+                file_id = await service.upload(requests, "wave.jsonl")
+                batch = await service.create(file_id, {"reljudge_run": "r", "reljudge_wave": "0"})
+                srv.batches.trickle_s = 0.2
+                srv.batches.slow = "status"
+                with pytest.raises(CallTimedOut) as cut:  # the call's own bound: 2 timeouts
+                    await service.retrieve(batch.id)
+                assert not cut.value.waited
+                service.deadline = time.monotonic() + 0.5
+                with pytest.raises(CallTimedOut) as cut:  # the caller's deadline comes first
+                    await service.retrieve(batch.id)
+                assert cut.value.waited
+            finally:
+                srv.batches.slow = None
+                await service.aclose()
+
+        asyncio.run(go())

@@ -243,3 +243,20 @@ def test_a_batch_api_that_cannot_be_reached_is_an_error_of_the_command_not_a_tra
     result = judge("sweep", cfg, "--batch", "--batch-poll", "0.02", "--yes", env=ENV)
     assert result.returncode == 1, result.output
     assert "error: the batch API" in result.output and "the same command resumes" in result.output
+
+
+def test_a_lost_create_stops_a_sweep_until_the_resend_is_said(tmp_path):
+    faults = {"lose_creates": 1, "unlisted": True, "idempotency": True}
+    with MockLLMServer(models=MODELS, batch_faults=faults) as server:
+        cfg = write_sweep(tmp_path, server.openai_url, "lost")
+        args = ("--batch", "--batch-poll", "0.02")
+        result = judge("sweep", cfg, *args, env=ENV)
+        assert result.returncode == 1, result.output
+        assert "--batch-resend-lost" in result.output and "the same command resumes" not in result.output
+        creates = server.batches.calls["POST batches"]
+        result = judge("sweep", cfg, *args, env=ENV)  # stopped again, nothing created again
+        assert result.returncode == 1 and server.batches.calls["POST batches"] == creates
+        result = judge("sweep", cfg, *args, "--batch-resend-lost", env=ENV)  # the key finds the first batch
+        assert result.returncode == EXIT_OK, result.output
+        assert len(cell_records(tmp_path / "lost")) == len(server.batches.submissions)
+        assert server.batches.resubmitted == 0 and server.calls == 0

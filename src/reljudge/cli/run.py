@@ -106,7 +106,9 @@ async def run_or_batch(config: Any, confirm: Any = None) -> Any:
     from reljudge.run.batch.passes import BatchLimits, BatchPending, run_batch_async
     from reljudge.run.options import BATCH_LIMITS
 
-    limits = BatchLimits(poll_s=config.batch_poll, max_wait_s=config.batch_max_wait)
+    limits = BatchLimits(
+        poll_s=config.batch_poll, max_wait_s=config.batch_max_wait, resend_lost=config.batch_resend_lost
+    )
     for name, value in config.batch_limits.items():  # --batch-limit requests=N, mb=M, tokens=T
         setattr(limits, BATCH_LIMITS[name], value * 1_000_000 if name == "mb" else value)
     if confirm is not None:

@@ -126,6 +126,12 @@ def sweep_cmd(
         help="A limit of the provider's Batch API, key=value (repeatable): requests=N and mb=M per batch file "
         "(default 50000 and 200), tokens=T enqueued at once (default: no limit).",
     ),
+    batch_resend_lost: bool = typer.Option(
+        False,
+        "--batch-resend-lost",
+        help="Create again the batch of a wave whose create failed and whose batch the provider does not show "
+        "(the error that stopped the sweep names it); if the provider did make it, it is paid twice.",
+    ),
 ) -> None:
     """Run a prompt-sensitivity sweep from a YAML file, or analyse existing judgments."""
     import time
@@ -214,7 +220,11 @@ def sweep_cmd(
     from reljudge.sweep.grid import parse_only
 
     cfg = load_sweep_config(config)
-    limits = batch_limits(batch_poll, batch_max_wait, batch_limit) if batch or cfg.limits.batch else None
+    limits = (
+        batch_limits(batch_poll, batch_max_wait, batch_limit, resend_lost=batch_resend_lost)
+        if batch or cfg.limits.batch
+        else None
+    )
     plan, est = api.plan_sweep(cfg, parse_only(only), dry_run=dry_run)
     if limits is not None:
         from reljudge.sweep.batch import check_batch_models
@@ -281,7 +291,9 @@ def sweep_cmd(
         typer.echo(str(pending), err=True)
         raise typer.Exit(75) from None
     except ProviderError as err:  # the Batch API refused or failed (secrets masked)
-        typer.echo(f"error: the batch API: {err}; everything is saved and the same command resumes", err=True)
+        resumes = getattr(err, "resumes", True)  # False: the same command would stop there again
+        tail = "; everything is saved and the same command resumes" if resumes else ""
+        typer.echo(f"error: the batch API: {err}{tail}", err=True)
         raise typer.Exit(1) from None
     if result.capped is not None:  # every cell saved what it did; no analysis of a part
         from reljudge.errors import EXIT_BUDGET
@@ -304,13 +316,15 @@ def sweep_cmd(
     )
 
 
-def batch_limits(poll: float, max_wait: float | None, items: list[str]) -> object:
-    """The `reljudge.run.batch.passes.BatchLimits` of ``--batch-poll``, ``--batch-max-wait`` and
-    ``--batch-limit`` (as in ``judge run``)."""
+def batch_limits(
+    poll: float, max_wait: float | None, items: list[str], *, resend_lost: bool = False
+) -> object:
+    """The `reljudge.run.batch.passes.BatchLimits` of ``--batch-poll``, ``--batch-max-wait``,
+    ``--batch-limit`` and ``--batch-resend-lost`` (as in ``judge run``)."""
     from reljudge.run.batch.passes import BatchLimits
     from reljudge.run.options import BATCH_LIMITS, batch_limit_list
 
-    limits = BatchLimits(poll_s=poll, max_wait_s=max_wait)
+    limits = BatchLimits(poll_s=poll, max_wait_s=max_wait, resend_lost=resend_lost)
     for name, value in batch_limit_list(items).items():  # requests=N, mb=M, tokens=T
         setattr(limits, BATCH_LIMITS[name], value * 1_000_000 if name == "mb" else value)
     return limits

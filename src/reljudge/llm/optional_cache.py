@@ -5,6 +5,13 @@ failure of `ResponseCache`) is reported once (a logging warning) and the job goe
 (or without storing); the file is left as it is (``judge cache clear --yes`` deletes a damaged
 one). Only a whole, good answer is stored (`cacheable`), and a stored value is an answer only
 when its fields are of the right types (`valid_entry`): anything else is a miss.
+
+A batch job cannot go on without its cache (its answers come back through it: going on would
+collect and pay again what its batches answered), so a batch session makes its cache ``strict``:
+the first failure raises `CacheFailed` (exit code 2), which stops the pass before anything it
+collected is sent and says how to go on (move the file away; the same command reads the answers
+of the run's batches again from the provider, `reljudge.run.batch.passes`). Batch output is
+stored through the same guard (`OptionalCache.put_many`).
 """
 
 from __future__ import annotations
@@ -17,11 +24,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reljudge.errors import InputError
 from reljudge.llm.backends.base import clamp_tokens, clean_logprobs
 from reljudge.llm.cache import ResponseCache
 from reljudge.llm.types import MAX_ANSWER_CHARS, ChatResult
 
 log = logging.getLogger("reljudge.llm")
+
+
+class CacheFailed(InputError):
+    """A strict cache (a batch job's) cannot be read or written: the job stops here; the
+    message names the file and how to go on."""
 
 
 class OptionalCache:
@@ -36,6 +49,8 @@ class OptionalCache:
         self.enabled = enabled
         self.db: ResponseCache | None = None
         self.writable = True
+        #: a failure raises `CacheFailed` instead of going on without the cache (a batch job)
+        self.strict = False
         self._warned = False
         self._redact = redact
 
@@ -75,6 +90,18 @@ class OptionalCache:
         except sqlite3.Error as err:  # a full disk or a locked file must not lose the answer
             self._trouble("written", err, reads_too=False)
 
+    def put_many(self, rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
+        """Commit ``(key, backend, model, entry)`` rows (validated answers: batch output) in one
+        transaction; nothing when the cache is off or given up."""
+        if self.db is None or not self.writable:
+            if self.strict:
+                raise self._failed("written", "it was given up")
+            return
+        try:
+            self.db.put_many(rows)
+        except sqlite3.Error as err:
+            self._trouble("written", err, reads_too=False)
+
     def forget(self, key: str) -> bool:
         """Drop the entry of ``key``; True when an entry was removed."""
         if self.db is None or not self.writable:
@@ -87,7 +114,12 @@ class OptionalCache:
 
     def _trouble(self, what: str, err: BaseException, *, reads_too: bool = True) -> None:
         """Warn once that the cache cannot be used, and go on without it (``reads_too=False``:
-        still read it, but store nothing more, e.g. on a full disk)."""
+        still read it, but store nothing more, e.g. on a full disk); a strict cache raises
+        `CacheFailed` instead."""
+        if self.strict:
+            self.writable = False
+            self.close()
+            raise self._failed(what, self._redact(str(err) or type(err).__name__))
         if not self._warned:
             self._warned = True
             log.warning(
@@ -102,6 +134,17 @@ class OptionalCache:
         self.writable = False
         if reads_too:
             self.close()
+
+    def _failed(self, what: str, why: str) -> CacheFailed:
+        path = self.path
+        return CacheFailed(
+            f"the response cache {path} cannot be {what} ({why}). A batch run keeps the answers of its "
+            "batches there, so it stops here, before sending anything more. If the disk is full, free space; "
+            f"if the file is damaged, move it away (with its -wal and -shm files, if any) or delete it "
+            f"(judge cache clear --cache {path} --yes). Then run the same command: the records written are "
+            "kept and the answers of this run's batches are read again from the "
+            "provider"
+        )
 
 
 def valid_entry(hit: Any) -> dict[str, Any] | None:

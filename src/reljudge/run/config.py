@@ -221,6 +221,7 @@ class RunConfig(BaseModel):
     batch_poll: Annotated[float, BATCH_FLAGS["poll"]] = Field(30.0, ge=0.01, le=600)
     batch_max_wait: Annotated[float | None, BATCH_FLAGS["wait"]] = Field(None, gt=0, allow_inf_nan=False)
     batch_limits: Annotated[dict[str, int], BATCH_FLAGS["limit"]] = Field(default_factory=dict)
+    batch_resend_lost: Annotated[bool, BATCH_FLAGS["resend"]] = False
     skip_missing: Annotated[
         bool,
         Flag(

@@ -60,6 +60,7 @@ NOT_BATCH_FILES = frozenset(
         "batch_poll",
         "batch_max_wait",
         "batch_limits",
+        "batch_resend_lost",
     }
 )
 #: the help of the options whose meaning differs in `judge generate`
@@ -323,6 +324,12 @@ BATCH_FLAGS = {
         "--batch-max-wait",
         "Stop waiting for running batches after this many seconds (--batch; default 90000, 25 h): everything "
         "is saved, the exit code is 75, and the same command re-attaches to them.",
+        commands=("run",),
+    ),
+    "resend": Flag(
+        "--batch-resend-lost",
+        "Create again the batch of a wave whose create failed and whose batch the provider does not show "
+        "(the error that stopped the run names it); if the provider did make it, it is paid twice (--batch).",
         commands=("run",),
     ),
     "limit": Flag(

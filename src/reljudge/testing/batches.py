@@ -16,6 +16,15 @@ test can assert that no request was sent twice. ``hostile`` batches report absur
 while they run, echo the caller's API key in their first answer and end their output file with
 junk (`junk_lines`).
 
+Provider faults, set when the service is made or changed by a test between runs: ``slow``
+"status" (a batch's status answer trickles one byte every ``trickle_s`` seconds), "content" (a
+file's content trickles so) or "endless" (a file's content goes on with bytes without end, as
+fast as the client reads); ``lose_creates`` (the next creates make their batch, then answer 500);
+``drop_metadata`` (batches keep no metadata); ``unlisted`` (the listing of batches is empty);
+``idempotency`` (a create with the ``Idempotency-Key`` of an earlier one answers that batch, as
+Stripe-like APIs do); ``bad_ids`` (the next creates' answers name these ids, e.g. ``..``, instead
+of the batch's own, which polls and the listing keep).
+
 Tests can stop the service at a point and wait until a client reaches it, without any clock:
 `hold` ("upload": after a file is stored, before the answer; "create": after a batch is
 created, before the answer; "poll": batches stay
@@ -45,6 +54,7 @@ MAX_UPLOAD_BYTES = 512 * 1024 * 1024
 MAX_INPUT_LINE_BYTES = 16 * 1024 * 1024
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 HOLD_POINTS = ("upload", "create", "poll", "content")
+SLOW_MODES = ("status", "content", "endless")
 
 
 class MockBatchService:
@@ -57,9 +67,27 @@ class MockBatchService:
         completion_delay_s: float = 0.0,
         failure_share: float = 0.0,
         hostile: bool = False,
+        slow: str | None = None,
+        trickle_s: float = 1.0,
+        lose_creates: int = 0,
+        drop_metadata: bool = False,
+        unlisted: bool = False,
+        idempotency: bool = False,
+        bad_ids: tuple[str, ...] = (),
     ) -> None:
+        if slow not in (None, *SLOW_MODES):
+            raise ValueError(f"unknown slow mode {slow!r} (expected one of {', '.join(SLOW_MODES)})")
         self.server = server
         self.hostile = hostile
+        self.slow = slow
+        self.trickle_s = trickle_s
+        self.lose_creates = lose_creates
+        self.drop_metadata = drop_metadata
+        self.unlisted = unlisted
+        self.idempotency = idempotency
+        self.bad_ids = list(bad_ids)
+        self._keys: dict[str, dict[str, Any]] = {}  # batches by Idempotency-Key
+        self.streamed = 0  # bytes sent by ``slow="endless"`` answers
         self.completion_delay_s = completion_delay_s
         self.failure_share = failure_share
         self.submissions: Counter[str] = Counter()
@@ -146,7 +174,8 @@ class MockBatchService:
             if method == "POST" and not rest:
                 return self._create(handler)
             if method == "GET" and not rest:
-                return self._send_list(handler, [self._batch_view(b) for b in self.batches.values()])
+                listed = [] if self.unlisted else [self._batch_view(b) for b in self.batches.values()]
+                return self._send_list(handler, listed)
             batch = self.batches.get(rest[0]) if rest else None
             if batch is None:
                 return handler._send_json(404, error_body("openai", 404, "no such batch", None))
@@ -157,6 +186,8 @@ class MockBatchService:
             if method == "GET" and len(rest) == 1:
                 if batch["status"] not in TERMINAL:
                     self._pause("poll")
+                if self.slow == "status":
+                    return self._trickle(handler, json.dumps(self._batch_view(batch)).encode())
                 return handler._send_json(200, self._batch_view(batch))
         handler._send_json(404, error_body("openai", 404, f"no route {method} {path}", None))
 
@@ -216,10 +247,48 @@ class MockBatchService:
             items = list(self.files.values())
         return [_public(f) for f in items if purpose in (None, "", f["purpose"])]
 
+    def _trickle(self, handler: Any, data: bytes, length: int | None = None) -> None:
+        """Send ``data`` one byte every ``trickle_s`` seconds (until the server stops)."""
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data) if length is None else length))
+            handler.end_headers()
+            for i in range(len(data)):
+                handler.wfile.write(data[i : i + 1])
+                handler.wfile.flush()
+                if self.server._wait(self.trickle_s):
+                    break
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            pass
+        handler.close_connection = True
+
+    def _endless(self, handler: Any, path: Path) -> None:
+        """Send a file's content, then bytes without end (no length: until the client hangs up)."""
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/octet-stream")
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            data = path.read_bytes()
+            handler.wfile.write(data)
+            self.streamed += len(data)
+            filler = b"#" * (1 << 16)
+            while not self.server._stop.is_set():
+                handler.wfile.write(filler)
+                self.streamed += len(filler)
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            pass
+        handler.close_connection = True
+
     def _content(self, handler: Any, item: dict[str, Any]) -> None:
         path: Path = item["path"]
         with self._lock:
             self.events.append(("content", item["id"]))
+        if self.slow == "content":
+            return self._trickle(handler, path.read_bytes())
+        if self.slow == "endless":
+            return self._endless(handler, path)
         size = path.stat().st_size
         try:
             handler.send_response(200)
@@ -262,7 +331,12 @@ class MockBatchService:
             )
         if body.get("endpoint") != "/v1/chat/completions" or body.get("completion_window") != "24h":
             return handler._send_json(400, error_body("openai", 400, "unsupported endpoint or window", None))
-        metadata = body.get("metadata")
+        key = handler.headers.get("Idempotency-Key") if self.idempotency else None
+        with self._lock:
+            again = self._keys.get(key) if key else None
+        if again is not None:  # the batch this key made: no second one
+            return handler._send_json(200, self._batch_view(again))
+        metadata = None if self.drop_metadata else body.get("metadata")
         batch = {
             "id": self._next_id("batch"),
             "object": "batch",
@@ -282,9 +356,20 @@ class MockBatchService:
         with self._lock:
             self.batches[batch["id"]] = batch
             self.events.append(("create", batch["id"]))
+            if key:
+                self._keys[key] = batch
+            lost, self.lose_creates = self.lose_creates > 0, max(0, self.lose_creates - 1)
+            named = self.bad_ids.pop(0) if self.bad_ids else None
         threading.Thread(target=self._work, args=(batch, item["path"]), daemon=True).start()
         self._pause("create")
-        handler._send_json(200, self._batch_view(batch))
+        if lost:  # the batch is made (and will be paid); the answer says it failed
+            return handler._send_json(
+                500, error_body("openai", 500, "mock: the answer was lost", "server_error")
+            )
+        view = self._batch_view(batch)
+        if named is not None:
+            view["id"] = named
+        handler._send_json(200, view)
 
     def _batch_view(self, batch: dict[str, Any]) -> dict[str, Any]:
         total, completed, failed = batch["counts"]

@@ -56,7 +56,8 @@ class MockLLMServer:
     a chat request over it is answered 429 with ``Retry-After`` and ``x-ratelimit-*`` headers;
     ``rate_limit.refused`` counts those by limit. ``batch_delay_s``, ``batch_failure_share`` and
     ``batch_hostile`` set the Batch API's completion delay, share of failed requests and hostile
-    output (`batches`).
+    output (`batches`); ``batch_faults`` its other provider faults (`batches.MockBatchService`'s
+    keyword options: ``slow``, ``lose_creates``, ``drop_metadata``, ``unlisted``, ...).
     """
 
     def __init__(
@@ -75,6 +76,7 @@ class MockLLMServer:
         batch_delay_s: float = 0.0,
         batch_failure_share: float = 0.0,
         batch_hostile: bool = False,
+        batch_faults: dict[str, Any] | None = None,
     ) -> None:
         if not _is_loopback(host):
             raise ValueError(f"the mock server only listens on loopback addresses, not {host!r}")
@@ -91,7 +93,11 @@ class MockLLMServer:
         self.rate_limit = ServerRateLimit(rpm, tpm, max_connections, burst_s=rate_burst_s)
         #: the Files and Batches APIs (`reljudge.testing.batches.MockBatchService`)
         self.batches = MockBatchService(
-            self, completion_delay_s=batch_delay_s, failure_share=batch_failure_share, hostile=batch_hostile
+            self,
+            completion_delay_s=batch_delay_s,
+            failure_share=batch_failure_share,
+            hostile=batch_hostile,
+            **(batch_faults or {}),
         )
         self.requests: list[MockRequest] = []
         self.in_flight = 0

@@ -23,8 +23,7 @@ from reljudge.llm.backends.base import classify_status
 from reljudge.llm.backends.openai import completion_from_data
 from reljudge.llm.batch.failures import FailureLog
 from reljudge.llm.batch.lines import BadLine, OutputLine, parse_output_line
-from reljudge.llm.cache import ResponseCache
-from reljudge.llm.optional_cache import cache_entry, cacheable
+from reljudge.llm.optional_cache import OptionalCache, cache_entry, cacheable
 from reljudge.llm.pricing import batch_price, price_cost
 from reljudge.llm.results import ResultBuilder
 from reljudge.llm.types import ChatResult, ProviderError
@@ -80,7 +79,7 @@ class Ingestor:
     def __init__(
         self,
         results: ResultBuilder,
-        cache: ResponseCache,
+        cache: OptionalCache,
         failures: FailureLog,
         expected: Container[str] | None = None,
         done: set[str] | None = None,

@@ -26,6 +26,7 @@ stops with a `WaveNotFound` that says which wave and how to go on.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,9 +36,13 @@ from reljudge.llm.batch.service import (
     MAX_DOWNLOAD_BYTES,
     MAX_LIST_ITEMS,
     BatchInfo,
+    CallTimedOut,
+    Deadlines,
+    WaveLost,
     batch_info,
     checked_id,
     checked_info,
+    is_batch_of,
 )
 from reljudge.llm.types import ProviderError
 
@@ -45,19 +50,15 @@ from reljudge.llm.types import ProviderError
 PAGE = 100
 
 
-class WaveNotFound(ProviderError):
+class WaveNotFound(WaveLost):
     """A wave that may have been sent before a kill cannot be looked for: it is not sent again,
     and the same command would stop here again (``resumes`` False)."""
 
-    resumes = False
 
-    def __init__(self, message: str) -> None:
-        super().__init__("other", message)
-
-
-class LitellmBatchService:
+class LitellmBatchService(Deadlines):
     """Upload, create, find, poll and read batches through LiteLLM (see the module docstring);
-    the interface of `reljudge.llm.batch.service.BatchService`."""
+    the interface of `reljudge.llm.batch.service.BatchService`, each call within its deadline
+    (`reljudge.llm.batch.service.Deadlines`)."""
 
     #: whether files and batches can be listed (to find what a killed run sent): LiteLLM lists
     #: them for every provider in `BATCH_PROVIDERS`
@@ -85,14 +86,17 @@ class LitellmBatchService:
             **({"api_key": api_key} if api_key else {}),
         }
         self.max_download_bytes = max_download_bytes
+        self.timeout_s = timeout_s
         self._redact = redact
 
     async def aclose(self) -> None:
         return None
 
-    async def _call(self, what: str, call: Any) -> Any:
+    async def _call(self, what: str, call: Any, *, size: int = 0) -> Any:
         try:
-            return await call
+            return await self._within(what, call, size=size)
+        except ProviderError:
+            raise
         except Exception as err:
             raise self._error(what, err) from None
 
@@ -118,6 +122,7 @@ class LitellmBatchService:
                 self._litellm.acreate_file(
                     file=(filename, handle, "application/jsonl"), purpose="batch", **self._base
                 ),
+                size=path.stat().st_size,
             )
         return checked_id(getattr(item, "id", None), self._redact)
 
@@ -137,27 +142,41 @@ class LitellmBatchService:
                 found = checked_id(getattr(item, "id", None), self._redact)
         return found
 
-    async def lines(self, file_id: str) -> AsyncIterator[bytes | None]:
+    async def lines(self, file_id: str, max_bytes: int | None = None) -> AsyncIterator[bytes | None]:
         """A file's content as lines (None for a line too long), streamed; at most
-        ``max_download_bytes`` are read."""
+        ``max_download_bytes`` (and ``max_bytes``: what the file can hold) are read, each chunk
+        in time."""
+        limit = self.max_download_bytes if max_bytes is None else min(max_bytes, self.max_download_bytes)
+        self.cut = None
         splitter = LineSplitter(MAX_OUTPUT_LINE_BYTES)
         read = 0
         what = f"reading {file_id}"
-        result = await self._call(
-            what, self._litellm.afile_content(file_id=file_id, stream=True, **self._base)
-        )
+        started = time.monotonic()
+        opening = self._litellm.afile_content(file_id=file_id, stream=True, **self._base)
+        try:
+            result = await self._within(what, opening, end=self._transfer_end(started, 0))
+        except ProviderError:
+            raise
+        except Exception as err:
+            raise self._error(what, err) from None
         stream = getattr(result, "stream_iterator", None)
         if stream is None or not hasattr(stream, "__aiter__"):
             raise ProviderError("invalid_response", f"{what}: LiteLLM gave no stream of the file's content")
         try:
-            async for chunk in stream:
+            chunks = stream.__aiter__()
+            while True:
+                try:
+                    chunk = await self._chunk(what, chunks, started, read)
+                except StopAsyncIteration:
+                    break
                 if not isinstance(chunk, (bytes, bytearray)):
                     raise ProviderError("invalid_response", f"{what}: a chunk that is not bytes")
-                room = self.max_download_bytes - read
+                room = limit - read
                 read += len(chunk)
                 for line in splitter.feed(bytes(chunk[: max(room, 0)])):
                     yield line
-                if read > self.max_download_bytes:
+                if read > limit:
+                    self.cut = limit
                     return  # the cut line and the rest are never read
         except ProviderError:
             raise
@@ -174,7 +193,7 @@ class LitellmBatchService:
             yield line
 
     # -- batches ----------------------------------------------------------------------------
-    async def create(self, file_id: str, metadata: Mapping[str, str]) -> BatchInfo:
+    async def create(self, file_id: str, metadata: Mapping[str, str], key: str | None = None) -> BatchInfo:
         batch = await self._call(
             "creating a batch",
             self._litellm.acreate_batch(
@@ -182,37 +201,44 @@ class LitellmBatchService:
                 endpoint=CHAT_URL,
                 input_file_id=file_id,
                 metadata=dict(metadata),
+                **({"extra_headers": {"Idempotency-Key": key}} if key else {}),
                 **self._base,
             ),
         )
         return checked_info(batch_info(batch), self._redact)
 
-    async def find_batch(self, metadata: Mapping[str, str]) -> BatchInfo | None:
-        """A batch created with this metadata, or None; a `ProviderError` when batches cannot be
-        listed (a create may have happened: not sent again)."""
+    async def find_batch(
+        self, metadata: Mapping[str, str], input_file_id: str | None = None
+    ) -> BatchInfo | None:
+        """A batch created with this metadata or from ``input_file_id``, or None; a `WaveNotFound`
+        when batches cannot be listed (a create may have happened: not sent again)."""
         refuse = (
             f"the batch of wave {metadata.get('reljudge_wave', '?')} may have been created before the process "
-            "stopped, and the batches cannot be listed to find it"
+            "stopped, and the batches cannot be listed to find it (if it was not, or once you cancelled it, "
+            "the same command with --batch-resend-lost sends the wave again)"
         )
-        seen = 0
-        after: str | None = None
-        while seen < MAX_LIST_ITEMS:
-            more = {"after": after} if after else {}
-            items = await self._listing(
-                refuse,
-                "listing batches",
-                functools.partial(self._litellm.alist_batches, limit=PAGE, **more, **self._base),
-            )
-            for batch in items:
-                given = getattr(batch, "metadata", None) or {}
-                if isinstance(given, dict) and all(given.get(k) == v for k, v in metadata.items()):
-                    return checked_info(batch_info(batch), self._redact)
-            seen += len(items)
-            last = getattr(items[-1], "id", None) if items else None
-            if len(items) < PAGE or not isinstance(last, str) or last == after:
-                return None
-            after = last
-        return None
+
+        async def scan() -> BatchInfo | None:
+            seen = 0
+            after: str | None = None
+            while seen < MAX_LIST_ITEMS:
+                more = {"after": after} if after else {}
+                items = await self._listing(
+                    refuse,
+                    "listing batches",
+                    functools.partial(self._litellm.alist_batches, limit=PAGE, **more, **self._base),
+                )
+                for batch in items:
+                    if is_batch_of(batch, metadata, input_file_id):
+                        return checked_info(batch_info(batch), self._redact)
+                seen += len(items)
+                last = getattr(items[-1], "id", None) if items else None
+                if len(items) < PAGE or not isinstance(last, str) or last == after:
+                    return None
+                after = last
+            return None
+
+        return await self._within("listing batches", scan())  # every page within the call's deadline
 
     async def _listing(self, refuse: str, what: str, call: Callable[[], Any]) -> list[Any]:
         """The items of one listing page (``call()``); a `ProviderError` saying the wave is not
@@ -221,6 +247,8 @@ class LitellmBatchService:
             raise WaveNotFound(f"{refuse}; {_GO_ON}")
         try:
             page = await self._call(what, call())
+        except CallTimedOut:
+            raise  # no answer in time: the same command looks again
         except ProviderError as err:
             raise WaveNotFound(f"{refuse} ({err}); {_GO_ON}") from None
         data = getattr(page, "data", None)

@@ -112,6 +112,7 @@ class BatchSession:
         self.fresh: set[str] = set()
         cfg = replace(client_config(self.config, model=self.model), max_cost_usd=None)
         self.client: LLMClient = LLMClient(cfg, batch=self.collector)  # its backend opens when first used
+        self.client._cache.strict = True  # a cache failure stops the job (`CacheFailed`): never paid twice
         self.client._cache.open()
         if self.client._cache.db is None:
             raise InputError(f"batch mode needs the response cache, and {cfg.cache_path} cannot be opened")
@@ -164,9 +165,7 @@ class BatchSession:
         from reljudge.llm.batch.ingest import Ingestor
 
         client = self.client
-        db = client._cache.db
-        assert db is not None
-        ingestor = Ingestor(client._results, db, self.failures, expected, answered=self.fresh)
+        ingestor = Ingestor(client._results, client._cache, self.failures, expected, answered=self.fresh)
         return ingestor.ingest(lines)
 
     def finish(self) -> int:

@@ -3,9 +3,17 @@
 Each wave is one request file sent as one batch. Its ``step`` says how far it got, and the step
 is written *before* the remote action it names, so that a process killed at any point knows what
 may have happened: ``uploading`` (a file may exist at the provider: look for it by its name
-before uploading again), ``creating`` (a batch may exist: look for it by its metadata before
-creating another), ``sent`` (its batch id is known: poll it), ``ingested`` (done). Names and
-metadata are deterministic: the run's id (made once, kept here) and the wave's number.
+before uploading again), ``creating`` (a batch may exist: look for it by its metadata or its
+input file before creating another), ``lost`` (a create failed in a way that may have come after
+the provider made the batch, and the batch could not be found: it is not created again unless the
+user says so, ``--batch-resend-lost``), ``sent`` (its batch id is known: poll it), ``ingested``
+(done). Names, metadata and the create's idempotency key are deterministic: the run's id (made
+once, kept here) and the wave's number.
+
+The ids a provider sends are checked before they are saved (`reljudge.llm.batch.service.is_provider_id`:
+they go into URL paths); a state file an older version wrote with an id that is not one (``..``)
+does not stick the run: the wave goes back to the step that looks its file or batch up again
+(`BatchState.repaired` says which).
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from reljudge.errors import InputError
 from reljudge.io.atomic import atomic_write
 
 STATE_FILE = "state.json"
-STEPS = ("prepared", "uploading", "uploaded", "creating", "sent", "ingested")
+STEPS = ("prepared", "uploading", "uploaded", "creating", "lost", "sent", "ingested")
 #: the largest state file read (a wave is ~300 bytes: millions of waves)
 MAX_STATE_BYTES = 256 * 1024 * 1024
 
@@ -54,6 +62,8 @@ class BatchState:
     #: a ``--retry-failed`` run started a new failure log and has not finished yet: a run started
     #: again after a kill goes on with that log (its lines that failed again are not sent again)
     retrying: bool = False
+    #: what `load` set right in a state file holding an id that is not one (said once by the runner)
+    repaired: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, path: Path) -> BatchState:
@@ -73,7 +83,32 @@ class BatchState:
         for wave in waves:
             if wave.step not in STEPS:
                 raise InputError(f"wave {wave.n} has an unknown step {wave.step!r}", path)
-        return cls(path, run, waves, retrying)
+        state = cls(path, run, waves, retrying)
+        state.repair()
+        return state
+
+    def repair(self) -> None:
+        """Send back to the step that looks it up again each wave whose saved file or batch id is
+        not an id (`is_provider_id`), noting it in `repaired`."""
+        from reljudge.llm.batch.service import is_provider_id
+
+        for wave in self.waves:
+            bad_batch = wave.batch_id is not None and not is_provider_id(wave.batch_id)
+            bad_file = wave.file_id is not None and not is_provider_id(wave.file_id)
+            if not (bad_batch or bad_file):
+                continue
+            if bad_batch:
+                wave.batch_id = None
+                if wave.step == "sent":
+                    wave.step = "creating"  # its batch is looked for by its metadata and input file
+            if bad_file:
+                wave.file_id = None
+                if wave.step in ("uploaded", "creating", "lost"):
+                    wave.step = "uploading"  # its file is looked for by its name
+            self.repaired.append(
+                f"wave {wave.n}: the batch state held a {'batch' if bad_batch else 'file'} id that is not one "
+                f"(saved by an older version); its {'batch' if bad_batch else 'file'} is looked for again"
+            )
 
     def save(self) -> None:
         data: dict[str, Any] = {
@@ -86,7 +121,15 @@ class BatchState:
             json.dump(data, handle, indent=1)
 
     def step(self, wave: Wave, step: str, **values: Any) -> None:
-        """Move ``wave`` to ``step`` (with its new fields) and save, before what the step names."""
+        """Move ``wave`` to ``step`` (with its new fields) and save, before what the step names; a
+        file or batch id that is not one is a `ProviderError` (nothing saved)."""
+        from reljudge.llm.batch.service import is_provider_id
+        from reljudge.llm.types import ProviderError
+
+        for name in ("file_id", "batch_id"):
+            value = values.get(name)
+            if value is not None and not is_provider_id(value):
+                raise ProviderError("invalid_response", f"the provider sent a {name[:-3]} id that is not one")
         wave.step = step
         for name, value in values.items():
             setattr(wave, name, value)
@@ -99,6 +142,10 @@ class BatchState:
     def metadata(self, wave: Wave) -> dict[str, str]:
         """The metadata of the wave's batch (found again by it after a kill)."""
         return {"reljudge_run": self.run, "reljudge_wave": str(wave.n)}
+
+    def idempotency_key(self, wave: Wave) -> str:
+        """The ``Idempotency-Key`` of the create of the wave's batch (the same when sent again)."""
+        return f"reljudge-{self.run}-wave{wave.n:05d}"
 
     @property
     def live(self) -> list[Wave]:

@@ -155,7 +155,9 @@ def _surrogate_in(value: Any, where: str = "") -> tuple[str, str] | None:
     return None
 
 
-def check_unicode(value: Any, path: str | Path | None = None, line: int | None = None, text: str = "") -> None:
+def check_unicode(
+    value: Any, path: str | Path | None = None, line: int | None = None, text: str = ""
+) -> None:
     """Raise `InputError` when a string of ``value`` (a parsed JSON or YAML value: keys, lists and
     nested objects included) holds a lone surrogate, which no file can be written with. ``text``
     (the source), when given without ``line``, locates the line of the first surrogate escape."""

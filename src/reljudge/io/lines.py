@@ -20,6 +20,8 @@ Text that decodes is not yet valid Unicode: a JSON (or YAML) escape can name hal
 refuses with a traceback. `loads_json` is the JSON reader of every text input (corpus lines,
 answer files, judgment records, datasets' metadata...): bad JSON and lone surrogates are
 `InputError` at ``file:line``. `check_unicode` makes the same check on any parsed value (YAML).
+A provider's answer is not refused for it: `replace_surrogates` writes each lone surrogate as
+U+FFFD, as a UTF-8 decoder writes a byte it cannot read.
 """
 
 from __future__ import annotations
@@ -201,3 +203,26 @@ def _might_escape(text: str | bytes) -> bool:
     """Whether JSON text holds a ``\\u`` escape at all (the only way to a surrogate: UTF-8 bytes
     of one do not decode): the cheap test before walking the value."""
     return (b"\\u" in text) if isinstance(text, bytes) else ("\\u" in text)
+
+
+def replace_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` (parsed JSON) with each lone surrogate in its strings (keys included) replaced by
+    U+FFFD, and how many were replaced; ``value`` itself when there were none."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value, 0
+        return _SURROGATE.subn("\ufffd", value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        total = 0
+        for key, item in value.items():
+            new_key, n_key = replace_surrogates(key)
+            new_item, n_item = replace_surrogates(item)
+            out[new_key] = new_item
+            total += n_key + n_item
+        return (out, total) if total else (value, 0)
+    if isinstance(value, list):
+        pairs = [replace_surrogates(item) for item in value]
+        total = sum(n for _, n in pairs)
+        return ([item for item, _ in pairs], total) if total else (value, 0)
+    return value, 0

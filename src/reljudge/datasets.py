@@ -42,7 +42,6 @@ The TREC DL levels are the ones ir_datasets lists for the official measures (``A
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Collection
@@ -53,6 +52,7 @@ from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.io.corpus import Corpus, load_corpus
+from reljudge.io.lines import BOM, loads_json
 from reljudge.io.trec import Qrels, Run, Topics, read_qrels, read_runs_dir, read_topics, run_files
 
 logger = logging.getLogger(__name__)
@@ -330,10 +330,7 @@ def _metadata(directory: Path) -> dict[str, Any]:
     meta_path = directory / "dataset.json"
     if not meta_path.exists():
         return {}
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8-sig"))  # a BOM is no error
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(f"not valid JSON: {err}", meta_path) from None
+    meta = loads_json(meta_path.read_bytes().removeprefix(BOM), meta_path)  # a BOM is no error
     if not isinstance(meta, dict):
         raise InputError("expected a JSON object", meta_path)
     return meta

@@ -115,3 +115,41 @@ def test_gzipped_and_small_collections_are_not_indexed(tmp_path, monkeypatch):
     plain.write_text("d1\tone\n")
     assert dict(load_corpus(plain, docids=["d1"])) == {"d1": "one"}
     assert not index_path(plain).exists()
+
+
+def _edit_keeping_size_and_time(path, old: bytes, new: bytes) -> None:
+    stat = path.stat()
+    data = path.read_bytes()
+    assert len(old) == len(new) and old in data
+    path.write_bytes(data.replace(old, new))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+
+
+# d1's text two bytes shorter, d2's two longer: every size and time the same, d2's line moved
+GLUE = (b"d1\tfirst passage\nd2\tsecond\n", b"d1\tfirst passa\nd2\tsecond!!\n")
+
+
+def test_an_edit_keeping_size_and_time_is_seen_by_the_fingerprint(tmp_path):
+    path = tmp_path / "passages.tsv"
+    path.write_bytes(GLUE[0] + b"d3\tthird\n")
+    assert dict(load_corpus(path, docids=["d1"])) == {"d1": "first passage"}
+    _edit_keeping_size_and_time(path, *GLUE)
+    assert CorpusIndex.open(path, lambda *a: ("", ""), build=False) is None  # stale
+    assert dict(load_corpus(path, docids=["d1", "d2"])) == {"d1": "first passa", "d2": "second!!"}
+
+
+def test_an_edit_the_samples_miss_rebuilds_the_index_instead_of_gluing_lines(tmp_path, monkeypatch, caplog):
+    # the fingerprint reads only the first and the last 8 bytes: the edit in between is unseen
+    monkeypatch.setattr(corpus_index, "SAMPLES", 2)
+    monkeypatch.setattr(corpus_index, "BLOCK", 8)
+    path = tmp_path / "passages.tsv"
+    path.write_bytes(b"d0\tthe start\n" + GLUE[0] + b"d3\tthe end\n")
+    assert dict(load_corpus(path, docids=["d1", "d2"])) == {"d1": "first passage", "d2": "second"}
+    _edit_keeping_size_and_time(path, *GLUE)
+    assert CorpusIndex.open(path, lambda *a: ("", ""), build=False) is not None  # looks current
+    with caplog.at_level("WARNING"):
+        assert dict(load_corpus(path, docids=["d1"])) == {"d1": "first passa"}  # not "first passa\nd2"
+        assert dict(load_corpus(path, docids=["d2", "d3"])) == {"d2": "second!!", "d3": "the end"}
+    said = [r.getMessage() for r in caplog.records if "indexing it again" in r.getMessage()]
+    assert len(said) == 1 and "line 2 is no longer" in said[0]

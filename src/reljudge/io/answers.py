@@ -42,7 +42,7 @@ from typing import Any
 
 from reljudge.errors import InputError, shown
 from reljudge.io.atomic import atomic_write
-from reljudge.io.lines import is_jsonl_name, read_lines
+from reljudge.io.lines import is_jsonl_name, loads_json, read_lines
 
 #: the longest line read (either format), line end included
 MAX_LINE_BYTES = 1_000_000
@@ -135,12 +135,7 @@ def _rag24_line(line: str, path: Path, number: int) -> Answer:
     def fail(what: str) -> InputError:
         return InputError(what, path, number)
 
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise fail(f"not valid JSON ({err.msg} at column {err.colno})") from None
-    except RecursionError:
-        raise fail("not valid JSON (nested too deeply)") from None
+    obj = loads_json(line, path, number)
     if not isinstance(obj, dict):
         raise fail(f"expected a JSON object, found {type(obj).__name__}")
     for name in RAG24_FIELDS:

@@ -18,13 +18,12 @@ written one line per judged pair, like the TREC DL ``passages.tsv``) is kept onc
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from reljudge.errors import InputError
 from reljudge.io.corpus_index import indexable
-from reljudge.io.lines import is_jsonl_name, read_lines
+from reljudge.io.lines import is_jsonl_name, loads_json, read_lines
 
 ID_FIELDS: tuple[str, ...] = ("docid", "id", "_id", "doc_id")
 TEXT_FIELDS: tuple[str, ...] = ("text", "contents", "passage", "body")
@@ -103,10 +102,7 @@ def _join_title(title: str, text: str) -> str:
 
 
 def _parse_jsonl(line: str, path: Path, number: int) -> tuple[str, str]:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise InputError(f"not valid JSON ({err.msg} at column {err.colno})", path, number) from None
+    obj = loads_json(line, path, number)
     if not isinstance(obj, dict):
         raise InputError("expected a JSON object per line", path, number)
     id_field = next((f for f in ID_FIELDS if f in obj), None)

@@ -5,8 +5,13 @@ The index is a small SQLite file (``docid, line, offset, length`` per line), bui
 streamed pass that checks every line as `reljudge.io.corpus.load_corpus` does (same errors,
 ``file:line``), and kept in ``$RELJUDGE_INDEX_DIR`` (default
 ``$XDG_CACHE_HOME/reljudge/corpus-index/``, i.e. ``~/.cache/reljudge/corpus-index/``) under a
-name derived from the collection's absolute path. It records the file's size and modification
-time: a collection that changed is indexed again. Memory stays bounded while building (rows
+name derived from the collection's absolute path. It records the file's size, modification
+time and a fingerprint of its content (a hash of `SAMPLES` blocks of `BLOCK` bytes: the first,
+the last and evenly spaced ones between, a few milliseconds to read even for 1 GB): a collection
+that changed is indexed again. An edit that keeps the size and time and misses every sampled
+block is caught when a passage is read: each must still be one whole line (a line end before its
+offset and at its end, none inside) holding the indexed docid; when one is not, the index is
+built again (with one warning) and the passages read from the new one, never a neighbour's bytes. Memory stays bounded while building (rows
 go to SQLite in batches; repeated docids are found afterwards by an SQL query, and a docid
 repeated with a *different* text is recorded and reported, as by `load_corpus`, when a job
 asks for it).
@@ -37,8 +42,12 @@ logger = logging.getLogger(__name__)
 #: collections smaller than this are streamed (no index)
 MIN_INDEX_BYTES = 64 * 1024 * 1024
 #: the index's layout; an index of another version is built again
-VERSION = "1"
+VERSION = "2"
 _BATCH = 50_000
+#: bytes of each block the fingerprint reads
+BLOCK = 4096
+#: blocks the fingerprint reads: the first, the last and evenly spaced ones between
+SAMPLES = 256
 
 
 def index_dir() -> Path:
@@ -65,7 +74,27 @@ def index_path(path: Path) -> Path:
 
 def _stamp(path: Path) -> str:
     st = path.stat()
-    return f"{VERSION}:{st.st_size}:{st.st_mtime_ns}"
+    return f"{VERSION}:{st.st_size}:{st.st_mtime_ns}:{fingerprint(path, st.st_size)}"
+
+
+def fingerprint(path: Path, size: int) -> str:
+    """A hash of the content of ``path`` (``size`` bytes): the whole file when it is at most
+    `SAMPLES` blocks, else `SAMPLES` blocks of `BLOCK` bytes, the first, the last and evenly spaced
+    ones between."""
+    digest = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as handle:
+        if size <= SAMPLES * BLOCK:
+            digest.update(handle.read())
+        else:
+            step = (size - BLOCK) / (SAMPLES - 1)
+            for i in range(SAMPLES):
+                handle.seek(round(i * step))
+                digest.update(handle.read(BLOCK))
+    return digest.hexdigest()
+
+
+class _Moved(Exception):
+    """A passage read through the index is not the whole line the index recorded."""
 
 
 class CorpusIndex:
@@ -75,6 +104,8 @@ class CorpusIndex:
         self.path = path
         self._db = db
         self._parse = parse
+        #: the index was built again because a passage had moved (`lookup`)
+        self.rebuilt = False
 
     @classmethod
     def open(cls, path: str | Path, parse: Parse, *, build: bool = True) -> CorpusIndex | None:
@@ -109,7 +140,25 @@ class CorpusIndex:
     def lookup(self, docids: Collection[str]) -> dict[str, str]:
         """``{docid: text}`` of the ``docids`` the collection holds, each read at its offset (in
         file order). A docid the collection repeats with another text is an `InputError`, as in
-        `load_corpus`."""
+        `load_corpus`. A passage that is no longer the whole line indexed (the file was edited
+        without a change of size and time): the index is built again, once, and read."""
+        try:
+            return self._lookup(docids)
+        except _Moved as err:
+            if self.rebuilt:
+                raise InputError(f"{err} even in a new index: is it being written?", self.path) from None
+            moved = str(err)
+        logger.warning(
+            "%s changed since it was indexed (%s; same size and time): indexing it again", self.path, moved
+        )
+        self._db.close()
+        where = index_path(self.path)
+        _build(self.path, where, _stamp(self.path), self._parse)
+        self._db = sqlite3.connect(f"file:{where}?mode=ro", uri=True)
+        self.rebuilt = True
+        return self.lookup(docids)
+
+    def _lookup(self, docids: Collection[str]) -> dict[str, str]:
         found: list[tuple[int, int, int, str]] = []
         wanted = list(dict.fromkeys(docids))
         for start in range(0, len(wanted), 900):  # SQLite's bound on parameters
@@ -131,11 +180,17 @@ class CorpusIndex:
                 )
         passages: dict[str, str] = {}
         with self.path.open("rb") as handle:
-            for offset, length, line, _ in sorted(found):
-                handle.seek(offset)
-                docid, text = self._parse(
-                    _decode(handle.read(length), offset, self.path, line), self.path, line
-                )
+            size = os.fstat(handle.fileno()).st_size
+            for offset, length, line, indexed in sorted(found):
+                handle.seek(max(offset - 1, 0))
+                before = handle.read(1) if offset else b"\n"
+                raw = handle.read(length)
+                ends = raw.endswith(b"\n") or offset + len(raw) == size
+                if before != b"\n" or len(raw) != length or not ends or b"\n" in raw[:-1]:
+                    raise _Moved(f"line {line} is no longer at byte {offset:,}")
+                docid, text = self._parse(_decode(raw, offset, self.path, line), self.path, line)
+                if docid != indexed:
+                    raise _Moved(f"line {line} no longer holds document {indexed!r}")
                 passages[docid] = text
         return passages
 

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import ConfigDict, ValidationError, create_model
 
 from reljudge.errors import InputError, input_error_from_validation
-from reljudge.io.lines import BOM, JSONL_SUFFIXES
+from reljudge.io.lines import BOM, JSONL_SUFFIXES, check_unicode
 from reljudge.io.redact import is_secret_name, scrub_secrets
 from reljudge.records import Judgment
 
@@ -82,6 +82,9 @@ def parse_line(raw: bytes, path: Path, number: int, *, last: bool) -> Judgment |
             logger.warning("%s:%d: skipped a torn last line (an interrupted write)", path, number)
             return None
         raise InputError(f"not valid JSON ({err.msg} at column {err.colno})", path, number) from None
+    except RecursionError:
+        raise InputError("not valid JSON (nested too deeply)", path, number) from None
+    check_unicode(obj, path, number)
     if not isinstance(obj, dict):
         raise InputError("expected a JSON object (one judgment record per line)", path, number)
     try:

@@ -14,17 +14,27 @@ Streaming with ``max_line_bytes`` also bounds each line: a longer line raises `I
 number without being read whole (a hostile file of one endless line cannot bloat memory).
 
 `JSONL_SUFFIXES` / `is_jsonl_name`: the file names read as JSON Lines (judgments, corpora).
+
+Text that decodes is not yet valid Unicode: a JSON (or YAML) escape can name half a surrogate pair
+(``"\\udc80"``), which `json.loads` accepts and every later encode (a write, a hash, a request)
+refuses with a traceback. `loads_json` is the JSON reader of every text input (corpus lines,
+answer files, judgment records, datasets' metadata...): bad JSON and lone surrogates are
+`InputError` at ``file:line``. `check_unicode` makes the same check on any parsed value (YAML).
+A provider's answer is not refused for it: `replace_surrogates` writes each lone surrogate as
+U+FFFD, as a UTF-8 decoder writes a byte it cannot read.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from reljudge.errors import InputError
+from reljudge.errors import InputError, clip
 
 #: suffixes of JSON Lines files (one JSON object per line), after an optional ``.gz``
 JSONL_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".ndjson")
@@ -121,3 +131,98 @@ def _describe(err: BaseException) -> str:
     if isinstance(err, EOFError):
         return f"truncated gzip data ({err})"
     return str(err)
+
+
+#: a JSON or YAML escape that may name a surrogate (``\\ud800``-``\\udfff``, ``\\U0000dc80``)
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F][0-9a-fA-F]{2}")
+#: a surrogate code point in a decoded string
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_in(value: Any, where: str = "") -> tuple[str, str] | None:
+    """``(where, the surrogate)`` of the first string holding a lone surrogate in a parsed value."""
+    if isinstance(value, str):
+        found = None if value.isascii() else _SURROGATE.search(value)
+        return (where, found.group()) if found else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            hit = _surrogate_in(key, where) or _surrogate_in(item, f"{where}.{key}" if where else str(key))
+            if hit:
+                return hit
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            hit = _surrogate_in(item, f"{where}[{i}]")
+            if hit:
+                return hit
+    return None
+
+
+def check_unicode(
+    value: Any, path: str | Path | None = None, line: int | None = None, text: str = ""
+) -> None:
+    """Raise `InputError` when a string of ``value`` (a parsed JSON or YAML value: keys, lists and
+    nested objects included) holds a lone surrogate, which no file can be written with. ``text``
+    (the source), when given without ``line``, locates the line of the first surrogate escape."""
+    try:
+        hit = _surrogate_in(value)
+    except RecursionError:
+        raise InputError("nested too deeply", path, line) from None
+    if hit is None:
+        return
+    where, char = hit
+    if line is None and text:
+        escape = _SURROGATE_ESCAPE.search(text)
+        line = text.count("\n", 0, escape.start()) + 1 if escape else None
+    field = f" in {clip(where)}" if where else ""
+    raise InputError(
+        f"a lone surrogate \\u{ord(char):04x}{field} (half of a UTF-16 pair escaped on its own, "
+        "not valid Unicode)",
+        path,
+        line,
+    )
+
+
+def loads_json(text: str | bytes, path: str | Path | None = None, line: int | None = None) -> Any:
+    """``json.loads(text)``, the JSON reader of every text input: not JSON, nested too deeply or
+    holding a lone surrogate (`check_unicode`) is an `InputError` naming ``path:line``."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON ({err.msg} at column {err.colno})", path, line) from None
+    except UnicodeDecodeError as err:
+        raw = text if isinstance(text, bytes) else b""
+        raise InputError(f"not valid UTF-8 (byte {raw[err.start : err.start + 1]!r})", path, line) from None
+    except RecursionError:
+        raise InputError("not valid JSON (nested too deeply)", path, line) from None
+    if _might_escape(text):
+        check_unicode(value, path, line, text if isinstance(text, str) else "")
+    return value
+
+
+def _might_escape(text: str | bytes) -> bool:
+    """Whether JSON text holds a ``\\u`` escape at all (the only way to a surrogate: UTF-8 bytes
+    of one do not decode): the cheap test before walking the value."""
+    return (b"\\u" in text) if isinstance(text, bytes) else ("\\u" in text)
+
+
+def replace_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` (parsed JSON) with each lone surrogate in its strings (keys included) replaced by
+    U+FFFD, and how many were replaced; ``value`` itself when there were none."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value, 0
+        return _SURROGATE.subn("\ufffd", value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        total = 0
+        for key, item in value.items():
+            new_key, n_key = replace_surrogates(key)
+            new_item, n_item = replace_surrogates(item)
+            out[new_key] = new_item
+            total += n_key + n_item
+        return (out, total) if total else (value, 0)
+    if isinstance(value, list):
+        pairs = [replace_surrogates(item) for item in value]
+        total = sum(n for _, n in pairs)
+        return ([item for item, _ in pairs], total) if total else (value, 0)
+    return value, 0

@@ -21,6 +21,12 @@ Counters are not secrets: in a dict named like a counter (`COUNTER_FIELDS`: ``fa
 secret-looking key (``{"auth": 3}``: three authentication failures). Any other value there is
 scrubbed as usual.
 
+`credential_field` finds a credential among request fields (``--param``, a sweep's ``extra``),
+which reljudge refuses: a request field is written in clear to batch request files (and uploaded),
+to ``judge batch export`` files and into cache keys, so a key belongs in an environment variable
+(``--api-key-env``), never in a request field. Fields named like a secret but known not to be one
+(`NOT_CREDENTIALS`: OpenAI's ``prompt_cache_key``) are allowed.
+
 `KnownSecrets` serves the LLM client, which knows its secrets by value (the API key, the
 password and Basic credentials of a ``user:pass@`` base URL, the values of rule 3): it masks them
 in a provider's error messages (with rules 2 and 3 and short ``sk-...`` keys) and, by exact match
@@ -87,6 +93,37 @@ def is_secret_name(name: str) -> bool:
     if _NOT_SECRET_NAME.search(bare):
         return False
     return bool(_SECRET_NAME.search(bare))
+
+
+#: request fields named like a secret that are not credentials
+NOT_CREDENTIALS: frozenset[str] = frozenset({"prompt_cache_key", "cache_key", "idempotency_key"})
+
+
+def credential_field(fields: Any, where: str = "") -> str | None:
+    """The dotted name of the first credential in request ``fields`` (nested dicts and lists
+    included): a secret name (`is_secret_name`, unless in `NOT_CREDENTIALS`) with a value, or a
+    value that looks like a credential (rules 2 and 3); None when there is none."""
+    if isinstance(fields, Mapping):
+        for key, value in fields.items():
+            name = f"{where}.{key}" if where else str(key)
+            if (
+                isinstance(key, str)
+                and key not in NOT_CREDENTIALS
+                and is_secret_name(key)
+                and value not in (None, "", [], {})
+            ):
+                return name
+            found = credential_field(value, name)
+            if found:
+                return found
+    elif isinstance(fields, (list, tuple)):
+        for i, value in enumerate(fields):
+            found = credential_field(value, f"{where}[{i}]")
+            if found:
+                return found
+    elif isinstance(fields, str) and redact_text(fields) != fields:
+        return where or "a value"
+    return None
 
 
 def _env_secrets() -> list[str]:

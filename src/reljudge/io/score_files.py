@@ -22,6 +22,7 @@ from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.io.atomic import atomic_write
+from reljudge.io.lines import loads_json
 
 #: the largest scores file read back
 MAX_JSON_BYTES = 256 * 1024 * 1024
@@ -135,7 +136,7 @@ def read_score_json(path: str | Path, name: str) -> dict[str, Any]:
     try:
         if path.stat().st_size > MAX_JSON_BYTES:
             raise InputError(f"larger than {MAX_JSON_BYTES:,} bytes", path)
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_bytes(), path)
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror or err}", path) from None
     except (ValueError, UnicodeDecodeError, RecursionError) as err:

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from reljudge.errors import InputError, clip
+from reljudge.io.lines import check_unicode
 
 #: largest YAML text read (prompt files with long few-shot examples are far below it)
 MAX_BYTES = 4 * 1024 * 1024
@@ -96,9 +97,11 @@ def load_yaml(text: str, source: str | Path) -> Any:
     loader = bounded_loader(text, source)
     try:
         with yaml_input_errors(source):
-            return loader.get_single_data()
+            value = loader.get_single_data()
     finally:
         loader.dispose()
+    check_unicode(value, source, text=text)
+    return value
 
 
 def read_yaml_text(path: str | Path, what: str = "file") -> str:

@@ -183,6 +183,11 @@ class ClientConfig:
             raise ValueError("--cache-only answers from the response cache: it cannot go with --no-cache")
         if self.cache_path is not None:
             self.cache_path = Path(self.cache_path).expanduser()
+        from reljudge.io.redact import credential_field
+
+        found = credential_field(self.extra_params)
+        if found:  # written in clear to batch files and cache keys: the key goes in api_key
+            raise ValueError(f"extra_params {found!r} is a credential: pass it as api_key")
 
     def decoding_params(self) -> dict[str, Any]:
         """The decoding parameters of a request, before per-call overrides."""

@@ -221,8 +221,19 @@ def judge_option_list(items: Iterable[str] | None) -> dict[str, Any]:
 
 
 def request_field_list(items: Iterable[str] | None) -> dict[str, Any]:
-    """The values of ``--param`` (repeatable): request fields, keys as written."""
-    return parse_options(items or (), flag="--param", normalise=False)
+    """The values of ``--param`` (repeatable): request fields, keys as written. A credential
+    (`reljudge.io.redact.credential_field`) is refused: it would be written in clear to batch files."""
+    from reljudge.io.redact import credential_field
+
+    fields = parse_options(items or (), flag="--param", normalise=False)
+    found = credential_field(fields)
+    if found:
+        raise InputError(
+            f"--param {found}: a credential is never sent as a request field (it would be written in "
+            "clear to batch request files, exports and cache keys); put it in an environment variable "
+            "and name it with --api-key-env"
+        )
+    return fields
 
 
 def parse_float_policy(text: str) -> FloatPolicy:

@@ -130,6 +130,13 @@ class ModelSpec(_Strict):
             raise ValueError(
                 f"unknown model parameter(s) {unknown}; known: {sorted(known)} (others go under extra)"
             )
+        from reljudge.io.redact import credential_field
+
+        found = credential_field(value)
+        if found:
+            raise ValueError(
+                f"{found}: do not put credentials in the sweep file; name the variable with api_key_env"
+            )
         return value
 
     @property

@@ -20,7 +20,6 @@ llama3.2. `read_published` leaves them out unless ``exclude=()`` is given.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import tarfile
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from reljudge.errors import InputError
+from reljudge.io.lines import loads_json
 from reljudge.sweep.labels import PAIR_TYPES, CellLabels, pair_key
 
 EXCLUDED_BY_AUTHORS: frozenset[str] = frozenset({"4", "6", "13", "23", "27", "30"})
@@ -209,8 +209,8 @@ def groups_from_collection(path: str | Path) -> dict[str, str]:
     from reljudge.sweep.prompts import group_of
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        data = loads_json(Path(path).read_bytes(), path)
+    except OSError as err:
         raise InputError(f"cannot read the prompt collection: {err}", path) from None
     return {
         str(k): group_of(v.get("participant_name") if isinstance(v, Mapping) else None)
@@ -221,8 +221,8 @@ def groups_from_collection(path: str | Path) -> dict[str, str]:
 def prompt_texts(path: str | Path) -> dict[str, Any]:
     """The prompt collection as ``{prompt id: {task: {"system": …, "user": …}, …}}`` (the raw JSON)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        data = loads_json(Path(path).read_bytes(), path)
+    except OSError as err:
         raise InputError(f"cannot read the prompt collection: {err}", path) from None
     if not isinstance(data, Mapping):
         raise InputError("expected a JSON object of prompts", path)

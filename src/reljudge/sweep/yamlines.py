@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from reljudge.errors import InputError, shown
+from reljudge.io.lines import check_unicode
 from reljudge.io.yamlsafe import BoundedLoader, bounded_loader, read_yaml_text, yaml_input_errors
 
 PathKey = tuple[Any, ...]
@@ -77,6 +78,7 @@ def load_with_lines(text: str, source: str | Path) -> tuple[Any, LineMap]:
             value = None if node is None else _walk(loader, node, (), lines, source)
     finally:
         loader.dispose()
+    check_unicode(value, source, text=text)
     return value, lines
 
 

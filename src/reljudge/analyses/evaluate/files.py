@@ -23,6 +23,7 @@ import numpy as np
 from reljudge.analyses.evaluate.alignment_vs_agreement import COLUMNS, summary_points
 from reljudge.analyses.evaluate.comparison import Report
 from reljudge.errors import InputError
+from reljudge.io.lines import loads_json
 from reljudge.io.tables import json_ready
 from reljudge.metrics.registry import judgment_measures
 
@@ -127,8 +128,8 @@ def read_points(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
         if path.is_dir():
             path = path / "evaluation.json"
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
+            data = loads_json(path.read_bytes(), path)
+        except OSError as err:
             raise InputError(f"cannot read an evaluation.json: {err}", path) from None
         if not isinstance(data, dict) or not isinstance(data.get("sets"), list):
             raise InputError("not a judge evaluate result (no 'sets' list)", path)

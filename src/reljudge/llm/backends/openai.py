@@ -21,6 +21,7 @@ as None.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from typing import Any
@@ -28,6 +29,7 @@ from typing import Any
 import httpx
 import openai
 
+from reljudge.io.lines import replace_surrogates
 from reljudge.llm.adaptive import rate_headers
 from reljudge.llm.backends._http import event_hooks, guard_error
 from reljudge.llm.backends.base import (
@@ -202,8 +204,21 @@ def completion_from_json(body: bytes) -> Completion:
     return completion_from_data(data)
 
 
+logger = logging.getLogger(__name__)
+
+#: the warning of a response with lone surrogates was given (once per process)
+_surrogates_said = False
+
+
 def completion_from_data(data: Any) -> Completion:
-    """`completion_from_json` of a body already decoded (a batch output line's ``response.body``)."""
+    """`completion_from_json` of a body already decoded (a batch output line's ``response.body``).
+    A lone surrogate (a ``\\udc80`` escape of half a UTF-16 pair), which no cache or file can hold,
+    is read as U+FFFD, with one warning."""
+    global _surrogates_said
+    data, replaced = replace_surrogates(data)
+    if replaced and not _surrogates_said:
+        _surrogates_said = True
+        logger.warning("a response held %d lone surrogate(s) (invalid Unicode): read as U+FFFD", replaced)
     if not isinstance(data, dict):
         raise ProviderError("invalid_response", "the response is not a JSON object")
     choices = data.get("choices")

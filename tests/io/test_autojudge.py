@@ -63,7 +63,7 @@ def test_the_three_citation_shapes_give_one_answer(tmp_path, citations, extra):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("{not json", "not JSON"),
+        ("{not json", "not valid JSON"),
         ("[1, 2]", "must be a JSON object"),
         (json.dumps({"metadata": {"topic_id": "q"}, "responses": [{"text": "a"}]}), "metadata.run_id"),
         (json.dumps({"metadata": {"run_id": "r"}, "responses": [{"text": "a"}]}), "names no topic"),
@@ -92,7 +92,8 @@ def test_the_three_citation_shapes_give_one_answer(tmp_path, citations, extra):
             ),
             "longer than",
         ),
-        ("[" * 100_000 + "]" * 100_000, "not JSON"),
+        ("[" * 100_000 + "]" * 100_000, "JSON"),
+        ('{"metadata": {"run_id": "r", "topic_id": "q"}, "responses": [{"text": "a \\udc80"}]}', "surrogate"),
     ],
 )
 def test_a_hostile_response_is_a_file_line_error(tmp_path, line, message):

@@ -31,7 +31,6 @@ text of a response is data to judge, never an instruction: nothing here reads a 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -40,7 +39,7 @@ from typing import Any
 
 from reljudge.errors import InputError, shown
 from reljudge.io.answers import MAX_ANSWER_CHARS, MAX_REFERENCES, MAX_SENTENCES, Answer, Sentence
-from reljudge.io.lines import read_lines
+from reljudge.io.lines import loads_json, read_lines
 
 #: the longest line read: a report with its embedded documents
 MAX_LINE_BYTES = 16_000_000
@@ -171,10 +170,7 @@ def _read_file(path: Path) -> list[Response]:
 
 
 def _json_object(line: str, path: Path, number: int) -> dict[str, Any]:
-    try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, RecursionError) as err:
-        raise InputError(f"not JSON ({err.__class__.__name__})", path, number) from None
+    obj = loads_json(line, path, number)  # bad JSON, too deep, a lone surrogate: FILE:LINE
     if not isinstance(obj, dict):
         raise InputError(f"each line must be a JSON object, found {type(obj).__name__}", path, number)
     return obj

@@ -18,7 +18,7 @@ things, both AIMD (as TCP and Netflix's concurrency-limits do):
   pace learnt: there is none until the first limit signal; then the rate (requests/s) is set to
   ``rate_backoff`` (0.85) times the rate of healthy answers observed over the last
   ``rate_window_s`` seconds (what the provider actually admitted), grows additively on each healthy
-  answer (``rate_growth``: about 1 % of the rate set at the cut per second), and an isolated 429
+  answer (``rate_growth``: about 2 % of the rate set at the cut per second), and an isolated 429
   takes ``background_ratio`` (9) growth steps back, never below the rate set at the cut: a client
   above the limit settles where about 1 in 10 responses is a 429 while the provider admits all it
   allows, and the retries that costs rarely fail (6 attempts in a row at 10 %: 1e-6).
@@ -106,7 +106,7 @@ class AdaptiveConcurrency:
         latency_factor: float = 2.0,
         pace_share: float = 0.97,
         rate_backoff: float = 0.85,
-        rate_growth: float = 0.01,
+        rate_growth: float = 0.02,
         background_ratio: float = 9.0,
         rate_window_s: float = 10.0,
         signal_window: int = 32,
@@ -135,6 +135,7 @@ class AdaptiveConcurrency:
         self._answers: deque[float] = deque()  # when the healthy answers of the window came
         self._sends: deque[float] = deque()  # when the sends of the window went
         self._first_event: float | None = None
+        self._first_answer: float | None = None
         self._ignore = 0  # responses still to leave out of the signal window (in flight at a signal)
         self._next_send = 0.0
         self.paused_until = 0.0  # no send before this instant (a limit signal's Retry-After)
@@ -189,7 +190,10 @@ class AdaptiveConcurrency:
     ) -> None:
         """A healthy answer that took ``latency_s`` seconds, with the provider's rate headers."""
         self._learn(headers)
-        self._note(self._answers, _now(now))
+        now = _now(now)
+        if self._first_answer is None:
+            self._first_answer = now
+        self._note(self._answers, now)
         self._observe(0)
         if self._rate is not None:  # additive increase of the learnt rate
             self._rate = min(MAX_RPM / 60.0, self._rate + self.rate_growth * self._rate_cut / self._rate)
@@ -270,9 +274,12 @@ class AdaptiveConcurrency:
         for stamps in (self._answers, self._sends):
             while stamps and stamps[0] < now - self.rate_window_s:
                 stamps.popleft()
+        stamps = self._answers or self._sends
         first = self._first_event if self._first_event is not None else now
+        if stamps and self._answers:  # from the first answer (not a canary's wait before the flood)
+            first = max(first, self._first_answer if self._first_answer is not None else first)
         span = max(1.0, min(self.rate_window_s, now - first))
-        return (len(self._answers) or len(self._sends)) / span
+        return len(stamps) / span
 
     def _may_cut(self) -> bool:
         return self.backoffs == 0 or self._since_cut >= self.level

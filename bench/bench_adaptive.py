@@ -126,6 +126,7 @@ def judge_run(url: str, n: int, root: Path, *options: str) -> dict:
         "items": n,
         "exit": done.returncode,
         "wall_s": wall,
+        "run_s": manifest.get("extra", {}).get("wall_time_s"),
         "ok": status.get("ok", 0),
         "api_error": status.get("api_error", 0),
         "calls": manifest.get("summary", {}).get("usage", {}).get("calls"),

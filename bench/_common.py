@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @contextmanager
-def mock_server(latency: float = 0.0, responder: str = "fixed:1") -> Iterator[dict[str, str]]:
-    """``judge mock-server`` in a subprocess; yields {"openai": URL, "ollama": URL}."""
+def mock_server(latency: float = 0.0, responder: str = "fixed:1", *extra: str) -> Iterator[dict[str, str]]:
+    """``judge mock-server`` in a subprocess (``extra``: more of its options); yields
+    {"openai": URL, "ollama": URL}."""
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -27,6 +28,7 @@ def mock_server(latency: float = 0.0, responder: str = "fixed:1") -> Iterator[di
             str(latency),
             "--responder",
             responder,
+            *extra,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

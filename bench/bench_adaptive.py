@@ -1,13 +1,22 @@
-"""Adaptive concurrency against a rate-limited provider (issue 14): the mock server limited to
-600 requests/min and 16 connections, 200 ms latency. Three clients in turn, on the same server:
-the default (``--concurrency 8``, adaptive with 8 as ceiling), a static 8 (``fixed:8``, the old
-default) and a static 64 (``fixed:64``). Each keeps the client busy for ``--duration`` seconds.
+"""Adaptive concurrency and pace against rate-limited and faulty providers (issues 14 and 26).
 
-Reported for each: the share of the limit reached (requests the server admitted per minute / 600)
-and the share of requests answered 429 (refused / all requests the server saw).
-Target for the adaptive default: >= 90 % of the limit with < 5 % 429s.
+1. **Header case** (issue 14): the mock server limited to 600 requests/min and 16 connections,
+   200 ms latency, with OpenAI's ``x-ratelimit-*`` headers. Three clients in turn on the same
+   server: the default (``--concurrency 8``, adaptive with 8 as ceiling), ``fixed:8`` and
+   ``fixed:64``, each kept busy for ``--duration`` seconds. Reported: the share of the limit
+   reached (requests admitted per minute / 600) and the share of requests answered 429.
+   Target for the default: >= 90 % of the limit with < 5 % 429s.
+2. **No rate headers** (issue 26): ``judge run --method umbrela`` end to end, default options,
+   against ``judge mock-server --rpm 600 --no-rate-headers`` (only 429 + ``Retry-After``, as vLLM,
+   Ollama and LiteLLM proxies answer; the auto responder, 200 ms latency), 300 and 585 items.
+   Targets: exit 0, 0 ``api_error``, wall time within 1.3x the limit's floor (items / 600 minutes).
+3. **Random faults** (issue 26): ``judge run`` end to end against ``judge mock-server --rate-429
+   0.2 --rate-5xx 0.05`` (seeded: both clients meet the same faults; ``Retry-After: 1``, 200 ms
+   latency), 585 items, the default against ``--concurrency fixed:8``, each twice (ABBA order, a
+   fresh server each time). Target: the default no slower than fixed:8 (summed wall-time ratio
+   <= 1.0).
 
-    PYTHONPATH=src python bench/bench_adaptive.py [--duration 120]
+    PYTHONPATH=src python bench/bench_adaptive.py [--duration 120] [--quick]
 """
 
 from __future__ import annotations
@@ -16,7 +25,13 @@ import argparse
 import asyncio
 import itertools
 import json
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
+
+from _common import env, make_dataset, mock_server, verdict
 
 from reljudge.llm.client import LLMClient
 from reljudge.llm.types import ClientConfig
@@ -81,11 +96,7 @@ def one(srv: MockLLMServer, name: str, concurrency: int, adaptive: bool, duratio
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--duration", type=float, default=120.0, help="seconds per client")
-    parser.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
-    args = parser.parse_args()
+def header_case(duration_s: float) -> list[dict]:
     rows = []
     with MockLLMServer(lambda req: "1", latency_s=LATENCY_S, rpm=RPM, max_connections=CONNECTIONS) as srv:
         for name, concurrency, adaptive in (
@@ -93,21 +104,107 @@ def main() -> None:
             ("static 8 (fixed:8)", 8, False),
             ("static 64 (fixed:64)", 64, False),
         ):
-            rows.append(one(srv, name, concurrency, adaptive, args.duration))
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return
-    print(f"mock: {RPM} requests/min, {CONNECTIONS} connections, {LATENCY_S * 1000:.0f} ms latency; "
-          f"{args.duration:g} s per client")  # fmt: skip
-    print(f"{'client':32} {'seconds':>8} {'admitted':>9} {'429s':>6} {'of limit':>9} {'429 share':>10}")
-    for r in rows:
-        print(f"{r['client']:32} {r['seconds']:>8} {r['admitted']:>9} {r['refused_429']:>6} "
+            rows.append(one(srv, name, concurrency, adaptive, duration_s))
+    return rows
+
+
+def judge_run(url: str, n: int, root: Path, *options: str) -> dict:
+    """``judge run --method umbrela`` of ``n`` items (15 topics) in a fresh process, with a fresh
+    response cache, against ``url``: its exit code, wall seconds, statuses and client counts (from the manifest)."""
+    args = make_dataset(root / f"data{n}", 15, n // 15)
+    out = root / f"run{n}-{len(list(root.iterdir()))}"
+    cmd = [sys.executable, "-m", "reljudge", "run", "--method", "umbrela", "--model", "openai/mock-model",
+           "--base-url", url, *args, "--output", str(out), "--no-progress", *options]  # fmt: skip
+    start = time.perf_counter()
+    fresh = {**env(), "RELJUDGE_CACHE": str(root / f"{out.name}.sqlite")}  # its own response cache
+    done = subprocess.run(cmd, env=fresh, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    manifest = json.loads((out / "manifest.json").read_text()) if (out / "manifest.json").exists() else {}
+    status = manifest.get("summary", {}).get("status", {})
+    client = manifest.get("extra", {}).get("last_session", {}).get("client", {})
+    return {
+        "items": n,
+        "exit": done.returncode,
+        "wall_s": wall,
+        "run_s": manifest.get("extra", {}).get("wall_time_s"),
+        "ok": status.get("ok", 0),
+        "api_error": status.get("api_error", 0),
+        "calls": manifest.get("summary", {}).get("usage", {}).get("calls"),
+        "concurrency": client.get("concurrency"),
+        "stderr": done.stderr[-400:] if done.returncode else "",
+    }
+
+
+def headerless(sizes: list[int]) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, mock_server(
+        LATENCY_S, "auto", "--rpm", str(RPM), "--no-rate-headers"
+    ) as urls:  # fmt: skip
+        for n in sizes:
+            time.sleep(2.0)  # the server's bucket refills between runs
+            row = judge_run(urls["openai"], n, Path(tmp))
+            row["floor_s"] = n / RPM * 60.0
+            row["ratio"] = row["wall_s"] / row["floor_s"]
+            rows.append(row)
+    return rows
+
+
+def random_faults(n: int) -> list[dict]:
+    rows = []
+    faults = ["--rate-429", "0.2", "--rate-5xx", "0.05", "--retry-after", "1", "--seed", "7"]
+    clients = (("default", ()), ("fixed:8", ("--concurrency", "fixed:8")))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, options in [*clients, *reversed(clients)]:  # twice, in ABBA order (load drifts)
+            with mock_server(LATENCY_S, "auto", *faults) as urls:  # a fresh server: the same faults
+                row = judge_run(urls["openai"], n, Path(tmp), *options)
+            row["client"] = name
+            rows.append(row)
+    return rows
+
+
+def main(quick: bool = False, duration_s: float | None = None) -> list[tuple[str, float, float, str]]:
+    """Every part; rows (name, value, target, verdict) for bench/run.py."""
+    duration_s = duration_s if duration_s is not None else (20.0 if quick else 60.0)
+    rows: list[tuple[str, float, float, str]] = []
+    header = header_case(duration_s)
+    print(f"1. {RPM} requests/min with x-ratelimit-* headers, {CONNECTIONS} connections, "
+          f"{LATENCY_S * 1000:.0f} ms latency; {duration_s:g} s per client")  # fmt: skip
+    print(f"   {'client':32} {'admitted':>9} {'429s':>7} {'of limit':>9} {'429 share':>10}")
+    for r in header:
+        print(f"   {r['client']:32} {r['admitted']:>9} {r['refused_429']:>7} "
               f"{r['share_of_limit']:>9.1%} {r['share_429']:>10.1%}")  # fmt: skip
-    first = rows[0]
-    met = first["share_of_limit"] >= 0.90 and first["share_429"] < 0.05
-    print(f"target (default: >= 90 % of the limit, < 5 % 429s): {'met' if met else 'NOT met'}")
-    print("adaptive level at the end:", json.dumps(first["concurrency"]))
+    first = header[0]
+    rows.append(("header case: default's share of the limit", first["share_of_limit"], 0.90,
+                 verdict(first["share_of_limit"], 0.90, lower_is_better=False)))  # fmt: skip
+    rows.append(("header case: default's share of 429s", first["share_429"], 0.05,
+                 verdict(first["share_429"], 0.05)))  # fmt: skip
+    print(f"2. {RPM} requests/min, no rate headers (429 + Retry-After only), judge run, default options")
+    for r in headerless([300] if quick else [300, 585]):
+        print(f"   {r['items']} items: exit {r['exit']}, {r['api_error']} api_error, {r['wall_s']:.1f} s "
+              f"(floor {r['floor_s']:.1f} s, {r['ratio']:.2f}x), {r['calls']} calls, "
+              f"{json.dumps(r['concurrency'])} {r['stderr']}")  # fmt: skip
+        failed = r["api_error"] + (r["exit"] != 0)
+        rows.append((f"no rate headers, {r['items']} items: api_error + (exit != 0)", failed, 0,
+                     verdict(failed, 0)))  # fmt: skip
+        rows.append((f"no rate headers, {r['items']} items: wall / floor", r["ratio"], 1.3,
+                     verdict(r["ratio"], 1.3)))  # fmt: skip
+    n = 300 if quick else 585
+    print(f"3. random 20 % 429 + 5 % 5xx, judge run, {n} items")
+    faults = random_faults(n)
+    for r in faults:
+        print(f"   {r['client']:8} exit {r['exit']}, {r['api_error']} api_error, {r['wall_s']:.1f} s, "
+              f"{r['calls']} calls, {json.dumps(r['concurrency'])} {r['stderr']}")  # fmt: skip
+    walls = {name: sum(r["wall_s"] for r in faults if r["client"] == name) for name in ("default", "fixed:8")}
+    ratio = walls["default"] / walls["fixed:8"]
+    print(f"   default / fixed:8 wall time (summed over both runs): {ratio:.2f} (target <= 1.0)")
+    rows.append(("random 429/5xx: default / fixed:8 wall time", ratio, 1.0, verdict(ratio, 1.0)))
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--duration", type=float, default=None, help="seconds per client (header case)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke check)")
+    parsed = parser.parse_args()
+    for name, value, target, status in main(parsed.quick, parsed.duration):
+        print(f"{name:<56} {value:>8.3f}  target {target:g}  {status}")

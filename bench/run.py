@@ -43,6 +43,7 @@ def machine() -> str:
 def main() -> int:
     quick = "--quick" in sys.argv
     import _history
+    import bench_adaptive
     import bench_bootstrap
     import bench_cache
     import bench_client
@@ -73,6 +74,8 @@ def main() -> int:
     rows += bench_bootstrap.main(["fd"] if quick else None)
     print("\n== coverage of judge fd's intervals (simulation)")
     rows += bench_fd_coverage.main(quick)
+    print("\n== rate limits: with and without rate headers, random 429s")
+    rows += bench_adaptive.main(quick)
     print("\n== metrics (bench/bench_metrics.py)")
     metrics = subprocess.run([sys.executable, str(HERE / "bench_metrics.py")], text=True)
     print("\n== summary")

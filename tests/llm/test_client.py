@@ -367,9 +367,10 @@ def test_rate_limiter_refills_from_its_clock_and_caps_at_capacity():
     clock.now += 0.25
     assert limiter._rpm.wait_for(1) == pytest.approx(0.75)
     assert limiter._tpm.wait_for(5) == pytest.approx(0.25)  # 2.5 tokens refilled of 5
-    assert limiter._tpm.wait_for(10_000) == pytest.approx(59.75)  # capped at the bucket's capacity
+    # a request above the burst (3 s' worth: 30 tokens) waits for a full bucket, not a minute's worth
+    assert limiter._tpm.wait_for(10_000) == pytest.approx(2.75)
     clock.now += 3600
-    assert limiter._rpm.wait_for(1) == 0.0 and limiter._rpm.level == 60.0  # never above capacity
+    assert limiter._rpm.wait_for(1) == 0.0 and limiter._rpm.level == 3.0  # never above the burst
 
     async def three_calls() -> None:
         limiter._rpm.level = 0.0

@@ -48,3 +48,33 @@ def test_ordinary_waits_are_unchanged(clock):
     limiter._rpm.level = 0.0
     asyncio.run(limiter.acquire())
     assert sum(clock.sleeps) == pytest.approx(1.0)  # one request a second
+
+
+def test_a_full_bucket_lets_a_few_seconds_through_not_a_minute(clock):
+    """--rpm 600 from a full bucket: 30 requests at once (3 s' worth), then one every 0.1 s; a
+    provider enforcing 600/min over short intervals is not hit by a minute's burst."""
+    limiter = clock.limiter(rpm=600)
+
+    async def sends() -> list[float]:
+        out = []
+        for _ in range(60):
+            await limiter.acquire()
+            out.append(clock.now)
+        return out
+
+    times = asyncio.run(sends())
+    assert times[29] == 1000.0 and times[30] > 1000.0  # the burst: 3 s' worth
+    assert times[-1] - times[30] == pytest.approx(29 * 0.1)  # then smooth, at the limit
+    assert max(clock.sleeps) <= 0.1 + 1e-9
+
+
+def test_a_request_above_the_burst_leaves_debt_that_keeps_the_average(clock):
+    limiter = clock.limiter(tpm=6000)  # 100 tokens/s, a burst of 300
+    asyncio.run(limiter.acquire(3000))  # half a minute's tokens: waits for a full bucket only
+    assert sum(clock.sleeps) == 0.0 and limiter._tpm.level == pytest.approx(300 - 3000)
+    asyncio.run(limiter.acquire(100))  # the next one waits out the debt: 27 s + 1 s
+    assert sum(clock.sleeps) == pytest.approx(28.0)
+    asyncio.run(limiter.acquire(10**9))  # a request beyond a minute's worth takes one minute's
+    assert limiter._tpm.level >= -limiter._tpm.capacity
+    asyncio.run(limiter.acquire(1))
+    assert sum(clock.sleeps) - 28.0 <= MAX_WAIT_S

@@ -90,6 +90,16 @@ def test_the_server_answers_429_over_its_limit():
     assert body["error"]["code"] == "rate_limit_exceeded"
 
 
+def test_a_limit_without_rate_headers_sends_only_429_and_retry_after():
+    """vLLM/Ollama/LiteLLM-style: the limit holds, but no x-ratelimit-* header tells the client."""
+    with MockLLMServer(lambda req: "1", rpm=1, rate_burst_s=120, rate_headers=False) as srv:
+        answers = [_post(srv.openai_url) for _ in range(3)]
+    assert [a[0] for a in answers] == [200, 200, 429]
+    for _, headers, _ in answers:
+        assert not any(name.startswith("x-ratelimit") for name in headers)
+    assert int(answers[2][1]["retry-after"]) >= 1
+
+
 def test_without_limits_no_rate_headers():
     with MockLLMServer(lambda req: "1") as srv:
         status, headers, _ = _post(srv.openai_url)

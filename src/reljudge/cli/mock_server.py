@@ -50,6 +50,12 @@ def mock_server_cmd(
     max_connections: int = typer.Option(
         None, "--max-connections", help="Server-side limit of requests served at the same time."
     ),
+    rate_headers: bool = typer.Option(
+        True,
+        "--rate-headers/--no-rate-headers",
+        help="Send x-ratelimit-* headers with the server-side limit (--no-rate-headers: only 429 + "
+        "Retry-After, like vLLM, Ollama and LiteLLM proxies).",
+    ),
     grades_from: str = typer.Option(
         None,
         "--grades-from",
@@ -137,6 +143,7 @@ def mock_server_cmd(
             rpm=rpm,
             tpm=tpm,
             max_connections=max_connections,
+            rate_headers=rate_headers,
             batch_delay_s=batch_delay,
             batch_failure_share=batch_failure_share,
             batch_hostile=batch_hostile,

@@ -378,7 +378,10 @@ class LLMClient:
             waited = self._limiter.waited_s
             await self._limiter.acquire(estimate)
             self.stats.limiter_wait_s += self._limiter.waited_s - waited
-            await self._semaphore.acquire()
+            if self.adaptive is not None:  # a retry keeps its place (`AdaptiveGate`)
+                await self._semaphore.acquire(first=attempts > 0)
+            else:
+                await self._semaphore.acquire()
             try:
                 attempts += 1
                 sent = time.monotonic()  # the timeout, too, runs from here: never the wait for a slot
@@ -391,7 +394,11 @@ class LLMClient:
                     self.adaptive.on_success(time.monotonic() - sent, completion.rate_headers)
             except BaseException as err:
                 if self.adaptive is not None and getattr(err, "kind", None) == "rate_limit":
-                    self.adaptive.on_rate_limited(getattr(err, "rate_headers", None))
+                    self.adaptive.on_rate_limited(
+                        getattr(err, "rate_headers", None),
+                        getattr(err, "retry_after", None),
+                        attempt=attempts,
+                    )
                 self._semaphore.release()
                 raise
             holding = True  # released in `_call` once the answer is durable

@@ -7,7 +7,8 @@ short intervals, a burst of a whole minute's budget is refused. ``max_connection
 requests served at the same time. A refused request gets 429 with ``Retry-After`` (whole seconds,
 at least 1) and the ``x-ratelimit-*`` headers OpenAI sends (``limit``, ``remaining`` and ``reset``
 for requests and tokens); an admitted one gets the same ``x-ratelimit-*`` headers on its answer.
-``clock`` can be replaced so that tests drive the limit on a clock of their own.
+With ``rate_headers=False`` it sends none of them, only 429 + ``Retry-After``, as vLLM, Ollama and
+most LiteLLM proxies do (the client must learn the limit from its 429s). ``clock`` can be replaced so that tests drive the limit on a clock of their own.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class ServerRateLimit:
         max_connections: int | None = None,
         *,
         burst_s: float = 1.0,
+        rate_headers: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         for name, value in (("rpm", rpm), ("tpm", tpm), ("max_connections", max_connections)):
@@ -72,6 +74,7 @@ class ServerRateLimit:
         if burst_s <= 0:
             raise ValueError(f"burst_s must be > 0, got {burst_s}")
         self.clock = clock
+        self.rate_headers = rate_headers
         now = clock()
         self._requests = _Bucket(rpm, burst_s, 1.0, now) if rpm else None
         self._tokens = _Bucket(tpm, burst_s, 1.0, now) if tpm else None
@@ -121,6 +124,8 @@ class ServerRateLimit:
 
     def _headers(self) -> dict[str, str]:
         out: dict[str, str] = {}
+        if not self.rate_headers:
+            return out
         for name, bucket in (("requests", self._requests), ("tokens", self._tokens)):
             if bucket is None:
                 continue

@@ -54,7 +54,8 @@ class MockLLMServer:
     ``rpm``, ``tpm`` and ``max_connections`` set the server's own rate limit
     (`reljudge.testing.ratelimit.ServerRateLimit`, ``rate_burst_s`` seconds' worth of burst):
     a chat request over it is answered 429 with ``Retry-After`` and ``x-ratelimit-*`` headers;
-    ``rate_limit.refused`` counts those by limit. ``batch_delay_s``, ``batch_failure_share`` and
+    ``rate_limit.refused`` counts those by limit; ``rate_headers=False`` sends only 429 +
+    ``Retry-After``, no ``x-ratelimit-*`` header (a vLLM/Ollama/LiteLLM-style limit). ``batch_delay_s``, ``batch_failure_share`` and
     ``batch_hostile`` set the Batch API's completion delay, share of failed requests and hostile
     output (`batches`); ``batch_faults`` its other provider faults (`batches.MockBatchService`'s
     keyword options: ``slow``, ``lose_creates``, ``drop_metadata``, ``unlisted``, ...).
@@ -73,6 +74,7 @@ class MockLLMServer:
         tpm: float | None = None,
         max_connections: int | None = None,
         rate_burst_s: float = 1.0,
+        rate_headers: bool = True,
         batch_delay_s: float = 0.0,
         batch_failure_share: float = 0.0,
         batch_hostile: bool = False,
@@ -90,7 +92,9 @@ class MockLLMServer:
         self.latency_s = latency_s
         self.hang_s = hang_s
         self.models = tuple(models)
-        self.rate_limit = ServerRateLimit(rpm, tpm, max_connections, burst_s=rate_burst_s)
+        self.rate_limit = ServerRateLimit(
+            rpm, tpm, max_connections, burst_s=rate_burst_s, rate_headers=rate_headers
+        )
         #: the Files and Batches APIs (`reljudge.testing.batches.MockBatchService`)
         self.batches = MockBatchService(
             self,

@@ -56,7 +56,8 @@ class MockLLMServer:
     a chat request over it is answered 429 with ``Retry-After`` and ``x-ratelimit-*`` headers;
     ``rate_limit.refused`` counts those by limit. ``batch_delay_s``, ``batch_failure_share`` and
     ``batch_hostile`` set the Batch API's completion delay, share of failed requests and hostile
-    output (`batches`).
+    output (`batches`); ``batch_duplicate_share`` of batch requests are answered twice, differently;
+    ``served_model`` is the ``model`` every answer names (chat and batch), whatever was asked.
     """
 
     def __init__(
@@ -75,6 +76,8 @@ class MockLLMServer:
         batch_delay_s: float = 0.0,
         batch_failure_share: float = 0.0,
         batch_hostile: bool = False,
+        batch_duplicate_share: float = 0.0,
+        served_model: str | None = None,
     ) -> None:
         if not _is_loopback(host):
             raise ValueError(f"the mock server only listens on loopback addresses, not {host!r}")
@@ -91,8 +94,15 @@ class MockLLMServer:
         self.rate_limit = ServerRateLimit(rpm, tpm, max_connections, burst_s=rate_burst_s)
         #: the Files and Batches APIs (`reljudge.testing.batches.MockBatchService`)
         self.batches = MockBatchService(
-            self, completion_delay_s=batch_delay_s, failure_share=batch_failure_share, hostile=batch_hostile
+            self,
+            completion_delay_s=batch_delay_s,
+            failure_share=batch_failure_share,
+            hostile=batch_hostile,
+            duplicate_share=batch_duplicate_share,
+            served_model=served_model,
         )
+        #: the ``model`` every chat and batch answer names (None: the model asked for)
+        self.served_model = served_model
         self.requests: list[MockRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0

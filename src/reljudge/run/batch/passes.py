@@ -13,6 +13,10 @@ Never twice: the waves and how far each got live in ``batch/state.json``
 to the waves not yet ingested -- finding a file or batch sent just before a kill by its name or
 metadata -- before collecting anything, so no request is sent in two batches.
 
+A full disk (any `OSError` writing the run directory: a request file, a wave, the state, the
+failure log) is an `reljudge.run.errors.OutputError` (``error: PATH: cannot write``, exit 2):
+every step is written before the next is taken, so the same command resumes once there is room.
+
 ``--max-cost``: a wave is sent only when its bound (prompt tokens and the answer's token limit of
 every request, at the batch price, `reljudge.llm.pricing.batch_price`) fits under the cap beside what the
 run directory's records and the waves in flight cost; otherwise the wave is cut to the requests
@@ -38,6 +42,7 @@ from reljudge.llm.batch.lines import (
 from reljudge.run.batch.cost import fit_waves
 from reljudge.run.batch.seam import BatchSession
 from reljudge.run.batch.state import STATE_FILE, BatchState, Wave
+from reljudge.run.errors import writing
 
 if TYPE_CHECKING:
     from reljudge.llm.batch.service import BatchInfo, BatchService
@@ -110,7 +115,8 @@ async def run_batch_async(
             service = _service(session)
         runner = _Runner(session, state, service, limits, say)
         runner.cap_now = cap
-        return await runner.run()
+        with writing(session.dir):  # a full disk: `error: PATH: cannot write`, exit 2, resumable
+            return await runner.run()
     finally:
         if own and service is not None:
             await service.aclose()
@@ -368,6 +374,11 @@ class _Runner:
             )
         if info.errors:
             self.say(f"wave {wave.n} {info.status}: {self.session.client._redact(info.errors)}")
+        if report.duplicates:
+            self.say(
+                f"wave {wave.n}: {report.duplicates} request(s) answered more than once: neither answer kept, "
+                "recorded as failures (--retry-failed asks them again)"
+            )
         if report.rejected:
             self.say(
                 f"wave {wave.n}: {report.rejected} output line(s) rejected: " + "; ".join(report.problems[:3])
@@ -376,7 +387,7 @@ class _Runner:
             f"wave {wave.n} {info.status}: {report.answers} answer(s), {report.failed + len(missing)} failed; "
             f"ingested in {time.monotonic() - started:.1f} s"
         )
-        self.state.step(wave, "ingested", cost_usd=report.cost_usd)
+        self.state.step(wave, "ingested", cost_usd=report.cost_usd, served=report.served or None)
 
     def progress(self, waves: list[Wave]) -> None:
         """One line of progress (counts from the batch objects), when something changed."""

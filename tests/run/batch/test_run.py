@@ -436,6 +436,8 @@ def test_a_torn_last_line_of_the_failure_log_swallows_no_entry(tmp_path):
         assert result.returncode == 1, result.output
         failed = sum(r.status == "api_error" for r in records(tmp_path / "run"))
         assert failed > 0
+        for name in ("judgments.jsonl", "manifest.json", "qrels.txt"):  # as if killed before the records
+            (tmp_path / "run" / name).unlink()
         result = judge(*argv(srv, tmp_path, "run", "--limit", "30", "--batch"), env=ENV)  # a resume
         assert result.returncode == 1, result.output
         assert srv.batches.resubmitted == 0  # every failure was read back: none sent again

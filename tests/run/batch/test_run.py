@@ -127,6 +127,8 @@ def test_a_multi_stage_method_finishes_in_batch_rounds(server, tmp_path, method,
     assert len(server.batches.batches) >= 2  # stages (or the sampler's rounds) in successive rounds
     assert sum(server.batches.submissions.values()) == sync_calls and server.batches.resubmitted == 0
     assert latest(tmp_path / "batch") == latest(tmp_path / "sync")
+    # the summary counts every pass's requests, each once, as the server counted them
+    assert f"this run: {sync_calls} calls" in result.output, result.output
 
 
 @pytest.mark.parametrize("point", ["upload", "create", "poll", "content"])
@@ -459,3 +461,15 @@ def test_a_full_disk_is_a_clean_error_and_the_same_command_resumes(server, tmp_p
     result = judge(*argv(server, tmp_path, "run", "--limit", "12", "--batch"), env=ENV)
     assert len(records(tmp_path / "run")) == 12, result.output
     assert sum(server.batches.submissions.values()) == 12 and server.batches.resubmitted == 0
+
+
+def test_a_batch_runs_summary_counts_every_pass_once(tmp_path):
+    with MockLLMServer(models=("gpt-4o-mini",), batch_failure_share=0.3) as srv:
+        more = ("--limit", "30", "--batch", "--retry-failed", "--batch-limit", "requests=7")
+        result = judge(*argv(srv, tmp_path, "run", *more[:-2]), env=ENV)
+        first = sum(srv.batches.submissions.values())
+        assert f"this run: {first} calls" in result.output, result.output
+        result = judge(*argv(srv, tmp_path, "run", *more), env=ENV)
+        assert result.returncode == EXIT_OK, result.output
+        again = sum(srv.batches.submissions.values()) - first
+        assert again > 0 and f"this run: {again} calls" in result.output, result.output

@@ -52,6 +52,8 @@ class IngestReport:
     duplicates: int = 0  # requests answered more than once: neither answer kept, a failure
     cost_usd: float = 0.0  # what the answers cost at the batch price (`reljudge.llm.pricing.batch_price`)
     served: dict[str, int] = field(default_factory=dict)  # answers by the ``model`` they name
+    prompt_tokens: int = 0  # of the lines that carried a completion
+    completion_tokens: int = 0
     problems: list[str] = field(default_factory=list)  # the first few rejections, described
 
     def reject(self, why: str) -> None:
@@ -66,6 +68,8 @@ class IngestReport:
         self.rejected += other.rejected
         self.duplicates += other.duplicates
         self.cost_usd += other.cost_usd
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
         for model, n in other.served.items():
             self.served[model] = self.served.get(model, 0) + n
         self.problems.extend(other.problems[: max(0, MAX_PROBLEMS - len(self.problems))])
@@ -160,6 +164,8 @@ class Ingestor:
         ):
             served = completion.model[:100]
             self.report.served[served] = self.report.served.get(served, 0) + 1
+        self.report.prompt_tokens += completion.prompt_tokens
+        self.report.completion_tokens += completion.completion_tokens
         result = self.results.answer(completion, "", {}, 1, 0.0)
         self.report.cost_usd += price_cost(
             self._price,

@@ -13,6 +13,9 @@ Never twice: the waves and how far each got live in ``batch/state.json``
 to the waves not yet ingested -- finding a file or batch sent just before a kill by its name or
 metadata -- before collecting anything, so no request is sent in two batches.
 
+The summary counts every request of the waves this run ingested once (a wave's lines, their
+tokens and cost at the batch price), whichever pass made their records.
+
 A full disk (any `OSError` writing the run directory: a request file, a wave, the state, the
 failure log) is an `reljudge.run.errors.OutputError` (``error: PATH: cannot write``, exit 2):
 every step is written before the next is taken, so the same command resumes once there is room.
@@ -41,6 +44,7 @@ from reljudge.llm.batch.lines import (
 )
 from reljudge.run.batch.cost import fit_waves
 from reljudge.run.batch.seam import BatchSession
+from reljudge.records import Usage
 from reljudge.run.batch.state import STATE_FILE, BatchState, Wave
 from reljudge.run.errors import writing
 
@@ -162,6 +166,9 @@ class _Runner:
         #: seconds spent waiting for the provider (polling and sleeping between polls)
         self.waited_s = 0.0
         self.waves_sent = 0
+        #: the provider requests of the waves this run ingested, each line once, whatever pass
+        #: made its record (a pass's own summary counts only the answers it read)
+        self.usage = Usage()
 
     async def run(self) -> RunSummary:
         for n in range(MAX_PASSES):
@@ -176,6 +183,7 @@ class _Runner:
                     self.state.retrying = False
                     self.state.save()
                 step.requests.unlink(missing_ok=True)
+                step.summary.usage = self.usage  # every pass's requests, each once
                 self.say(
                     f"pass {n + 1} ({took:.1f} s): every record made; {self.waves_sent} wave(s) sent by this "
                     f"run; {self.waited_s:.1f} s waiting for the provider"
@@ -190,6 +198,7 @@ class _Runner:
                 f"pass {n + 1} ({took:.1f} s): {step.summary.new_records} record(s); {step.collected} request(s) "
                 f"in {len(waves)} wave(s)"
             )
+            step.summary.usage = self.usage
             if self.cap is not None:
                 cap = self.cap_now() if self.cap_now is not None else self.cap
                 fit_waves(self.session, self.state, cap, waves, step.summary)  # saves the state
@@ -386,6 +395,12 @@ class _Runner:
         self.say(
             f"wave {wave.n} {info.status}: {report.answers} answer(s), {report.failed + len(missing)} failed; "
             f"ingested in {time.monotonic() - started:.1f} s"
+        )
+        self.usage = self.usage + Usage(
+            calls=len(done),  # the requests the provider answered (a line, or lines, each)
+            prompt_tokens=report.prompt_tokens,
+            completion_tokens=report.completion_tokens,
+            cost_usd=report.cost_usd,
         )
         self.state.step(wave, "ingested", cost_usd=report.cost_usd, served=report.served or None)
 

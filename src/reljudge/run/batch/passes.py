@@ -42,9 +42,9 @@ from reljudge.llm.batch.lines import (
     is_custom_id,
     request_custom_id,
 )
+from reljudge.records import Usage
 from reljudge.run.batch.cost import fit_waves
 from reljudge.run.batch.seam import BatchSession
-from reljudge.records import Usage
 from reljudge.run.batch.state import STATE_FILE, BatchState, Wave
 from reljudge.run.errors import writing
 

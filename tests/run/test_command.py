@@ -721,3 +721,22 @@ def test_pairwise_without_faults_reports_no_retries(srv, tmp_path):
     assert result.returncode == 0, result.output
     summary = json.loads(result.output[result.output.index("{") :])
     assert summary["retries"] == 0 and srv.calls == 12  # 6 pairs, both orders, no retry
+
+
+@pytest.mark.slow
+def test_nuggets_with_retries_reports_each_retry_once(srv, tmp_path):
+    auto = AutoResponder()
+
+    def flaky(req):  # every request fails once, then is answered: one retry per call made
+        return MockReply(status=500, error="boom") if req.seen == 0 else auto(req)
+
+    srv.responder = flaky
+    result = judge(*run_args(
+        srv, tmp_path / "nug", "--method", "nuggets", "--dataset", "dl19-sample", "--topics-limit", "1",
+        "--json"), env=ENV,
+    )  # fmt: skip
+    assert result.returncode == 0, result.output
+    summary = json.loads(result.output[result.output.index("{") :])
+    distinct = len({req.content_key for req in srv.requests})
+    # records sharing one call (its nugget labels) count its retries once
+    assert summary["retries"] == srv.calls - distinct and summary["usage"]["calls"] == srv.calls

@@ -149,9 +149,10 @@ def skipped_record(
 
 
 def without_usage(provenance: Provenance) -> Provenance:
-    """A copy of ``provenance`` that counts no tokens (for the 2nd..nth record of one batched
-    call, so that summing usage over records counts each call once)."""
-    return provenance.model_copy(update={"usage": Usage()})
+    """A copy of ``provenance`` that counts no tokens and no attempts (for the 2nd..nth record of
+    one batched call, so that summing usage and retries over records counts each call once,
+    `reljudge.run.ledger`)."""
+    return provenance.model_copy(update={"usage": Usage(), "attempts": 0})
 
 
 def key(method: str, qid: str, docid: str = "", docid_b: str = "", item_id: str = "") -> Key:

@@ -110,6 +110,9 @@ class LLMClient:
             self._keys.base_url,
             PriceTable.of(config.prices).quote(resolved).price,  # the model is fixed: look it up once
             KnownSecrets(config.api_key, config.base_url),
+            # the openai backend's answers (and every batch line) name the model that served them
+            check_served=self.backend_name == "openai" or batch is not None,
+            accept_served=frozenset(config.accept_served_models),
         )
         self._failfast = FailFast(config, self.backend_name, self.model, self._results.redact)
         self._cache = OptionalCache(config.cache_path, config.use_cache, self._results.redact)
@@ -463,6 +466,8 @@ class LLMClient:
             )
             failed = self._results.unexpected(err, digest, effective, attempts_made(), sent())
             return failed, ProviderError("other", failed.error or "")
+        if completion.model is not None:
+            self.stats.served_models[completion.model[:100]] += 1
         return self._results.answer(completion, digest, effective, attempts_made(), sent()), None
 
     def _finish(self, result: ChatResult, prompt: list[dict[str, str]], cache_key: str | None) -> ChatResult:

@@ -5,10 +5,19 @@ Every text that goes into a result passes the client's known secrets (`KnownSecr
 and its logprobs by exact match, error messages also by pattern and cut to `MAX_ERROR_CHARS`. An
 answer longer than `MAX_ANSWER_CHARS` keeps its beginning (``status="truncated"``,
 ``oversized=True``).
+
+The ``model`` a provider names in its answer is checked (`served_model_problem`; on the openai
+backend and for every batch line): an answer of another model than the one asked for (another
+vLLM checkpoint, ``gpt-3.5-turbo-0125`` for ``gpt-4o``) is an ``api_error`` (``invalid_response``),
+never cached nor a label, unless that model is accepted by name (``--accept-served-model NAME``).
+A dated snapshot of the model asked for (``gpt-4o-2024-08-06`` for ``gpt-4o``), an Ollama tag
+(``llama3.2:latest``) or the same name under a provider prefix is the same model; no ``model``
+field is no mismatch.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -36,6 +45,14 @@ class ResultBuilder:
     base_url: str
     price: Price | None
     secrets: KnownSecrets
+    #: the ``model`` of an answer is checked against ``model`` (`served_model_problem`)
+    check_served: bool = False
+    #: served models accepted though they are not the one asked for (``--accept-served-model``)
+    accept_served: frozenset[str] = frozenset()
+
+    def served_problem(self, served: str | None) -> str | None:
+        """Why an answer naming ``served`` is not one of this client's model (None: it is)."""
+        return served_model_problem(self.model, served, self.accept_served)
 
     def redact(self, text: str) -> str:
         """An error message fit to keep (`KnownSecrets.message`, cut to `MAX_ERROR_CHARS`)."""
@@ -81,6 +98,9 @@ class ResultBuilder:
         elif completion.finish_reason == "length":
             status = "truncated"
             error = "the answer hit the token limit (finish_reason=length)"
+        problem = self.served_problem(completion.model) if self.check_served else None
+        if problem is not None:  # another model's answer: no label, not cached
+            status, kind, error, text = "api_error", "invalid_response", self.redact(problem), ""
         return ChatResult(
             text=text,
             status=status,
@@ -155,6 +175,38 @@ class ResultBuilder:
             logprobs=self.secrets.logprobs(hit.get("logprobs")),
             **self._fixed(digest, params),
         )
+
+
+#: a dated snapshot's suffix (``-2024-08-06``, ``-0613``, ``-20241022``) or an Ollama tag (``:latest``)
+_SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{4}|-\d{8}|:latest)")
+
+
+def served_model_problem(
+    requested: str, served: str | None, accepted: frozenset[str] = frozenset()
+) -> str | None:
+    """None when an answer naming ``served`` is an answer of ``requested`` (the same name, a dated
+    snapshot of it, the same name under a provider prefix, no name at all, or a name in
+    ``accepted``); else why not."""
+    if served is None or served in accepted or _same_model(requested, served):
+        return None
+    shown = served[:100]
+    return (
+        f"the provider answered with model {shown!r}, not {requested!r}: not kept "
+        f"(--accept-served-model {shown} accepts its answers)"
+    )
+
+
+def _same_model(requested: str, served: str) -> bool:
+    a, b = requested.strip().lower(), served.strip().lower()
+    for x, y in ((a, b), (b, a)):  # a provider prefix on either side (openai/gpt-4o, models/x)
+        if x == y or x.endswith("/" + y):
+            return True
+        if x.startswith(y) and _SNAPSHOT.fullmatch(x[len(y) :]):
+            return True
+        tail = x.rsplit("/", 1)[-1]
+        if "/" in x and tail.startswith(y) and _SNAPSHOT.fullmatch(tail[len(y) :]):
+            return True
+    return False
 
 
 def shared(result: ChatResult, latency_s: float) -> ChatResult:

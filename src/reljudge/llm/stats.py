@@ -17,6 +17,7 @@ class ClientStats:
     failures: Counter = field(default_factory=Counter)  # final failures by error kind
     statuses: Counter = field(default_factory=Counter)  # results by status
     unpriced_models: set = field(default_factory=set)
+    served_models: Counter = field(default_factory=Counter)  # answers by the ``model`` they name
     limiter_wait_s: float = 0.0
     concurrency: Any = None  # the `AdaptiveConcurrency` (its level in the manifest), or the fixed int
 
@@ -29,6 +30,7 @@ class ClientStats:
             "failures": dict(self.failures),
             "statuses": dict(self.statuses),
             "unpriced_models": sorted(self.unpriced_models),
+            "served_models": dict(self.served_models.most_common(20)),
             "limiter_wait_s": round(self.limiter_wait_s, 3),
             "concurrency": getattr(self.concurrency, "as_dict", lambda: self.concurrency)(),
         }

@@ -151,6 +151,8 @@ class ClientConfig:
     abort_after: int = 8
     #: a hard cap on the USD spent at the provider (`reljudge.llm.budget`), None: no cap
     max_cost_usd: float | None = None
+    #: models whose answers are kept though they are not ``model`` (`reljudge.llm.results.served_model_problem`)
+    accept_served_models: tuple[str, ...] = ()
     #: what was spent before this client (earlier sessions of a run), counted under the cap
     spent_usd: float = 0.0
     #: ``model`` as the job resolved it (a `reljudge.llm.routing.ResolvedModel`, which needs the

@@ -347,6 +347,18 @@ class RunConfig(BaseModel):
             "batch_output) over litellm's model cost map, field by field.",
         ),
     ] = None
+    #: models whose answers are kept though they are not the one asked for
+    accept_served_model: Annotated[
+        tuple[str, ...],
+        Flag(
+            "--accept-served-model",
+            "Keep answers that name this model though another was asked for (repeatable); without it such "
+            "answers are api_errors (a dated snapshot of the model asked for is the same model).",
+            type=list[str] | None,
+            default=None,
+            parse=lambda given: tuple(given or ()),
+        ),
+    ] = ()
     #: a hard cap on the USD the run directory's calls cost (all sessions)
     max_cost: Annotated[
         float | None,

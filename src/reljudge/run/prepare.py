@@ -281,6 +281,7 @@ def client_config(
         extra_params=dict(config.params),
         prices=prices if config.prices is not None else None,
         max_cost_usd=config.max_cost,
+        accept_served_models=tuple(config.accept_served_model),
     )
     if config.cache_path is not None:
         kwargs["cache_path"] = config.cache_path

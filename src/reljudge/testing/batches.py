@@ -14,7 +14,9 @@ requests (drawn from the custom_id, so the same ones) fail with a 500 line in th
 first time they are submitted. ``submissions`` counts each custom_id submitted in a batch, so a
 test can assert that no request was sent twice. ``hostile`` batches report absurd request counts
 while they run, echo the caller's API key in their first answer and end their output file with
-junk (`junk_lines`).
+junk (`junk_lines`). ``duplicate_share`` of the requests are answered twice the first time they are
+submitted, the second time with another grade (`other_answer`); ``served_model`` is the ``model`` every answer names (another
+checkpoint than the one asked for).
 
 Provider faults, set when the service is made or changed by a test between runs: ``slow``
 "status" (a batch's status answer trickles one byte every ``trickle_s`` seconds), "content" (a
@@ -74,6 +76,8 @@ class MockBatchService:
         unlisted: bool = False,
         idempotency: bool = False,
         bad_ids: tuple[str, ...] = (),
+        duplicate_share: float = 0.0,
+        served_model: str | None = None,
     ) -> None:
         if slow not in (None, *SLOW_MODES):
             raise ValueError(f"unknown slow mode {slow!r} (expected one of {', '.join(SLOW_MODES)})")
@@ -88,6 +92,11 @@ class MockBatchService:
         self.bad_ids = list(bad_ids)
         self._keys: dict[str, dict[str, Any]] = {}  # batches by Idempotency-Key
         self.streamed = 0  # bytes sent by ``slow="endless"`` answers
+        #: the share of requests (drawn from the custom_id) answered twice, the second answer a
+        #: different grade, at the end of the output file
+        self.duplicate_share = duplicate_share
+        #: the ``model`` every answer names (None: the model asked for)
+        self.served_model = served_model
         self.completion_delay_s = completion_delay_s
         self.failure_share = failure_share
         self.submissions: Counter[str] = Counter()
@@ -402,6 +411,7 @@ class MockBatchService:
         out_path = self._dir / f"{batch['id']}-output.jsonl"
         err_path = self._dir / f"{batch['id']}-errors.jsonl"
         batch["status"] = "in_progress"
+        twice: list[dict[str, Any]] = []
         with path.open("rb") as src, out_path.open("wb") as out, err_path.open("wb") as errors:
             for raw in iter(lambda: src.readline(MAX_INPUT_LINE_BYTES + 1), b""):
                 if not raw.strip():
@@ -416,8 +426,12 @@ class MockBatchService:
                 (out if ok else errors).write(json.dumps(line).encode("utf-8") + b"\n")
                 batch["counts"][0] += 1
                 batch["counts"][1 if ok else 2] += 1
+                if ok and _draw(line["custom_id"], "twice") < self.duplicate_share and self._first(line):
+                    twice.append(line)
             if self.hostile and batch["counts"][1]:
                 out.write(b"".join(junk_lines(first)))
+            for line in twice:  # a second, different answer to the same request
+                out.write(json.dumps(other_answer(line)).encode("utf-8") + b"\n")
         for target, key, purpose in (
             (out_path, "output_file_id", "batch_output"),
             (err_path, "error_file_id", "batch_output"),
@@ -427,6 +441,10 @@ class MockBatchService:
         if batch["cancel"]:
             batch["status"] = "cancelled"
         batch["done"] = True
+
+    def _first(self, line: dict[str, Any]) -> bool:
+        with self._lock:
+            return self.submissions[line["custom_id"]] == 1
 
     def _answer_line(self, raw: bytes) -> tuple[dict[str, Any], bool]:
         """One output line for one input line: the chat route's answer, or an error."""
@@ -452,8 +470,7 @@ class MockBatchService:
         with self._lock:
             self.submissions[custom_id] += 1
             first = self.submissions[custom_id] == 1
-        draw = int(hashlib.sha256(custom_id.encode()).hexdigest()[:8], 16) / 2**32
-        if first and draw < self.failure_share:
+        if first and _draw(custom_id) < self.failure_share:
             payload = error_body("openai", 500, "mock batch failure", "server_error")
             out["response"] = {"status_code": 500, "request_id": out["id"], "body": payload}
             return out, False
@@ -479,8 +496,25 @@ class MockBatchService:
             payload, literals = openai_body(req, answer_of(req, reply), reply)
             if literals:
                 payload = json.loads(with_literals(json.dumps(payload), literals))
+            if self.served_model is not None and isinstance(payload, dict):
+                payload["model"] = self.served_model
         out["response"] = {"status_code": reply.status, "request_id": out["id"], "body": payload}
         return out, reply.status == 200
+
+
+def _draw(custom_id: str, salt: str = "") -> float:
+    """A number in [0, 1) drawn from a custom_id (the same every time)."""
+    return int(hashlib.sha256((salt + custom_id).encode()).hexdigest()[:8], 16) / 2**32
+
+
+def other_answer(line: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an answer line whose answer is another grade (0, or 3 when it was 0)."""
+    other = json.loads(json.dumps(line))
+    message = other["response"]["body"]["choices"][0]["message"]
+    grade = "3" if str(message.get("content", "")).rstrip().endswith("0") else "0"
+    message["content"] = f"##final score: {grade}"
+    other["id"] = f"{other['id']}-again"
+    return other
 
 
 def junk_lines(first: dict[str, Any]) -> list[bytes]:

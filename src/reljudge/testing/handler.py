@@ -52,6 +52,7 @@ class MockBackend(Protocol):
     latency_s: float
     batches: Any  # `reljudge.testing.batches.MockBatchService`
     hang_s: float | None
+    served_model: str | None  # the ``model`` every answer names (None: the one asked for)
 
     def _register(
         self, api: str, body: dict[str, Any], headers: dict[str, str], path: str, authorization: str | None
@@ -283,6 +284,8 @@ class MockHandler(BaseHTTPRequestHandler):
         ans = answer_of(req, reply)
         if api == "openai":
             payload, literals = openai_body(req, ans, reply)
+            if self.mock.served_model is not None:  # another checkpoint than the one asked for
+                payload["model"] = self.mock.served_model
         elif api == "anthropic":
             payload, literals = anthropic_body(req, ans, reply)
         else:

@@ -58,7 +58,9 @@ class MockLLMServer:
     ``Retry-After``, no ``x-ratelimit-*`` header (a vLLM/Ollama/LiteLLM-style limit). ``batch_delay_s``, ``batch_failure_share`` and
     ``batch_hostile`` set the Batch API's completion delay, share of failed requests and hostile
     output (`batches`); ``batch_faults`` its other provider faults (`batches.MockBatchService`'s
-    keyword options: ``slow``, ``lose_creates``, ``drop_metadata``, ``unlisted``, ...).
+    keyword options: ``slow``, ``lose_creates``, ``drop_metadata``, ``unlisted``, ...);
+    ``batch_duplicate_share`` of batch requests are answered twice, differently; ``served_model``
+    is the ``model`` every answer names (chat and batch), whatever was asked.
     """
 
     def __init__(
@@ -79,6 +81,8 @@ class MockLLMServer:
         batch_failure_share: float = 0.0,
         batch_hostile: bool = False,
         batch_faults: dict[str, Any] | None = None,
+        batch_duplicate_share: float = 0.0,
+        served_model: str | None = None,
     ) -> None:
         if not _is_loopback(host):
             raise ValueError(f"the mock server only listens on loopback addresses, not {host!r}")
@@ -101,8 +105,12 @@ class MockLLMServer:
             completion_delay_s=batch_delay_s,
             failure_share=batch_failure_share,
             hostile=batch_hostile,
+            duplicate_share=batch_duplicate_share,
+            served_model=served_model,
             **(batch_faults or {}),
         )
+        #: the ``model`` every chat and batch answer names (None: the model asked for)
+        self.served_model = served_model
         self.requests: list[MockRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0

@@ -127,6 +127,8 @@ def test_a_multi_stage_method_finishes_in_batch_rounds(server, tmp_path, method,
     assert len(server.batches.batches) >= 2  # stages (or the sampler's rounds) in successive rounds
     assert sum(server.batches.submissions.values()) == sync_calls and server.batches.resubmitted == 0
     assert latest(tmp_path / "batch") == latest(tmp_path / "sync")
+    # the summary counts every pass's requests, each once, as the server counted them
+    assert f"this run: {sync_calls} calls" in result.output, result.output
 
 
 @pytest.mark.parametrize("point", ["upload", "create", "poll", "content"])
@@ -235,18 +237,20 @@ def test_the_mock_batch_api_speaks_to_the_official_sdk(tmp_path):
 def test_a_hostile_batch_api_is_bounded_and_its_echoed_key_never_kept(tmp_path):
     with MockLLMServer(models=("gpt-4o-mini",), batch_hostile=True) as srv:
         result = judge(*argv(srv, tmp_path, "run", "--limit", "12", "--batch"), env=ENV)
-        assert result.returncode == EXIT_OK, result.output
+        assert result.returncode == 1, result.output  # the request answered twice failed (1/12)
         assert (
             "6 output line(s) rejected" in result.output
         )  # not JSON, a list, nesting, 9 MiB, a stranger, a repeat
         got = records(tmp_path / "run")
-        assert len(got) == 12 and all(r.status == "ok" for r in got)
+        assert len(got) == 12 and sum(r.status == "ok" for r in got) == 11
+        assert [r.status for r in got if r.status != "ok"] == ["api_error"]  # answered twice: no label
         assert srv.batches.resubmitted == 0
     secret = ENV["OPENAI_API_KEY"].encode()
     for path in tmp_path.rglob("*"):  # records, manifest, qrels, batch files, the cache (and its WAL)
         if path.is_file():
             assert secret not in path.read_bytes(), path
-    assert any("***" in (r.raw or "") for r in got)  # the echo, masked
+    # the echo was in the first answer, which the junk answers again: no record keeps either
+    assert all(not r.raw for r in got if r.status == "api_error")
 
 
 def test_a_download_stops_at_its_bound(server, tmp_path):
@@ -379,3 +383,93 @@ def test_a_killed_retry_failed_run_started_again_does_not_send_its_new_failures_
         result = judge(*retry, env=ENV)  # a new --retry-failed run: a new log, so they go again
         assert result.returncode == EXIT_OK, result.output
         assert len(srv.batches.batches) == 4
+
+
+def test_a_request_answered_twice_gets_no_label_and_retry_failed_asks_it_again(server, tmp_path):
+    assert judge(*argv(server, tmp_path, "sync", "--limit", "24"), env=ENV).returncode == EXIT_OK
+    truth = latest(tmp_path / "sync")
+    with MockLLMServer(models=("gpt-4o-mini",), batch_duplicate_share=0.4) as srv:
+        result = judge(*argv(srv, tmp_path, "run", "--limit", "24", "--batch"), env=ENV)
+        assert result.returncode == 1, result.output  # the failures are above --max-failure-rate
+        got = latest(tmp_path / "run")
+        twice = {k for k, (status, _) in got.items() if status == "api_error"}
+        assert 0 < len(twice) < 24 and "answered more than once" in result.output
+        assert all(got[k] == truth[k] for k in got if k not in twice)  # no second answer became a label
+        result = judge(*argv(srv, tmp_path, "run", "--limit", "24", "--batch", "--retry-failed"), env=ENV)
+        assert result.returncode == EXIT_OK, result.output
+        assert latest(tmp_path / "run") == truth
+        counts = sorted(srv.batches.submissions.values())
+        assert counts.count(2) == len(twice) and counts.count(1) == 24 - len(twice)  # only those again
+        assert srv.calls == 0
+
+
+def test_answers_of_another_model_are_refused_unless_accepted_by_name(tmp_path):
+    with MockLLMServer(models=("gpt-4o-mini",), served_model="gpt-3.5-turbo-0125") as srv:
+        result = judge(*argv(srv, tmp_path, "run", "--limit", "6", "--batch"), env=ENV)
+        assert result.returncode == 1, result.output
+        got = records(tmp_path / "run")
+        assert len(got) == 6 and all(r.status == "api_error" and r.label is None for r in got)
+        assert "gpt-3.5-turbo-0125" in (got[0].error or "")
+        state = json.loads((tmp_path / "run" / "batch" / "state.json").read_text())
+        assert state["waves"][0]["served"] == {"gpt-3.5-turbo-0125": 6}  # the served model is recorded
+        # the synchronous path refuses them the same way, and nothing of theirs was cached
+        result = judge(*argv(srv, tmp_path, "sync", "--limit", "6"), env=ENV)
+        assert result.returncode == 1 and {r.status for r in records(tmp_path / "sync")} == {"api_error"}
+        accept = ("--accept-served-model", "gpt-3.5-turbo-0125")
+        result = judge(
+            *argv(srv, tmp_path, "run", "--limit", "6", "--batch", "--retry-failed", *accept), env=ENV
+        )
+        assert result.returncode == EXIT_OK, result.output
+        assert all(r.status == "ok" for r in records(tmp_path / "run")[-6:])
+        assert srv.batches.resubmitted == 6 and srv.calls == 6  # the refused answers were asked once more
+    with MockLLMServer(models=("gpt-4o-mini",), served_model="gpt-4o-mini-2024-07-18") as srv:
+        result = judge(*argv(srv, tmp_path, "dated", "--limit", "6", "--batch"), env=ENV)
+        assert result.returncode == EXIT_OK, result.output  # a dated snapshot is the same model
+        result = judge(*argv(srv, tmp_path, "dated-sync", "--limit", "6"), env=ENV)
+        assert result.returncode == EXIT_OK, result.output
+
+
+def test_a_torn_last_line_of_the_failure_log_swallows_no_entry(tmp_path):
+    with MockLLMServer(models=("gpt-4o-mini",), batch_failure_share=0.3) as srv:
+        log = tmp_path / "run" / "batch" / "failures.jsonl"
+        log.parent.mkdir(parents=True)
+        log.write_bytes(b'{"kind": "other", "error": "a process killed mid-wri')  # torn by a kill
+        result = judge(*argv(srv, tmp_path, "run", "--limit", "30", "--batch"), env=ENV)
+        assert result.returncode == 1, result.output
+        failed = sum(r.status == "api_error" for r in records(tmp_path / "run"))
+        assert failed > 0
+        for name in ("judgments.jsonl", "manifest.json", "qrels.txt"):  # as if killed before the records
+            (tmp_path / "run" / name).unlink()
+        result = judge(*argv(srv, tmp_path, "run", "--limit", "30", "--batch"), env=ENV)  # a resume
+        assert result.returncode == 1, result.output
+        assert srv.batches.resubmitted == 0  # every failure was read back: none sent again
+        assert sum(srv.batches.submissions.values()) == 30
+
+
+def test_a_full_disk_is_a_clean_error_and_the_same_command_resumes(server, tmp_path):
+    full = Path("/dev/full")
+    if not full.exists():
+        pytest.skip("no /dev/full")
+    pending = tmp_path / "run" / "batch" / "pending.jsonl"
+    pending.parent.mkdir(parents=True)
+    pending.symlink_to(full)  # writing the pass's requests: ENOSPC
+    result = judge(*argv(server, tmp_path, "run", "--limit", "12", "--batch"), env=ENV)
+    assert result.returncode == 2, result.output
+    assert "error:" in result.output and "Traceback" not in result.output
+    assert not server.batches.submissions
+    pending.unlink()
+    result = judge(*argv(server, tmp_path, "run", "--limit", "12", "--batch"), env=ENV)
+    assert len(records(tmp_path / "run")) == 12, result.output
+    assert sum(server.batches.submissions.values()) == 12 and server.batches.resubmitted == 0
+
+
+def test_a_batch_runs_summary_counts_every_pass_once(tmp_path):
+    with MockLLMServer(models=("gpt-4o-mini",), batch_failure_share=0.3) as srv:
+        more = ("--limit", "30", "--batch", "--retry-failed", "--batch-limit", "requests=7")
+        result = judge(*argv(srv, tmp_path, "run", *more[:-2]), env=ENV)
+        first = sum(srv.batches.submissions.values())
+        assert f"this run: {first} calls" in result.output, result.output
+        result = judge(*argv(srv, tmp_path, "run", *more), env=ENV)
+        assert result.returncode == EXIT_OK, result.output
+        again = sum(srv.batches.submissions.values()) - first
+        assert again > 0 and f"this run: {again} calls" in result.output, result.output

@@ -130,7 +130,7 @@ def test_a_multi_stage_method_runs_in_rounds(server, tmp_path):
 
 
 def test_hostile_output_lines_are_counted_never_stored(server, tmp_path):
-    cfg = config(server, tmp_path, "hostile", limit=3)
+    cfg = config(server, tmp_path, "hostile", limit=4)
 
     async def scenario() -> None:
         session = BatchSession(cfg)
@@ -138,6 +138,7 @@ def test_hostile_output_lines_are_counted_never_stored(server, tmp_path):
             step = await session.collect(tmp_path / "requests.jsonl")
             ids = sorted(request_custom_id(raw) for raw in step.requests.read_bytes().splitlines())
             good = {"choices": [{"message": {"content": "##final score: 2 sk-batch-secret-1234567890"}}]}
+            other = {"choices": [{"message": {"content": "##final score: 0"}}]}
             stranger = "f" * 64
             lines = [
                 b"{not json",
@@ -148,7 +149,8 @@ def test_hostile_output_lines_are_counted_never_stored(server, tmp_path):
                 json.dumps({"custom_id": stranger, "response": {"status_code": 200, "body": good}}).encode(),
                 None,  # a line too long to read (`bounded_lines`)
                 json.dumps({"custom_id": ids[0], "response": {"status_code": 200, "body": good}}).encode(),
-                json.dumps({"custom_id": ids[0], "response": {"status_code": 200, "body": good}}).encode(),
+                json.dumps({"custom_id": ids[3], "response": {"status_code": 200, "body": good}}).encode(),
+                json.dumps({"custom_id": ids[3], "response": {"status_code": 200, "body": other}}).encode(),
                 json.dumps(
                     {"custom_id": ids[1], "response": {"status_code": 200, "body": {"choices": 5}}}
                 ).encode(),
@@ -158,8 +160,11 @@ def test_hostile_output_lines_are_counted_never_stored(server, tmp_path):
                 b"[" * 100_000,
             ]
             report = session.ingest(lines, expected=set(ids))
-            assert report.answers == 1 and report.failed == 2 and report.rejected == 7
+            assert report.answers == 1 and report.failed == 3 and report.rejected == 7
+            assert report.duplicates == 1  # answered twice: neither answer kept, the request failed
             assert session.client._cache.db.get(stranger) is None
+            assert session.client._cache.db.get(ids[3]) is None
+            assert "more than once" in session.failures.get(ids[3])["error"]
             stored = session.client._cache.db.get(ids[0])
             assert "sk-batch-secret" not in stored["text"] and "***" in stored["text"]
             step = await session.collect(tmp_path / "requests-2.jsonl")
@@ -235,3 +240,38 @@ def test_line_splitter_across_chunks():
         got.extend(splitter.feed(chunk))
     got.extend(splitter.close())
     assert got == [b"abc\n", b"def\n", None, b"xy\n", b"last"]
+
+
+def test_a_second_answer_takes_back_a_first_one_already_committed(server, tmp_path):
+    from reljudge.llm.batch.ingest import Ingestor
+
+    cfg = config(server, tmp_path, "twice", limit=1)
+
+    async def scenario() -> None:
+        session = BatchSession(cfg)
+        try:
+            step = await session.collect(tmp_path / "requests.jsonl")
+            (custom_id,) = [request_custom_id(raw) for raw in step.requests.read_bytes().splitlines()]
+            db = session.client._cache.db
+            ingestor = Ingestor(
+                session.client._results, db, session.failures, {custom_id}, answered=session.fresh
+            )
+            for grade in ("2", "0"):
+                body = {"choices": [{"message": {"content": f"##final score: {grade}"}}]}
+                ingestor.line(
+                    json.dumps({"custom_id": custom_id, "response": {"status_code": 200, "body": body}})
+                )
+                ingestor.flush()  # the first answer is committed before the second comes
+            assert db.get(custom_id) is None and custom_id not in session.fresh
+            assert (
+                ingestor.report.answers == 0
+                and ingestor.report.failed == 1
+                and ingestor.report.duplicates == 1
+            )
+            step = await session.collect(tmp_path / "requests-2.jsonl")
+            assert step.done
+        finally:
+            await session.aclose()
+
+    asyncio.run(scenario())
+    assert [r.status for r in read_judgments(tmp_path / "twice" / "judgments.jsonl")] == ["api_error"]

@@ -5,7 +5,9 @@ from here, so that it becomes a record like its synchronous twin; ``--retry-fail
 file, so that those requests are sent again.
 
 Only the offset of each entry is held in memory; an entry is read back when asked for. Entries
-are appended one line at a time (a torn last line after a kill is skipped when read).
+are appended one line at a time. A torn last line (a kill, a full disk mid-write) is skipped when
+read, and the next entry starts on a line of its own (`FailureLog.add` ends the torn tail first),
+so that it is never glued to the torn bytes and lost.
 """
 
 from __future__ import annotations
@@ -67,10 +69,16 @@ class FailureLog:
                 break
             limit //= 2
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("ab") as handle:
-            offset = handle.tell()
+        with self.path.open("a+b") as handle:
+            end = handle.seek(0, 2)
+            if end:  # after a torn last line the entry starts on a line of its own
+                handle.seek(end - 1)
+                if handle.read(1) != b"\n":
+                    data = b"\n" + data
+                    end += 1
             handle.write(data)
-        self._offsets[custom_id] = offset
+            handle.flush()
+        self._offsets[custom_id] = end
 
     def ids(self) -> list[str]:
         return list(self._offsets)

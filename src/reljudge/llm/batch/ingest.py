@@ -3,14 +3,20 @@
 The body of a 200 line is read by the openai backend's own reader (`completion_from_data`: a
 content that is not text is an ``invalid_response``, token counts clamped), classified and
 bounded by the client's `ResultBuilder` (ok / truncated / refused, answers cut at
-`MAX_ANSWER_CHARS`, the client's secrets masked), and only a whole, good answer is stored in the
+`MAX_ANSWER_CHARS`, the client's secrets masked, an answer naming another model than the one
+asked for an ``invalid_response`` failure: `reljudge.llm.results.served_model_problem`; the
+models named are counted in `IngestReport.served`, kept with the wave in the batch state), and only a whole, good answer is stored in the
 response cache, under its custom_id (validate before caching: `cacheable`). Any other line --
 an error, a non-200 response, a body that is no completion, a cut-off or refused answer -- goes to
 the run's `FailureLog`, from which the collect mode makes its record.
 
 A line that is not one (not JSON, too long, no reljudge custom_id, a custom_id the batch did not
-ask for, a second answer to one request) is rejected and counted, never stored: a hostile output
-file cannot fill the cache with answers nobody asked for, nor crash the run.
+ask for) is rejected and counted, never stored: a hostile output file cannot fill the cache with
+answers nobody asked for, nor crash the run. A request answered twice (two lines of one custom_id,
+in the output or the error file) has no answer to trust: neither is kept (the first is taken back
+from the cache), the request becomes an ``invalid_response`` failure (its record an ``api_error``
+that ``--retry-failed`` asks again), counted in `IngestReport.duplicates` -- as ``judge batch
+import`` refuses such a file.
 """
 
 from __future__ import annotations
@@ -42,7 +48,11 @@ class IngestReport:
     answers: int = 0  # stored in the response cache
     failed: int = 0  # written to the failure log
     rejected: int = 0  # not an output line of this batch (see the module docstring)
+    duplicates: int = 0  # requests answered more than once: neither answer kept, a failure
     cost_usd: float = 0.0  # what the answers cost at the batch price (`reljudge.llm.pricing.batch_price`)
+    served: dict[str, int] = field(default_factory=dict)  # answers by the ``model`` they name
+    prompt_tokens: int = 0  # of the lines that carried a completion
+    completion_tokens: int = 0
     problems: list[str] = field(default_factory=list)  # the first few rejections, described
 
     def reject(self, why: str) -> None:
@@ -55,7 +65,12 @@ class IngestReport:
         self.answers += other.answers
         self.failed += other.failed
         self.rejected += other.rejected
+        self.duplicates += other.duplicates
         self.cost_usd += other.cost_usd
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        for model, n in other.served.items():
+            self.served[model] = self.served.get(model, 0) + n
         self.problems.extend(other.problems[: max(0, MAX_PROBLEMS - len(self.problems))])
 
     def as_dict(self) -> dict[str, Any]:
@@ -64,7 +79,9 @@ class IngestReport:
             "answers": self.answers,
             "failed": self.failed,
             "rejected": self.rejected,
+            "duplicates": self.duplicates,
             "cost_usd": self.cost_usd,
+            "served": dict(self.served),
             "problems": list(self.problems),
         }
 
@@ -94,6 +111,8 @@ class Ingestor:
         self.report = IngestReport()
         self._price = batch_price(results.price)
         self._rows: list[tuple[str, str, str, dict[str, Any]]] = []
+        self._stored: set[str] = set()  # custom_ids whose answer this ingestor stored (or will)
+        self._twice: set[str] = set()  # custom_ids answered more than once
 
     def ingest(self, lines: Iterable[bytes | str | None]) -> IngestReport:
         """Ingest every line (None: a line too long to read, `bounded_lines`); the answers are
@@ -120,7 +139,8 @@ class Ingestor:
             report.reject(f"custom_id {line.custom_id[:16]}… was not asked in this batch")
             return
         if line.custom_id in self.done:
-            report.reject(f"a second answer to {line.custom_id[:16]}…")
+            report.reject(f"a second answer to {line.custom_id[:16]}…: neither is kept, the request failed")
+            self._answered_twice(line.custom_id)
             return
         self.done.add(line.custom_id)
         self._one(line)
@@ -138,6 +158,13 @@ class Ingestor:
         except ProviderError as err:
             self._fail(line.custom_id, {"kind": err.kind, "error": self.results.redact(err.message)}, 200)
             return
+        if completion.model is not None and (
+            completion.model[:100] in self.report.served or len(self.report.served) < MAX_PROBLEMS
+        ):
+            served = completion.model[:100]
+            self.report.served[served] = self.report.served.get(served, 0) + 1
+        self.report.prompt_tokens += completion.prompt_tokens
+        self.report.completion_tokens += completion.completion_tokens
         result = self.results.answer(completion, "", {}, 1, 0.0)
         self.report.cost_usd += price_cost(
             self._price,
@@ -148,13 +175,42 @@ class Ingestor:
         )[0]
         if cacheable(result):
             self._rows.append((line.custom_id, self.results.backend, self.results.model, cache_entry(result)))
+            self._stored.add(line.custom_id)
             self.report.answers += 1
             if self.answered is not None:
                 self.answered.add(line.custom_id)
             if len(self._rows) >= STORE_CHUNK:
                 self.flush()
             return
+        if result.status == "api_error":  # another model's answer (`ResultBuilder.served_problem`)
+            self._fail(line.custom_id, {"kind": result.error_kind, "error": result.error}, 200)
+            return
         self._fail(line.custom_id, failure_entry(result), 200)
+
+    def _answered_twice(self, custom_id: str) -> None:
+        """A second line for ``custom_id``: the answer stored from the first is taken back and
+        the request is a failure (once, however many more lines come)."""
+        if custom_id in self._twice:
+            return
+        self._twice.add(custom_id)
+        self.report.duplicates += 1
+        if custom_id in self._stored:
+            self._stored.discard(custom_id)
+            self.report.answers -= 1
+            pending = len(self._rows)
+            self._rows = [row for row in self._rows if row[0] != custom_id]
+            if len(self._rows) == pending:  # committed already
+                self.cache.delete(custom_id)
+            if self.answered is not None:
+                self.answered.discard(custom_id)
+        else:
+            self.report.failed -= 1  # the first line failed: counted again below
+        entry = {
+            "kind": "invalid_response",
+            "error": "the provider answered this request more than once, with answers that may differ: "
+            "neither is kept",
+        }
+        self._fail(custom_id, entry, None)
 
     def _fail(self, custom_id: str, entry: dict[str, Any], status: int | None) -> None:
         if status is not None:

@@ -365,6 +365,9 @@ def _check_outputs(
                         why = f"custom_id {line.custom_id[:16]}… is not one of the exported requests"
                     elif line.custom_id in seen:
                         why = f"a second answer to custom_id {line.custom_id[:16]}…"
+                        if skip_bad:  # ingested: neither answer is kept, the request fails
+                            skipped.append(f"{path}:{number}: {why}: neither answer kept, the request failed")
+                            continue
                     else:
                         seen.add(line.custom_id)
             if why is None:

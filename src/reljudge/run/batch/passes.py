@@ -23,6 +23,13 @@ Waiting is bounded: every poll and download ends within what is left of ``--batc
 (`reljudge.llm.batch.service.Deadlines`; then `BatchPending`, exit code 75), and a download reads
 at most what the wave's answers can hold (its requests times the longest output line).
 
+The summary counts every request of the waves this run ingested once (a wave's lines, their
+tokens and cost at the batch price), whichever pass made their records.
+
+A full disk (any `OSError` writing the run directory: a request file, a wave, the state, the
+failure log) is an `reljudge.run.errors.OutputError` (``error: PATH: cannot write``, exit 2):
+every step is written before the next is taken, so the same command resumes once there is room.
+
 ``--max-cost``: a wave is sent only when its bound (prompt tokens and the answer's token limit of
 every request, at the batch price, `reljudge.llm.pricing.batch_price`) fits under the cap beside what the
 run directory's records and the waves in flight cost; otherwise the wave is cut to the requests
@@ -47,9 +54,11 @@ from reljudge.llm.batch.lines import (
     is_custom_id,
     request_custom_id,
 )
+from reljudge.records import Usage
 from reljudge.run.batch.cost import fit_waves
 from reljudge.run.batch.seam import BatchSession
 from reljudge.run.batch.state import STATE_FILE, BatchState, Wave
+from reljudge.run.errors import writing
 
 if TYPE_CHECKING:
     from reljudge.llm.batch.ingest import IngestReport
@@ -132,7 +141,8 @@ async def run_batch_async(
             service = _service(session)
         runner = _Runner(session, state, service, limits, say)
         runner.cap_now = cap
-        return await runner.run()
+        with writing(session.dir):  # a full disk: `error: PATH: cannot write`, exit 2, resumable
+            return await runner.run()
     finally:
         if own and service is not None:
             await service.aclose()
@@ -180,6 +190,9 @@ class _Runner:
         self.waves_sent = 0
         #: the ingested waves whose answers this run read again (`recover`: once each)
         self.recovered: set[int] = set()
+        #: the provider requests of the waves this run ingested, each line once, whatever pass
+        #: made its record (a pass's own summary counts only the answers it read)
+        self.usage = Usage()
 
     async def run(self) -> RunSummary:
         for n in range(MAX_PASSES):
@@ -194,6 +207,7 @@ class _Runner:
                     self.state.retrying = False
                     self.state.save()
                 step.requests.unlink(missing_ok=True)
+                step.summary.usage = self.usage  # every pass's requests, each once
                 self.say(
                     f"pass {n + 1} ({took:.1f} s): every record made; {self.waves_sent} wave(s) sent by this "
                     f"run; {self.waited_s:.1f} s waiting for the provider"
@@ -210,6 +224,7 @@ class _Runner:
                 f"pass {n + 1} ({took:.1f} s): {step.summary.new_records} record(s); {step.collected} request(s) "
                 f"in {len(waves)} wave(s)"
             )
+            step.summary.usage = self.usage
             if self.cap is not None:
                 cap = self.cap_now() if self.cap_now is not None else self.cap
                 fit_waves(self.session, self.state, cap, waves, step.summary)  # saves the state
@@ -472,6 +487,11 @@ class _Runner:
             )
         if info.errors:
             self.say(f"wave {wave.n} {info.status}: {self.session.client._redact(info.errors)}")
+        if report.duplicates:
+            self.say(
+                f"wave {wave.n}: {report.duplicates} request(s) answered more than once: neither answer kept, "
+                "recorded as failures (--retry-failed asks them again)"
+            )
         if report.rejected:
             self.say(
                 f"wave {wave.n}: {report.rejected} output line(s) rejected: " + "; ".join(report.problems[:3])
@@ -480,7 +500,13 @@ class _Runner:
             f"wave {wave.n} {info.status}: {report.answers} answer(s), {report.failed + len(missing)} failed; "
             f"ingested in {time.monotonic() - started:.1f} s"
         )
-        self.state.step(wave, "ingested", cost_usd=report.cost_usd)
+        self.usage = self.usage + Usage(
+            calls=len(done),  # the requests the provider answered (a line, or lines, each)
+            prompt_tokens=report.prompt_tokens,
+            completion_tokens=report.completion_tokens,
+            cost_usd=report.cost_usd,
+        )
+        self.state.step(wave, "ingested", cost_usd=report.cost_usd, served=report.served or None)
 
     async def read_output(
         self, wave: Wave, info: BatchInfo, expected: set[str], done: set[str] | None = None

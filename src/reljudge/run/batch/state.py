@@ -48,6 +48,7 @@ class Wave:
     failed: int = 0
     cost_usd: float = 0.0  # what the wave was reserved under the cost cap
     tokens: int = 0  # its tokens as the enqueued-token limit counts them (`reljudge.run.batch.passes`)
+    served: dict[str, int] | None = None  # its answers by the ``model`` they name
 
     @property
     def live(self) -> bool:

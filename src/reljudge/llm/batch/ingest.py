@@ -200,7 +200,7 @@ class Ingestor:
             pending = len(self._rows)
             self._rows = [row for row in self._rows if row[0] != custom_id]
             if len(self._rows) == pending:  # committed already
-                self.cache.delete(custom_id)
+                self.cache.forget(custom_id)
             if self.answered is not None:
                 self.answered.discard(custom_id)
         else:

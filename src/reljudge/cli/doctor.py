@@ -88,19 +88,13 @@ def _model_check(model: str | None, say: Any) -> Any:
 
 
 def _key_check(backend: str, base_url: str | None, api_key_env: str | None, say: Any) -> str | None:
-    from reljudge.llm.backends import BACKENDS
+    from reljudge.llm.backends import capabilities
 
-    if backend == "ollama":
-        say(Check("ok", "key", "none needed (ollama)"))
+    facts = capabilities(backend)
+    if facts.key_not_checked is not None and api_key_env is None:
+        say(Check("ok", "key", facts.key_not_checked))
         return None
-    variable = api_key_env or BACKENDS[backend].key_variable
-    if backend == "litellm" and api_key_env is None:
-        say(
-            Check(
-                "ok", "key", "litellm reads the provider's own variable (e.g. ANTHROPIC_API_KEY); not checked"
-            )
-        )
-        return None
+    variable = api_key_env or facts.key_variable
     key = os.environ.get(variable)
     if key:
         say(Check("ok", "key", f"from ${variable} ({len(key)} characters; never shown)"))
@@ -110,20 +104,6 @@ def _key_check(backend: str, base_url: str | None, api_key_env: str | None, say:
         return None
     say(Check("FAIL", "key", f"${variable} is not set: export {variable}=... (or --api-key-env NAME)"))
     return None
-
-
-def _base(backend: str, base_url: str | None) -> tuple[str, str]:
-    """(the URL of the model list, how the base URL was chosen)."""
-    if backend == "ollama":
-        base = base_url or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
-        if "://" not in base:
-            base = f"http://{base}"
-        return base.rstrip("/") + "/api/tags", "--base-url" if base_url else "the Ollama default"
-    base = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-    where = (
-        "--base-url" if base_url else "$OPENAI_BASE_URL" if os.environ.get("OPENAI_BASE_URL") else "default"
-    )
-    return base.rstrip("/") + "/models", where
 
 
 def _endpoint_check(
@@ -136,10 +116,14 @@ def _endpoint_check(
 
     from reljudge.llm.backends.base import normalise_base_url
 
-    if backend == "litellm":
-        say(Check("ok", "endpoint", "litellm routes to the provider itself; not checked"))
+    from reljudge.llm.backends import capabilities
+
+    facts = capabilities(backend)
+    listed = facts.model_list(base_url)
+    if listed is None:
+        say(Check("ok", "endpoint", f"{backend} routes to the provider itself; not checked"))
         return None
-    url, where = _base(backend, base_url)
+    url, where = listed
     shown = normalise_base_url(url)  # without credentials in the URL
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     start = time.monotonic()
@@ -187,7 +171,7 @@ def _endpoint_check(
         )
         return None
     if status == 404:
-        hint = "does --base-url end in /v1?" if backend == "openai" else "is this an Ollama server?"
+        hint = facts.list_not_found_hint()
         say(Check("FAIL", "endpoint", f"{shown}: HTTP 404, no model list there; {hint}"))
         return None
     if status != 200:
@@ -195,8 +179,7 @@ def _endpoint_check(
         return None
     try:
         data = json.loads(bytes(body))
-        items = data["models"] if backend == "ollama" else data["data"]
-        names = [str(item["name"] if backend == "ollama" else item["id"]) for item in items]
+        names = facts.served_names(data)
     except (ValueError, TypeError, KeyError):
         say(Check("FAIL", "endpoint", f"{shown}: HTTP 200 but not a model list; is this the API's base URL?"))
         return None

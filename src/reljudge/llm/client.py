@@ -111,7 +111,7 @@ class LLMClient:
             PriceTable.of(config.prices).quote(resolved).price,  # the model is fixed: look it up once
             KnownSecrets(config.api_key, config.base_url),
             # the openai backend's answers (and every batch line) name the model that served them
-            check_served=self.backend_name == "openai" or batch is not None,
+            check_served=resolved.capabilities.reports_served_model or batch is not None,
             accept_served=frozenset(config.accept_served_models),
         )
         self._failfast = FailFast(config, self.backend_name, self.model, self._results.redact)

@@ -252,9 +252,11 @@ def test_a_second_answer_takes_back_a_first_one_already_committed(server, tmp_pa
         try:
             step = await session.collect(tmp_path / "requests.jsonl")
             (custom_id,) = [request_custom_id(raw) for raw in step.requests.read_bytes().splitlines()]
-            db = session.client._cache.db
+            cache = session.client._cache
+            db = cache.db
+            assert db is not None
             ingestor = Ingestor(
-                session.client._results, db, session.failures, {custom_id}, answered=session.fresh
+                session.client._results, cache, session.failures, {custom_id}, answered=session.fresh
             )
             for grade in ("2", "0"):
                 body = {"choices": [{"message": {"content": f"##final score: {grade}"}}]}

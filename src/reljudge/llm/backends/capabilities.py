@@ -46,6 +46,25 @@ class Capabilities:
     key_variable: str = "the provider's key variable"
     #: whether requests can be sent through a provider's Batch API (`batch_service`)
     sends_batches: bool = False
+    #: whether its answers name the model as the provider served it, so that a mismatch with the
+    #: model asked for can be refused (LiteLLM rewrites the names it reports)
+    reports_served_model: bool = False
+    #: what ``judge doctor`` says instead of checking the key (None: it checks `key_variable`)
+    key_not_checked: str | None = None
+
+    def model_list(self, base_url: str | None) -> tuple[str, str] | None:
+        """(the URL that lists the models it serves, where its base URL came from) for ``judge
+        doctor``; None when it has none to ask."""
+        return None
+
+    def served_names(self, listing: Any) -> list[str]:
+        """The model names in the parsed answer of `model_list` (KeyError/TypeError when it is
+        not a model list)."""
+        raise KeyError("no model list")
+
+    def list_not_found_hint(self) -> str:
+        """What to check when `model_list` answers 404."""
+        return "is this the API's base URL?"
 
     def constraint_mechanism(self, base_url: str | None) -> str | None:
         """Its native constrained-output mechanism at ``base_url`` (one of
@@ -87,6 +106,7 @@ class OpenAICapabilities(Capabilities):
     sdk = "openai"
     key_variable = "OPENAI_API_KEY"
     sends_batches = True
+    reports_served_model = True
 
     def constraint_mechanism(self, base_url: str | None) -> str | None:
         """OpenAI's own API: structured outputs; another OpenAI-compatible server: a llama.cpp
@@ -97,6 +117,20 @@ class OpenAICapabilities(Capabilities):
         if base_url and not _url_path(base_url).endswith("v1"):
             return f"the base URL may need /v1 ({normalise_base_url(base_url)}/v1)"
         return None
+
+    def model_list(self, base_url: str | None) -> tuple[str, str] | None:
+        import os
+
+        from_env = os.environ.get("OPENAI_BASE_URL")
+        base = base_url or from_env or "https://api.openai.com/v1"
+        where = "--base-url" if base_url else "$OPENAI_BASE_URL" if from_env else "default"
+        return base.rstrip("/") + "/models", where
+
+    def served_names(self, listing: Any) -> list[str]:
+        return [str(item["id"]) for item in listing["data"]]
+
+    def list_not_found_hint(self) -> str:
+        return "does --base-url end in /v1?"
 
     def batch_service(
         self,
@@ -126,10 +160,26 @@ class OllamaCapabilities(Capabilities):
     def constraint_mechanism(self, base_url: str | None) -> str | None:
         return "ollama-format"
 
+    key_not_checked = "none needed (ollama)"
+
     def not_found_hint(self, base_url: str | None, model: str) -> str | None:
         if _url_path(base_url).endswith("v1"):
             return "the ollama backend takes the server address without /v1"
         return f"is the model pulled? (ollama pull {model})"
+
+    def model_list(self, base_url: str | None) -> tuple[str, str] | None:
+        import os
+
+        base = base_url or os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
+        if "://" not in base:
+            base = f"http://{base}"
+        return base.rstrip("/") + "/api/tags", "--base-url" if base_url else "the Ollama default"
+
+    def served_names(self, listing: Any) -> list[str]:
+        return [str(item["name"]) for item in listing["models"]]
+
+    def list_not_found_hint(self) -> str:
+        return "is this an Ollama server?"
 
 
 class LiteLLMCapabilities(Capabilities):
@@ -140,6 +190,7 @@ class LiteLLMCapabilities(Capabilities):
     adapter = "reljudge.llm.backends.litellm:LiteLLMBackend"
     sdk = "litellm"
     sends_batches = True
+    key_not_checked = "litellm reads the provider's own variable (e.g. ANTHROPIC_API_KEY); not checked"
 
     def check_batch_model(self, model: str) -> None:
         from reljudge.llm.backends.litellm import batch_provider

@@ -354,7 +354,7 @@ class LLMClient:
             else:
                 prompt, answer = completion.reported_usage or (0, 0)
                 seen = f"{prompt:,} prompt + {answer:,} completion tokens"
-            self._anomaly(
+            self.usage_anomaly(
                 anomaly,
                 f"the provider reported {seen} for a request that could have used at most "
                 f"{bound.prompt_tokens:,} prompt + {bound.answer_tokens:,} completion tokens; "
@@ -366,9 +366,10 @@ class LLMClient:
             )
         return completion
 
-    def _anomaly(self, kind: str, text: str, warn: bool = True) -> None:
-        """Count a usage anomaly (``ClientStats.usage_anomalies``) and warn about its kind once."""
-        self.stats.usage_anomalies[kind] += 1
+    def usage_anomaly(self, kind: str, text: str, count: int = 1, warn: bool = True) -> None:
+        """Count ``count`` usage anomalies of a kind (``ClientStats.usage_anomalies``,
+        `reljudge.llm.usage_bound.ANOMALIES`) and warn about the kind once (``text``: what was seen)."""
+        self.stats.usage_anomalies[kind] += count
         if warn and kind not in self._warned:
             self._warned.add(kind)
             log.warning("%s: %s (counted in the manifest; warned once)", self.config.model, text)
@@ -396,7 +397,7 @@ class LLMClient:
                 if unknown_outcome(err):
                     account.unknown += 1
                     account.pending = True
-                    self._anomaly(
+                    self.usage_anomaly(
                         "unknown_outcome",
                         f"an attempt ended without a known outcome ({self._redact(str(err))}); the provider "
                         "may bill it: such an attempt is charged what the request could have cost",

@@ -120,7 +120,14 @@ def fd_paths(
     )
     try:
         report = fd_runs(
-            human, run_map, text_source, texts=texts, measure=measure, n_boot=n_boot, controls=controls, **selection
+            human,
+            run_map,
+            text_source,
+            texts=texts,
+            measure=measure,
+            n_boot=n_boot,
+            controls=controls,
+            **selection,
         )
     finally:
         close = getattr(model, "close", None)

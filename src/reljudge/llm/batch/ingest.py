@@ -8,6 +8,10 @@ response cache, under its custom_id (validate before caching: `cacheable`). Any 
 an error, a non-200 response, a body that is no completion, a cut-off or refused answer -- goes to
 the run's `FailureLog`, from which the collect mode makes its record.
 
+Usage is read against each request's bound (``bounds``, `reljudge.llm.usage_bound.UsageBound`):
+usage above it is clamped to it, an answer without usage costs its bound, and both are counted
+in ``IngestReport.anomalies`` (the run warns once, `reljudge.run.batch.passes`).
+
 A line that is not one (not JSON, too long, no reljudge custom_id, a custom_id the batch did not
 ask for, a second answer to one request) is rejected and counted, never stored: a hostile output
 file cannot fill the cache with answers nobody asked for, nor crash the run.
@@ -15,7 +19,8 @@ file cannot fill the cache with answers nobody asked for, nor crash the run.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+from collections import Counter
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,9 +30,9 @@ from reljudge.llm.batch.failures import FailureLog
 from reljudge.llm.batch.lines import BadLine, OutputLine, parse_output_line
 from reljudge.llm.cache import ResponseCache
 from reljudge.llm.optional_cache import cache_entry, cacheable
-from reljudge.llm.pricing import batch_price, price_cost
 from reljudge.llm.results import ResultBuilder
 from reljudge.llm.types import ChatResult, ProviderError
+from reljudge.llm.usage_bound import UsageBound
 
 #: answers committed to the cache per transaction
 STORE_CHUNK = 1000
@@ -45,6 +50,10 @@ class IngestReport:
     rejected: int = 0  # not an output line of this batch (see the module docstring)
     cost_usd: float = 0.0  # what the answers cost at the batch price (`reljudge.llm.pricing.batch_price`)
     problems: list[str] = field(default_factory=list)  # the first few rejections, described
+    #: answers whose usage was "missing" (charged their bound) or "over" their bound (clamped)
+    anomalies: Counter[str] = field(default_factory=Counter)
+    #: the first answer with usage over its bound: (reported prompt, completion; bound prompt, answer)
+    over: tuple[int, int, int, int] | None = None
 
     def reject(self, why: str) -> None:
         self.rejected += 1
@@ -57,6 +66,8 @@ class IngestReport:
         self.failed += other.failed
         self.rejected += other.rejected
         self.cost_usd += other.cost_usd
+        self.anomalies.update(other.anomalies)
+        self.over = self.over or other.over
         self.problems.extend(other.problems[: max(0, MAX_PROBLEMS - len(self.problems))])
 
     def as_dict(self) -> dict[str, Any]:
@@ -67,6 +78,7 @@ class IngestReport:
             "rejected": self.rejected,
             "cost_usd": self.cost_usd,
             "problems": list(self.problems),
+            "usage_anomalies": dict(self.anomalies),
         }
 
 
@@ -75,7 +87,8 @@ class Ingestor:
 
     ``expected``: the custom_ids the batch asked for (None: any reljudge custom_id). ``done``:
     custom_ids answered already (by an earlier line or file of the same batch), updated.
-    ``answered``: gets the custom_ids whose answers were stored."""
+    ``answered``: gets the custom_ids whose answers were stored. ``bounds``: each request's
+    `UsageBound` by custom_id (a request without one is read as it is)."""
 
     def __init__(
         self,
@@ -85,6 +98,7 @@ class Ingestor:
         expected: Container[str] | None = None,
         done: set[str] | None = None,
         answered: set[str] | None = None,
+        bounds: Mapping[str, UsageBound] | None = None,
     ) -> None:
         self.results = results
         self.cache = cache
@@ -93,7 +107,7 @@ class Ingestor:
         self.done = set() if done is None else done
         self.answered = answered
         self.report = IngestReport()
-        self._price = batch_price(results.price)
+        self.bounds = bounds or {}
         self._rows: list[tuple[str, str, str, dict[str, Any]]] = []
 
     def ingest(self, lines: Iterable[bytes | str | None]) -> IngestReport:
@@ -139,14 +153,15 @@ class Ingestor:
         except ProviderError as err:
             self._fail(line.custom_id, {"kind": err.kind, "error": self.results.redact(err.message)}, 200)
             return
-        result = self.results.answer(completion, "", {}, 1, 0.0)
-        self.report.cost_usd += price_cost(
-            self._price,
-            self.results.backend,
-            completion.prompt_tokens,
-            completion.completion_tokens,
-            completion.cached_tokens or 0,
-        )[0]
+        bound = self.bounds.get(line.custom_id)
+        if bound is not None:
+            completion = bound.check(completion)
+            if completion.usage_anomaly is not None:
+                self.report.anomalies[completion.usage_anomaly] += 1
+                if completion.reported_usage is not None and self.report.over is None:
+                    self.report.over = (*completion.reported_usage, bound.prompt_tokens, bound.answer_tokens)
+        result = self.results.answer(completion, "", {}, 1, 0.0, bound)
+        self.report.cost_usd += self.results.cost(completion, bound, batch=True)[0]
         if cacheable(result):
             self._rows.append((line.custom_id, self.results.backend, self.results.model, cache_entry(result)))
             self.report.answers += 1

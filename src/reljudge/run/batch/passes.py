@@ -349,7 +349,12 @@ class _Runner:
         done: set[str] = set()
         db = session.client._cache.db
         assert db is not None
-        ingestor = Ingestor(session.client._results, db, session.failures, expected, done, session.fresh)
+        from reljudge.run.batch.cost import usage_warning, wave_bounds
+
+        bounds = wave_bounds(session, session.batch_dir / wave.file)
+        ingestor = Ingestor(
+            session.client._results, db, session.failures, expected, done, session.fresh, bounds
+        )
         for file_id in (info.output_file_id, info.error_file_id):
             if file_id is not None:
                 async for line in self.service.lines(file_id):
@@ -376,6 +381,7 @@ class _Runner:
             f"wave {wave.n} {info.status}: {report.answers} answer(s), {report.failed + len(missing)} failed; "
             f"ingested in {time.monotonic() - started:.1f} s"
         )
+        usage_warning(session.client, report)
         self.state.step(wave, "ingested", cost_usd=report.cost_usd)
 
     def progress(self, waves: list[Wave]) -> None:

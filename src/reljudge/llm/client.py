@@ -236,9 +236,6 @@ class LLMClient:
         account = self._account(msg_dicts, effective)
         result = None
         try:
-            if self.budget is not None:  # the cost cap: reserve this call's bound first
-                await self.budget.reserve(account.bound_usd, account.expected_usd)
-                account.reserved = True
             result = await self._failfast.run(
                 lambda: self._call(backend, msg_dicts, wire, effective, digest, start, key, account)
             )
@@ -439,6 +436,11 @@ class LLMClient:
         are paid for but not yet durable: a process killed at any point (SIGKILL) pays again for
         no more than the requests in flight. (Failed attempts give their slot back at once, so a
         backoff never holds one.)"""
+        if self.budget is not None:  # the cost cap: reserve this call's bound first
+            # (past the fail-fast gate: a call waiting for the first request holds no reservation,
+            # so the first request's retries never wait for calls that wait for it)
+            await self.budget.reserve(account.bound_usd, account.expected_usd)
+            account.reserved = True
         cfg = self.config
         attempts = 0
         estimate = estimate_tokens(sum(len(m["content"]) for m in msg_dicts), effective.get("max_tokens"))

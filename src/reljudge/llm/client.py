@@ -333,13 +333,17 @@ class LLMClient:
         bound = UsageBound(prompt_bound(msg_dicts, self._tokens, exact), answer)
         if price is None or self.budget is None:  # a free (local) model: nothing to reserve
             return _Account(bound)
-        seen = min(self._longest_answer, answer) if self._longest_answer else answer
         prompt = self._tokens.messages(msg_dicts)
         return _Account(
-            bound,
-            price_cost(price, self.backend_name, bound.prompt_tokens, answer)[0],
-            price_cost(price, self.backend_name, prompt, seen)[0],
+            bound, price_cost(price, self.backend_name, bound.prompt_tokens, answer)[0], prompt_count=prompt
         )
+
+    def _expected(self, account: _Account) -> float:
+        """A call's expected cost under the cap, as it stands now: its prompt's token count and
+        the longest answer seen so far (its answer budget before any was seen)."""
+        answer = account.bound.answer_tokens
+        seen = min(self._longest_answer, answer) if self._longest_answer else answer
+        return price_cost(self._results.price, self.backend_name, account.prompt_count, seen)[0]
 
     def _checked(self, completion: Completion, bound: UsageBound) -> Completion:
         """``completion`` with its usage within ``bound``; an anomaly counted and warned once."""
@@ -385,7 +389,7 @@ class LLMClient:
                 self.budget.settle(account.bound_usd, account.bound_usd)
                 account.settled_usd += account.bound_usd
                 account.reserved = False
-                await self.budget.reserve(account.bound_usd, account.expected_usd)
+                await self.budget.reserve(account.bound_usd, lambda: self._expected(account))
                 account.reserved = True
             account.sending = True
             try:
@@ -439,7 +443,7 @@ class LLMClient:
         if self.budget is not None:  # the cost cap: reserve this call's bound first
             # (past the fail-fast gate: a call waiting for the first request holds no reservation,
             # so the first request's retries never wait for calls that wait for it)
-            await self.budget.reserve(account.bound_usd, account.expected_usd)
+            await self.budget.reserve(account.bound_usd, lambda: self._expected(account))
             account.reserved = True
         cfg = self.config
         attempts = 0
@@ -583,14 +587,14 @@ class LLMClient:
 
 @dataclass
 class _Account:
-    """One call under its bound: the bound, its cost and expected cost under the cap (0 without
-    one), whether a reservation is held, what was settled before the end (attempts of unknown
+    """One call under its bound: the bound, its cost under the cap (0 without one) and its
+    prompt's token count (`LLMClient._expected`), whether a reservation is held, what was settled before the end (attempts of unknown
     outcome), how many attempts were of unknown outcome and whether the last one is not settled,
     and whether an attempt is under way."""
 
     bound: UsageBound
     bound_usd: float = 0.0
-    expected_usd: float = 0.0
+    prompt_count: int = 0  # the prompt's tokens as the tokenizer counts them (the expected cost)
     reserved: bool = False
     settled_usd: float = 0.0
     unknown: int = 0

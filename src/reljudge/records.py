@@ -69,6 +69,10 @@ class Usage(BaseModel):
     #: of the completion tokens, those the model spent reasoning (o-series, gpt-5); None when
     #: the provider did not say
     reasoning_tokens: int | None = None
+    #: of ``cost_usd``, what is an estimate, not the provider's usage at the price: answers
+    #: without usage or with usage above what the request could have used, and attempts whose
+    #: outcome is unknown, charged their bound (`reljudge.llm.usage_bound`); None: none
+    estimated_usd: float | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -82,10 +86,11 @@ class Usage(BaseModel):
             cost_usd=self.cost_usd + other.cost_usd,
             cached_tokens=_plus(self.cached_tokens, other.cached_tokens),
             reasoning_tokens=_plus(self.reasoning_tokens, other.reasoning_tokens),
+            estimated_usd=_plus(self.estimated_usd, other.estimated_usd),
         )
 
 
-def _plus(a: int | None, b: int | None) -> int | None:
+def _plus(a: Any, b: Any) -> Any:
     """The sum of two counts a provider may not have reported (None: neither did)."""
     return None if a is None and b is None else (a or 0) + (b or 0)
 

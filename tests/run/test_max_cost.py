@@ -18,7 +18,8 @@ import pytest
 from _cli import judge, records
 from reljudge.errors import EXIT_BUDGET, EXIT_OK
 from reljudge.llm.budget import BudgetExhausted, CostBudget
-from reljudge.testing import MockLLMServer
+from reljudge.llm.pricing import price_cost
+from reljudge.testing import MockLLMServer, responders
 
 MODEL = "openai/gpt-4o-mini"  # a model of litellm's price map: its calls cost something
 ENV = {"OPENAI_API_KEY": "sk-test"}
@@ -241,3 +242,63 @@ def test_the_dry_run_says_how_far_a_cap_would_go(server, tmp_path):
     assert "--max-cost $0.0200: about " in result.output and " of the 684 calls fit" in result.output
     result = judge(*run_args(server, tmp_path / "run", "--dry-run", "--max-cost", "100"), env=ENV)
     assert "--max-cost $100.0000: the estimate fits under the cap" in result.output
+
+
+# --- a provider whose usage cannot be taken at its word ------------------------------------------------
+def hostile(shape: str):
+    """The mock's responder of a shape: no usage, 10x the usage, or the first answer to each prompt
+    after the client's timeout (``--timeout 0.4``; the provider still does the work and bills it)."""
+    if shape == "no-usage":
+        return responders.no_usage()
+    if shape == "usage-x10":
+        return responders.inflated_usage(10)
+    auto = responders.named("auto")
+    late = responders.late(1.0, auto)
+    return lambda req: late(req) if req.seen == 0 else auto(req)
+
+
+def worst_case(srv: MockLLMServer) -> float:
+    """One request's worst case: the dearest bound of the requests the server received (its
+    prompt's bytes bound and its answer budget at the model's price)."""
+    from reljudge.llm.pricing import PriceTable
+    from reljudge.llm.routing import resolve_model
+    from reljudge.llm.usage_bound import answer_budget, bytes_bound
+
+    price = PriceTable().quote(resolve_model(MODEL)).price
+    return max(
+        price_cost(price, "openai", bytes_bound(r.messages), answer_budget(r.body))[0] for r in srv.requests
+    )
+
+
+def billed(srv: MockLLMServer) -> float:
+    """What the provider really used, at the model's price (`MockLLMServer.billed`)."""
+    from reljudge.llm.pricing import PriceTable
+    from reljudge.llm.routing import resolve_model
+
+    return price_cost(PriceTable().quote(resolve_model(MODEL)).price, "openai", *srv.billed)[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["no-usage", "usage-x10", "late"])
+def test_max_cost_holds_whatever_usage_the_provider_reports(tmp_path, shape):
+    with MockLLMServer(hostile(shape), models=("gpt-4o-mini",), latency_s=0.02) as srv:
+        out = tmp_path / "run"
+        more = ["--limit", "60", "--concurrency", "8", "--max-tokens", "64"]
+        if shape == "late":
+            more += ["--timeout", "0.4"]
+        result = judge(*run_args(srv, out, *more, "--dry-run", "--json"), env=ENV)
+        cap = json.loads(result.output)["estimate"]["cost_usd"] / 3
+        result = judge(*run_args(srv, out, *more, "--max-cost", f"{cap:.6f}"), env=ENV)
+        assert result.returncode == EXIT_BUDGET, result.output
+        # what the provider bills (counted on the server) stays within one request's worst case
+        assert 0 < billed(srv) <= cap + worst_case(srv), (billed(srv), cap)
+        spent, _, n = records_cost(out)
+        assert spent <= cap + worst_case(srv) and spent >= billed(srv) * 0.99
+        assert srv.calls >= n > 0
+        if shape != "usage-x10":  # inflated usage within the bound is the provider's word (no anomaly)
+            assert result.output.count("warning:") == 1, result.output
+        manifest = json.loads((out / "manifest.json").read_text())
+        anomalies = manifest["extra"]["last_session"]["client"]["usage_anomalies"]
+        assert anomalies.get(
+            {"no-usage": "missing", "late": "unknown_outcome"}.get(shape, "over"), 0
+        ) > 0 or (shape == "usage-x10")

@@ -260,3 +260,37 @@ def test_a_lost_create_stops_a_sweep_until_the_resend_is_said(tmp_path):
         assert result.returncode == EXIT_OK, result.output
         assert len(cell_records(tmp_path / "lost")) == len(server.batches.submissions)
         assert server.batches.resubmitted == 0 and server.calls == 0
+
+
+@pytest.mark.parametrize("shape", ["no-usage", "1e12"])
+def test_max_cost_over_a_batch_sweep_holds_whatever_usage_the_provider_reports(tmp_path, shape):
+    from reljudge.llm.pricing import PriceTable, batch_price, price_cost
+    from reljudge.llm.routing import resolve_model
+    from reljudge.llm.usage_bound import answer_budget, bytes_bound
+    from reljudge.testing import responders
+
+    responder = responders.no_usage() if shape == "no-usage" else responders.absurd_usage("1e12")
+    with MockLLMServer(responder, models=MODELS) as server:
+        cfg = write_sweep(tmp_path, server.openai_url, "hostile")
+        result = judge("sweep", cfg, "--dry-run", "--json", env=ENV)
+        cap = json.loads(result.output)["cost_usd_batch"] / 4
+        result = judge("sweep", cfg, "--batch", "--batch-poll", "0.02", "--max-cost", f"{cap:.8f}", env=ENV)
+        assert result.returncode == EXIT_BUDGET, result.output
+        assert result.output.count("warning:") <= 2, result.output  # once per model's client at most
+        # what the provider bills, counted on the server: both models at their batch price (the
+        # dearer one's price for every token, an upper bound), within one request's worst case
+        prices = [batch_price(PriceTable().quote(resolve_model(f"openai/{m}")).price) for m in MODELS]
+        billed = max(price_cost(p, "openai", *server.billed)[0] for p in prices)
+        bodies = [
+            json.loads(line)["body"]
+            for item in list(server.batches.files.values())
+            if item["purpose"] == "batch"
+            for line in item["path"].read_bytes().splitlines()
+        ]
+        worst = max(
+            price_cost(p, "openai", bytes_bound(b["messages"]), answer_budget(b))[0]
+            for b in bodies
+            for p in prices
+        )
+        assert 0 < billed <= cap + worst, (billed, cap, worst)
+        assert server.batches.resubmitted == 0

@@ -114,9 +114,8 @@ def _endpoint_check(
 
     import httpx
 
-    from reljudge.llm.backends.base import normalise_base_url
-
     from reljudge.llm.backends import capabilities
+    from reljudge.llm.backends.base import normalise_base_url
 
     facts = capabilities(backend)
     listed = facts.model_list(base_url)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable
 
 
 class BudgetExhausted(Exception):
@@ -62,14 +63,19 @@ class CostBudget:
         expected = bound if expected is None else min(expected, bound)
         return self.in_flight == 0 and self.spent + expected <= self.cap
 
-    async def reserve(self, bound: float, expected: float | None = None) -> None:
+    async def reserve(self, bound: float, expected: float | Callable[[], float] | None = None) -> None:
         """Reserve ``bound`` USD for one call before sending it: at once when it fits (or, with
         nothing in flight, its ``expected`` cost does); else after calls in flight settle;
         `BudgetExhausted` when nothing is in flight and it does not fit (and for every call
-        after that)."""
+        after that). ``expected`` may be a function, asked again each time the call is looked
+        at (what answers cost is learnt while a call waits)."""
         bound = _finite(bound, self.cap + 1.0)
-        expected = bound if expected is None else _finite(expected, bound)
+        estimate = expected
         while True:
+            if callable(estimate):
+                expected = _finite(estimate(), bound)
+            else:
+                expected = bound if estimate is None else _finite(estimate, bound)
             if self.exhausted is not None:
                 raise self.exhausted
             if self.fits(bound, expected):

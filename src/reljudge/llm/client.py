@@ -37,6 +37,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tenacity import RetryCallState
@@ -45,8 +46,8 @@ from reljudge.errors import InputError
 from reljudge.io.redact import KnownSecrets
 from reljudge.llm.adaptive import AdaptiveConcurrency, AdaptiveGate
 from reljudge.llm.backends import Backend, create_backend
-from reljudge.llm.backends.base import clamp_tokens, normalise_base_url
-from reljudge.llm.budget import CostBudget
+from reljudge.llm.backends.base import normalise_base_url
+from reljudge.llm.budget import BudgetExhausted, CostBudget
 from reljudge.llm.cache import CacheKeys
 from reljudge.llm.failfast import FailFast
 from reljudge.llm.limits import RateLimiter, estimate_tokens
@@ -64,13 +65,20 @@ from reljudge.llm.types import (
     ProviderAbort,
     ProviderError,
 )
+from reljudge.llm.usage_bound import (
+    UNBOUNDED_ANSWER_TOKENS,
+    UsageBound,
+    answer_budget,
+    own_endpoint,
+    prompt_bound,
+    unknown_outcome,
+)
 from reljudge.records import Usage, canonical_json, sha256_text
 
 log = logging.getLogger("reljudge.llm")
 
 EventCallback = Callable[[str, dict[str, Any]], Any]
-#: the answer tokens a call without a token limit is reserved under the cost cap
-UNBOUNDED_ANSWER_TOKENS = 4096
+__all__ = ["UNBOUNDED_ANSWER_TOKENS", "LLMClient", "chat_sync"]
 
 
 class LLMClient:
@@ -116,7 +124,10 @@ class LLMClient:
         )
         self._failfast = FailFast(config, self.backend_name, self.model, self._results.redact)
         self._cache = OptionalCache(config.cache_path, config.use_cache, self._results.redact)
-        self._tokens: Any = None  # the `TokenCounter` of the cost cap's estimates (made once needed)
+        self._tokens: Any = None  # the `TokenCounter` of the bounds and estimates (made once needed)
+        #: the prompt bound counts with the tokenizer (else bytes): `reljudge.llm.usage_bound`
+        self._exact_bound = own_endpoint(config.base_url)
+        self._warned: set[str] = set()  # the usage anomalies warned about (once each)
         self._longest_answer = 0  # completion tokens of the longest answer yet (the cap's estimate)
         #: the cost cap (``max_cost_usd``, or ``budget``: one shared by several clients, e.g. all
         #: those of a sweep), None without one; `BudgetExhausted` once it is reached
@@ -237,26 +248,31 @@ class LLMClient:
                 raise self._failfast.aborted
         future: asyncio.Future[ChatResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
-        reserved: float | None = None
+        account = self._account(msg_dicts, effective)
         result = None
         try:
-            if self.budget is not None:  # the cost cap: reserve this call's estimate first
-                bound, expected = self._estimated_cost(msg_dicts, effective)
-                await self.budget.reserve(bound, expected)
-                reserved = bound
             result = await self._failfast.run(
-                lambda: self._call(backend, msg_dicts, wire, effective, digest, start, key)
+                lambda: self._call(backend, msg_dicts, wire, effective, digest, start, key, account)
             )
+            if account.unknown:  # attempts the provider may have billed: charged their bound
+                result = replace(
+                    result, usage=result.usage + self._results.charge(account.bound, account.unknown)
+                )
             future.set_result(result)
         finally:
             if not future.done():
                 future.cancel()
             if self._inflight.get(key) is future:
                 del self._inflight[key]
-            if reserved is not None and self.budget is not None:
+            if account.reserved and self.budget is not None:
                 # settled in the caller's task, which records the answer before it next yields:
-                # a call waiting for the budget cannot end the job between answer and record
-                self.budget.settle(reserved, result.usage.cost_usd if result is not None else 0.0)
+                # a call waiting for the budget cannot end the job between answer and record.
+                # A call cancelled during an attempt may have been sent: charged its bound.
+                if result is not None:
+                    cost = result.usage.cost_usd - account.settled_usd
+                else:
+                    cost = account.bound_usd if account.sending else 0.0
+                self.budget.settle(account.bound_usd, cost)
             if result is not None and result.status in ("ok", "truncated"):
                 self._longest_answer = max(self._longest_answer, result.usage.completion_tokens)
         self.usage = self.usage + result.usage
@@ -317,29 +333,97 @@ class LLMClient:
         return result.cache_key is not None and self._cache.forget(result.cache_key)
 
     # -- internals ------------------------------------------------------------------------------
-    def _estimated_cost(
-        self, msg_dicts: list[dict[str, str]], effective: Mapping[str, Any]
-    ) -> tuple[float, float]:
-        """A call's estimates under the cost cap (`reljudge.llm.budget`): (bound, expected) USD.
-        Both count its prompt tokens (the model's tokenizer where one is available offline,
-        `reljudge.llm.tokens`); the bound its answer's token limit (`UNBOUNDED_ANSWER_TOKENS`
-        when none is set), the expected cost the longest answer seen so far (the limit before
-        any was seen)."""
+    def _account(self, msg_dicts: list[dict[str, str]], effective: Mapping[str, Any]) -> _Account:
+        """A call's bound (`reljudge.llm.usage_bound`: what its usage is clamped to) and its
+        estimates under the cost cap (`reljudge.llm.budget`): the bound at the model's price, and
+        the expected cost (the prompt's token count, the longest answer seen so far: the answer
+        budget before any was seen)."""
         price = self._results.price
-        if price is None:  # a free (local) model, or unknown: `judge run` refuses a cap then
-            return 0.0, 0.0
-        if self._tokens is None:
+        exact = self._exact_bound and (price is not None or self.budget is not None)
+        if self._tokens is None and (exact or (price is not None and self.budget is not None)):
             from reljudge.llm.tokens import TokenCounter
 
             self._tokens = TokenCounter(self.model)
-        limit = effective.get("max_tokens", effective.get("max_completion_tokens"))
-        answer = clamp_tokens(limit) if limit is not None else UNBOUNDED_ANSWER_TOKENS
-        seen = min(self._longest_answer, answer) if self._longest_answer else answer
+        answer = answer_budget(effective)
+        bound = UsageBound(prompt_bound(msg_dicts, self._tokens, exact), answer)
+        if price is None or self.budget is None:  # a free (local) model: nothing to reserve
+            return _Account(bound)
         prompt = self._tokens.messages(msg_dicts)
-        return (
-            price_cost(price, self.backend_name, prompt, answer)[0],
-            price_cost(price, self.backend_name, prompt, seen)[0],
+        return _Account(
+            bound, price_cost(price, self.backend_name, bound.prompt_tokens, answer)[0], prompt_count=prompt
         )
+
+    def _expected(self, account: _Account) -> float:
+        """A call's expected cost under the cap, as it stands now: its prompt's token count and
+        the longest answer seen so far (its answer budget before any was seen)."""
+        answer = account.bound.answer_tokens
+        seen = min(self._longest_answer, answer) if self._longest_answer else answer
+        return price_cost(self._results.price, self.backend_name, account.prompt_count, seen)[0]
+
+    def _checked(self, completion: Completion, bound: UsageBound) -> Completion:
+        """``completion`` with its usage within ``bound``; an anomaly counted and warned once."""
+        completion = bound.check(completion)
+        anomaly = completion.usage_anomaly
+        if anomaly is not None:
+            if anomaly == "missing":
+                seen = "no usage (no prompt and no completion tokens)"
+            else:
+                prompt, answer = completion.reported_usage or (0, 0)
+                seen = f"{prompt:,} prompt + {answer:,} completion tokens"
+            self.usage_anomaly(
+                anomaly,
+                f"the provider reported {seen} for a request that could have used at most "
+                f"{bound.prompt_tokens:,} prompt + {bound.answer_tokens:,} completion tokens; "
+                + (
+                    "such an answer is charged that bound (its cost is an estimate)"
+                    if anomaly == "missing"
+                    else "its usage is clamped to that bound (its cost is an estimate)"
+                ),
+            )
+        return completion
+
+    def usage_anomaly(self, kind: str, text: str, count: int = 1, warn: bool = True) -> None:
+        """Count ``count`` usage anomalies of a kind (``ClientStats.usage_anomalies``,
+        `reljudge.llm.usage_bound.ANOMALIES`) and warn about the kind once (``text``: what was seen)."""
+        self.stats.usage_anomalies[kind] += count
+        if warn and kind not in self._warned:
+            self._warned.add(kind)
+            log.warning("%s: %s (counted in the manifest; warned once)", self.config.model, text)
+
+    def _guarded(
+        self, one_attempt: Callable[[], Awaitable[Completion]], account: _Account
+    ) -> Callable[[], Awaitable[Completion]]:
+        """``one_attempt`` with the charge of attempts whose outcome is unknown
+        (`reljudge.llm.usage_bound.unknown_outcome`): each is charged its bound, and under the cost
+        cap the next attempt reserves its bound anew (the charge is settled first), so a call never
+        spends more than it reserved."""
+
+        async def attempt() -> Completion:
+            if account.pending and account.reserved and self.budget is not None:
+                account.pending = False
+                self.budget.settle(account.bound_usd, account.bound_usd)
+                account.settled_usd += account.bound_usd
+                account.reserved = False
+                await self.budget.reserve(account.bound_usd, lambda: self._expected(account))
+                account.reserved = True
+            account.sending = True
+            try:
+                return await one_attempt()
+            except ProviderError as err:
+                if unknown_outcome(err):
+                    account.unknown += 1
+                    account.pending = True
+                    self.usage_anomaly(
+                        "unknown_outcome",
+                        f"an attempt ended without a known outcome ({self._redact(str(err))}); the provider "
+                        "may bill it: such an attempt is charged what the request could have cost",
+                        warn=account.bound_usd > 0,
+                    )
+                raise
+            finally:
+                account.sending = False
+
+        return attempt
 
     def _params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
         params = self.config.decoding_params()
@@ -362,6 +446,7 @@ class LLMClient:
         digest: str,
         start: float,
         key: str,
+        account: _Account,
     ) -> tuple[ChatResult, ProviderError | None]:
         """One call with its retries: (result, the final provider error or None).
 
@@ -370,6 +455,11 @@ class LLMClient:
         are paid for but not yet durable: a process killed at any point (SIGKILL) pays again for
         no more than the requests in flight. (Failed attempts give their slot back at once, so a
         backoff never holds one.)"""
+        if self.budget is not None:  # the cost cap: reserve this call's bound first
+            # (past the fail-fast gate: a call waiting for the first request holds no reservation,
+            # so the first request's retries never wait for calls that wait for it)
+            await self.budget.reserve(account.bound_usd, lambda: self._expected(account))
+            account.reserved = True
         cfg = self.config
         attempts = 0
         estimate = estimate_tokens(sum(len(m["content"]) for m in msg_dicts), effective.get("max_tokens"))
@@ -405,12 +495,20 @@ class LLMClient:
                 self._semaphore.release()
                 raise
             holding = True  # released in `_call` once the answer is durable
+            completion = self._checked(completion, account.bound)
             self._limiter.settle(estimate, completion.prompt_tokens + completion.completion_tokens)
             return completion
 
         try:
             result, error = await self._attempts(
-                one_attempt, cfg, msg_dicts, effective, digest, lambda: sent, lambda: attempts
+                self._guarded(one_attempt, account),
+                cfg,
+                msg_dicts,
+                effective,
+                digest,
+                lambda: sent,
+                lambda: attempts,
+                account.bound,
             )
             if holding:  # commit the answer while its slot is held
                 await self._cache.store(key, self.backend_name, self.model, result)
@@ -428,6 +526,7 @@ class LLMClient:
         digest: str,
         sent: Callable[[], float],
         attempts_made: Callable[[], int],
+        bound: UsageBound | None = None,
     ) -> tuple[ChatResult, ProviderError | None]:
         """`one_attempt` with the retry policy, classified into a `ChatResult` whose ``latency_s``
         runs from ``sent()``: when the last attempt was sent (after any wait for a slot)."""
@@ -460,6 +559,8 @@ class LLMClient:
         except ProviderError as err:
             failed = self._results.failure(err, digest, effective, attempts_made(), sent())
             return failed, (None if failed.status == "refused" else err)
+        except BudgetExhausted:  # the cap, reached by a retry after an attempt of unknown outcome
+            raise
         except Exception as err:  # a bug in a provider library must not kill a whole run
             log.warning(
                 "unexpected error from the %s backend: %s", self.backend_name, self._redact(repr(err))
@@ -468,7 +569,7 @@ class LLMClient:
             return failed, ProviderError("other", failed.error or "")
         if completion.model is not None:
             self.stats.served_models[completion.model[:100]] += 1
-        return self._results.answer(completion, digest, effective, attempts_made(), sent()), None
+        return self._results.answer(completion, digest, effective, attempts_made(), sent(), bound), None
 
     def _finish(self, result: ChatResult, prompt: list[dict[str, str]], cache_key: str | None) -> ChatResult:
         result.prompt = prompt
@@ -506,6 +607,23 @@ class LLMClient:
     def _redact(self, text: str) -> str:
         """An error message fit to keep (`ResultBuilder.redact`)."""
         return self._results.redact(text)
+
+
+@dataclass
+class _Account:
+    """One call under its bound: the bound, its cost under the cap (0 without one) and its
+    prompt's token count (`LLMClient._expected`), whether a reservation is held, what was settled before the end (attempts of unknown
+    outcome), how many attempts were of unknown outcome and whether the last one is not settled,
+    and whether an attempt is under way."""
+
+    bound: UsageBound
+    bound_usd: float = 0.0
+    prompt_count: int = 0  # the prompt's tokens as the tokenizer counts them (the expected cost)
+    reserved: bool = False
+    settled_usd: float = 0.0
+    unknown: int = 0
+    pending: bool = False
+    sending: bool = False
 
 
 def chat_sync(

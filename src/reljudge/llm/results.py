@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from reljudge.io.redact import KnownSecrets
-from reljudge.llm.pricing import Price, price_cost
+from reljudge.llm.pricing import Price, batch_price, price_cost
 from reljudge.llm.types import (
     MAX_ANSWER_CHARS,
     MAX_ERROR_CHARS,
@@ -32,6 +32,7 @@ from reljudge.llm.types import (
     Completion,
     ProviderError,
 )
+from reljudge.llm.usage_bound import UsageBound
 from reljudge.records import Usage
 
 
@@ -68,17 +69,19 @@ class ResultBuilder:
         }
 
     def answer(
-        self, completion: Completion, digest: str, params: dict[str, Any], attempts: int, start: float
+        self,
+        completion: Completion,
+        digest: str,
+        params: dict[str, Any],
+        attempts: int,
+        start: float,
+        bound: UsageBound | None = None,
     ) -> ChatResult:
         """The result of a completion: ok, refused (content filter) or truncated (too long an
-        answer, or the token limit)."""
-        cost, known = price_cost(
-            self.price,
-            self.backend,
-            completion.prompt_tokens,
-            completion.completion_tokens,
-            completion.cached_tokens or 0,
-        )
+        answer, or the token limit). A completion `UsageBound.check` found without usage costs
+        its ``bound``; one with usage above it costs the bound's tokens; both are estimates
+        (``Usage.estimated_usd``)."""
+        cost, known = self.cost(completion, bound)
         text = self.secrets.answer(completion.text)
         oversized = len(text) > MAX_ANSWER_CHARS
         if oversized:
@@ -114,6 +117,7 @@ class ResultBuilder:
                 cost_usd=cost,
                 cached_tokens=completion.cached_tokens,
                 reasoning_tokens=completion.reasoning_tokens,
+                estimated_usd=cost if completion.usage_anomaly is not None else None,
             ),
             price_known=known,
             latency_s=time.monotonic() - start,
@@ -122,6 +126,27 @@ class ResultBuilder:
             oversized=oversized,
             **self._fixed(digest, params),
         )
+
+    def cost(
+        self, completion: Completion, bound: UsageBound | None = None, *, batch: bool = False
+    ) -> tuple[float, bool]:
+        """(what a completion costs, whether the price is known): its usage at the price (the
+        batch price with ``batch``), or its ``bound`` when it reported no usage."""
+        price = batch_price(self.price) if batch else self.price
+        if completion.usage_anomaly == "missing" and bound is not None:
+            return price_cost(price, self.backend, bound.prompt_tokens, bound.answer_tokens)
+        return price_cost(
+            price,
+            self.backend,
+            completion.prompt_tokens,
+            completion.completion_tokens,
+            completion.cached_tokens or 0,
+        )
+
+    def charge(self, bound: UsageBound, attempts: int) -> Usage:
+        """What ``attempts`` attempts of unknown outcome are charged: their bound each, an estimate."""
+        cost = price_cost(self.price, self.backend, bound.prompt_tokens, bound.answer_tokens)[0] * attempts
+        return Usage(cost_usd=cost, estimated_usd=cost)
 
     def failure(
         self, error: ProviderError, digest: str, params: dict[str, Any], attempts: int, start: float

@@ -19,6 +19,9 @@ class ClientStats:
     unpriced_models: set = field(default_factory=set)
     served_models: Counter = field(default_factory=Counter)  # answers by the ``model`` they name
     limiter_wait_s: float = 0.0
+    #: provider usage anomalies (`reljudge.llm.usage_bound.ANOMALIES`): answers without usage
+    #: ("missing"), usage above the request's bound ("over", clamped), attempts of unknown outcome
+    usage_anomalies: Counter = field(default_factory=Counter)
     concurrency: Any = None  # the `AdaptiveConcurrency` (its level in the manifest), or the fixed int
 
     def as_dict(self) -> dict[str, Any]:
@@ -32,5 +35,6 @@ class ClientStats:
             "unpriced_models": sorted(self.unpriced_models),
             "served_models": dict(self.served_models.most_common(20)),
             "limiter_wait_s": round(self.limiter_wait_s, 3),
+            "usage_anomalies": dict(sorted(self.usage_anomalies.items())),
             "concurrency": getattr(self.concurrency, "as_dict", lambda: self.concurrency)(),
         }

@@ -338,3 +338,8 @@ class Completion:
     reasoning_tokens: int | None = None
     #: the provider's ``x-ratelimit-*`` headers (`reljudge.llm.adaptive.RATE_HEADERS`), if sent
     rate_headers: dict[str, str] | None = None
+    #: set by `reljudge.llm.usage_bound.UsageBound.check`: "missing" (no usage reported) or
+    #: "over" (usage above what the request could have used, clamped); None: usage within bounds
+    usage_anomaly: str | None = None
+    #: the (prompt, completion) tokens the provider reported, when they were clamped ("over")
+    reported_usage: tuple[int, int] | None = None

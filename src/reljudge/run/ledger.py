@@ -33,6 +33,7 @@ class UsageSum:
         "cost_usd",
         "cached_tokens",
         "reasoning_tokens",
+        "estimated_usd",
     )
 
     def __init__(self) -> None:
@@ -41,6 +42,7 @@ class UsageSum:
         #: None until a record says how many (the provider reported them)
         self.cached_tokens: int | None = None
         self.reasoning_tokens: int | None = None
+        self.estimated_usd: float | None = None  # of cost_usd, estimates (`Usage.estimated_usd`)
 
     def add(self, usage: Usage) -> None:
         self.prompt_tokens += usage.prompt_tokens
@@ -51,6 +53,8 @@ class UsageSum:
             self.cached_tokens = (self.cached_tokens or 0) + usage.cached_tokens
         if usage.reasoning_tokens is not None:
             self.reasoning_tokens = (self.reasoning_tokens or 0) + usage.reasoning_tokens
+        if usage.estimated_usd is not None:
+            self.estimated_usd = (self.estimated_usd or 0.0) + usage.estimated_usd
 
     def total(self) -> Usage:
         return Usage(
@@ -60,6 +64,7 @@ class UsageSum:
             cost_usd=self.cost_usd,
             cached_tokens=self.cached_tokens,
             reasoning_tokens=self.reasoning_tokens,
+            estimated_usd=self.estimated_usd,
         )
 
 

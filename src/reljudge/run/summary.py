@@ -80,6 +80,11 @@ class RunSummary(BaseModel):
             f"{self.usage.completion_tokens} completion{reasoning} tokens, {cost}, {self.cache_hits} cache hits, "
             f"{self.retries} retries, {self.wall_time_s:.1f}s"
         )
+        if self.usage.estimated_usd:
+            lines.append(
+                f"of that cost, ${self.usage.estimated_usd:.4f} is an estimate: answers without usage or with usage "
+                "above what the request could have used, and attempts of unknown outcome, charged their bound"
+            )
         lines += self._expected_lines()
         if self.reasks:
             lines.append(f"re-asked: {self.reasks} answers that could not be read were asked once more")

@@ -122,7 +122,9 @@ def prepare_inputs(config: SweepConfig, inputs_root: Path | None = None) -> dict
         source = str(config.path(spec.path)) if spec.path else (None if "topics" in files else spec.name)
         runs = str(config.path(spec.runs)) if spec.runs else None
         try:
-            data = load_dataset(source, topics=files.get("topics"), qrels=files.get("qrels"), corpus=files.get("corpus"))
+            data = load_dataset(
+                source, topics=files.get("topics"), qrels=files.get("qrels"), corpus=files.get("corpus")
+            )
             qrels = data.qrels
         except InputError as err:
             raise InputError(f"dataset {spec.name!r}: {err}", config.source, line) from None

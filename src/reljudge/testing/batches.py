@@ -493,6 +493,7 @@ class MockBatchService:
                 "openai", reply.status, reply.error or f"mock error {reply.status}", reply.error_code
             )
         else:
+            self.server._bill(req, reply)
             payload, literals = openai_body(req, answer_of(req, reply), reply)
             if literals:
                 payload = json.loads(with_literals(json.dumps(payload), literals))

@@ -80,6 +80,7 @@ class MockReply:
     ``hang=True`` never answers (until the server stops or ``hang_s`` passes);
     ``finish_reason`` defaults to "stop" (or "length" when cut by max_tokens).
     ``content`` (any JSON value) is sent as the message content instead of ``text``;
+    ``no_usage=True`` sends no token counts at all;
     ``usage_literals`` = (prompt, completion) are sent verbatim as the token counts (JSON number
     text such as ``"1e400"`` or ``"-5"``); ``detail_literals`` = (prompt details, completion
     details) are sent verbatim (JSON text) as OpenAI's ``usage.prompt_tokens_details`` and
@@ -100,6 +101,8 @@ class MockReply:
     completion_tokens: int | None = None
     content: Any = NOT_SET
     usage_literals: tuple[str, str] | None = None
+    #: send no usage at all (no ``usage`` object; Ollama: no eval counts)
+    no_usage: bool = False
     detail_literals: tuple[str, str] | None = None
     body: bytes | None = None
     #: the token log-probabilities sent when the request asks for them: a list of

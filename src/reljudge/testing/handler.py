@@ -66,6 +66,8 @@ class MockBackend(Protocol):
 
     def _answer(self, req: MockRequest) -> MockReply: ...
 
+    def _bill(self, req: MockRequest, reply: MockReply) -> None: ...
+
     def _wait(self, seconds: float) -> bool: ...
 
 
@@ -282,6 +284,7 @@ class MockHandler(BaseHTTPRequestHandler):
             self._error(api, 400, "the mock server does not stream OpenAI responses", None)
             return
         ans = answer_of(req, reply)
+        self.mock._bill(req, reply)
         if api == "openai":
             payload, literals = openai_body(req, ans, reply)
             if self.mock.served_model is not None:  # another checkpoint than the one asked for

@@ -121,6 +121,13 @@ def answer_of(req: MockRequest, reply: MockReply) -> Answer:
     return Answer(text, finish, prompt_tokens, completion_tokens, logprobs)
 
 
+def billed_tokens(req: MockRequest, reply: MockReply) -> tuple[int, int]:
+    """The (prompt, completion) tokens the mock really used for ``req``: what an honest provider
+    bills, whatever usage the reply reports (none, inflated, absurd)."""
+    prompt = sum(count_tokens(str(m.get("content", ""))) + 3 for m in req.messages)
+    return prompt, _cut(reply.text, req.max_tokens)[1]
+
+
 def error_body(api: str, status: int, message: str, code: str | None) -> dict[str, Any]:
     """An error as ``api`` sends it."""
     kind = {429: "rate_limit_error", 401: "authentication_error"}.get(status, "invalid_request_error")
@@ -163,6 +170,9 @@ def openai_body(req: MockRequest, ans: Answer, reply: MockReply) -> tuple[dict[s
             "total_tokens": usage[2],
         },
     }
+    if reply.no_usage:
+        del payload["usage"]
+        return payload, {}
     if reply.detail_literals is not None:  # OpenAI's usage details, as JSON text
         payload["usage"]["prompt_tokens_details"] = "@@prompt_details@@"
         payload["usage"]["completion_tokens_details"] = "@@completion_details@@"
@@ -188,6 +198,8 @@ def anthropic_body(req: MockRequest, ans: Answer, reply: MockReply) -> tuple[dic
         "stop_sequence": None,
         "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
     }
+    if reply.no_usage:
+        del payload["usage"]
     return payload, literals
 
 
@@ -212,6 +224,8 @@ def ollama_body(req: MockRequest, ans: Answer, reply: MockReply) -> tuple[dict[s
     }
     if ans.logprobs is not None:
         final["logprobs"] = ans.logprobs
+    if reply.no_usage:
+        del final["prompt_eval_count"], final["eval_count"]
     return final, literals
 
 

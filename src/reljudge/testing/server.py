@@ -30,7 +30,7 @@ from typing import Any
 from reljudge.testing.batches import MockBatchService
 from reljudge.testing.exchange import MockReply, MockRequest, Responder
 from reljudge.testing.handler import MockHandler
-from reljudge.testing.protocols import anthropic_messages
+from reljudge.testing.protocols import anthropic_messages, billed_tokens
 from reljudge.testing.ratelimit import ServerRateLimit, Verdict
 
 DEFAULT_MODELS = ("mock-model", "gpt-4o-mini", "llama3.2")
@@ -61,6 +61,10 @@ class MockLLMServer:
     keyword options: ``slow``, ``lose_creates``, ``drop_metadata``, ``unlisted``, ...);
     ``batch_duplicate_share`` of batch requests are answered twice, differently; ``served_model``
     is the ``model`` every answer names (chat and batch), whatever was asked.
+    ``billed`` is what the server really used for the chat requests it
+    answered (batch lines included, whether or not the client was still waiting): [prompt tokens,
+    completion tokens], whatever usage the responder reports (`protocols.billed_tokens`), so a
+    test can price what a provider would bill.
     """
 
     def __init__(
@@ -112,6 +116,7 @@ class MockLLMServer:
         #: the ``model`` every chat and batch answer names (None: the model asked for)
         self.served_model = served_model
         self.requests: list[MockRequest] = []
+        self.billed = [0, 0]
         self.in_flight = 0
         self.max_in_flight = 0
         self._seen: Counter[str] = Counter()
@@ -187,6 +192,7 @@ class MockLLMServer:
     def reset(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.billed = [0, 0]
             self._seen.clear()
             self.max_in_flight = 0
 
@@ -246,6 +252,13 @@ class MockLLMServer:
         if not isinstance(reply, MockReply):
             return MockReply(status=500, error=f"mock responder returned {type(reply).__name__}")
         return reply
+
+    def _bill(self, req: MockRequest, reply: MockReply) -> None:
+        """Count what answering ``req`` really used (`billed`)."""
+        prompt, completion = billed_tokens(req, reply)
+        with self._lock:
+            self.billed[0] += prompt
+            self.billed[1] += completion
 
     def _wait(self, seconds: float) -> bool:
         """Sleep unless the server stops; True when the server is stopping."""

@@ -21,8 +21,6 @@ MODEL = "openai/mock-model"
 BASE_URL = "http://127.0.0.1:9/v1"  # never contacted by export/import: part of the cache key only
 
 
-
-
 def job_args(tmp_path: Path, name: str, method: str = "umbrela", limit: int | None = 30) -> list[str]:
     return [
         "--method", method, "--model", MODEL, "--base-url", BASE_URL, "--dataset", "dl19-sample",

@@ -473,3 +473,38 @@ def test_a_batch_runs_summary_counts_every_pass_once(tmp_path):
         assert result.returncode == EXIT_OK, result.output
         again = sum(srv.batches.submissions.values()) - first
         assert again > 0 and f"this run: {again} calls" in result.output, result.output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["no-usage", "1e12"])
+def test_max_cost_holds_for_batch_answers_without_usage_or_with_absurd_usage(tmp_path, shape):
+    from reljudge.llm.pricing import PriceTable, batch_price, price_cost
+    from reljudge.llm.routing import resolve_model
+    from reljudge.llm.usage_bound import answer_budget, bytes_bound
+    from reljudge.testing import responders
+
+    responder = responders.no_usage() if shape == "no-usage" else responders.absurd_usage("1e12")
+    price = batch_price(PriceTable().quote(resolve_model(MODEL)).price)
+    with MockLLMServer(responder, models=("gpt-4o-mini",)) as srv:
+        more = ["--limit", "40", "--max-tokens", "64"]
+        result = judge(*argv(srv, tmp_path, "run", *more, "--dry-run", "--json"), env=ENV)
+        cap = json.loads(result.output)["estimate"]["cost_usd"] / 6  # the batch price is half
+        result = judge(*argv(srv, tmp_path, "run", *more, "--batch", "--max-cost", f"{cap:.8f}"), env=ENV)
+        assert result.returncode == EXIT_BUDGET, result.output
+        assert result.output.count("warning:") == 1, result.output
+        billed = price_cost(price, "openai", *srv.billed)[0]
+        bodies = [
+            json.loads(line)["body"]
+            for item in list(srv.batches.files.values())
+            if item["purpose"] == "batch"
+            for line in item["path"].read_bytes().splitlines()
+        ]
+        worst = max(
+            price_cost(price, "openai", bytes_bound(b["messages"]), answer_budget(b))[0] for b in bodies
+        )
+        submitted = sum(srv.batches.submissions.values())
+        assert 0 < submitted < 40 and srv.batches.resubmitted == 0
+        assert 0 < billed <= cap + worst, (billed, cap)
+        # the same cap: nothing more is submitted (an answer without usage is not free)
+        result = judge(*argv(srv, tmp_path, "run", *more, "--batch", "--max-cost", f"{cap:.8f}"), env=ENV)
+        assert result.returncode == EXIT_BUDGET and sum(srv.batches.submissions.values()) == submitted

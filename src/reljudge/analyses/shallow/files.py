@@ -104,7 +104,13 @@ def pairwise_outcomes(path: str | Path) -> tuple[list[tuple[str, str, str, int |
             raise InputError(f"pair record {number}: label {label!r} is not 1, 2 or 0 (tie)", path)
         a, b = record.docid, record.docid_b
         first, second = sorted((a, b))
-        latest[(record.qid, first, second)] = (record.qid, a, b, None if label is None else int(label), number)
+        latest[(record.qid, first, second)] = (
+            record.qid,
+            a,
+            b,
+            None if label is None else int(label),
+            number,
+        )
     return list(latest.values()), other
 
 

@@ -31,7 +31,10 @@ def as_run(rankings: Mapping[str, Sequence[str]], depth: int = 10) -> dict[str, 
 
 
 def per_query(
-    qrels: Mapping[str, Mapping[str, float]], rankings: Rankings, queries: Sequence[str], measure: str = "RR@10"
+    qrels: Mapping[str, Mapping[str, float]],
+    rankings: Rankings,
+    queries: Sequence[str],
+    measure: str = "RR@10",
 ) -> dict[str, dict[str, float]]:
     """``{run: {qid: value}}`` over every query of ``queries``, 0 where the run has no ranking."""
     runs = {name: as_run(r, depth=1000) for name, r in rankings.items()}

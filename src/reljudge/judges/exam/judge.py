@@ -248,7 +248,9 @@ class ExamJudge(Judge):
                 ctx, skipped_record(ctx, self.question_prompt, problem, method=QUESTION_METHOD, qid=qid)
             )
             return None
-        params: dict[str, Any] = {} if self.question_max_tokens is None else {"max_tokens": self.question_max_tokens}
+        params: dict[str, Any] = (
+            {} if self.question_max_tokens is None else {"max_tokens": self.question_max_tokens}
+        )
         answer = await ctx.ask(
             self.question_prompt,
             {"query": inputs.topics[qid]},

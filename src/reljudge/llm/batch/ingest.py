@@ -10,6 +10,10 @@ response cache, under its custom_id (validate before caching: `cacheable`). Any 
 an error, a non-200 response, a body that is no completion, a cut-off or refused answer -- goes to
 the run's `FailureLog`, from which the collect mode makes its record.
 
+Usage is read against each request's bound (``bounds``, `reljudge.llm.usage_bound.UsageBound`):
+usage above it is clamped to it, an answer without usage costs its bound, and both are counted
+in ``IngestReport.anomalies`` (the run warns once, `reljudge.run.batch.passes`).
+
 A line that is not one (not JSON, too long, no reljudge custom_id, a custom_id the batch did not
 ask for) is rejected and counted, never stored: a hostile output file cannot fill the cache with
 answers nobody asked for, nor crash the run. A request answered twice (two lines of one custom_id,
@@ -21,7 +25,8 @@ import`` refuses such a file.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+from collections import Counter
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,9 +35,9 @@ from reljudge.llm.backends.openai import completion_from_data
 from reljudge.llm.batch.failures import FailureLog
 from reljudge.llm.batch.lines import BadLine, OutputLine, parse_output_line
 from reljudge.llm.optional_cache import OptionalCache, cache_entry, cacheable
-from reljudge.llm.pricing import batch_price, price_cost
 from reljudge.llm.results import ResultBuilder
 from reljudge.llm.types import ChatResult, ProviderError
+from reljudge.llm.usage_bound import UsageBound
 
 #: answers committed to the cache per transaction
 STORE_CHUNK = 1000
@@ -54,6 +59,10 @@ class IngestReport:
     prompt_tokens: int = 0  # of the lines that carried a completion
     completion_tokens: int = 0
     problems: list[str] = field(default_factory=list)  # the first few rejections, described
+    #: answers whose usage was "missing" (charged their bound) or "over" their bound (clamped)
+    anomalies: Counter[str] = field(default_factory=Counter)
+    #: the first answer with usage over its bound: (reported prompt, completion; bound prompt, answer)
+    over: tuple[int, int, int, int] | None = None
 
     def reject(self, why: str) -> None:
         self.rejected += 1
@@ -71,6 +80,8 @@ class IngestReport:
         self.completion_tokens += other.completion_tokens
         for model, n in other.served.items():
             self.served[model] = self.served.get(model, 0) + n
+        self.anomalies.update(other.anomalies)
+        self.over = self.over or other.over
         self.problems.extend(other.problems[: max(0, MAX_PROBLEMS - len(self.problems))])
 
     def as_dict(self) -> dict[str, Any]:
@@ -83,6 +94,7 @@ class IngestReport:
             "cost_usd": self.cost_usd,
             "served": dict(self.served),
             "problems": list(self.problems),
+            "usage_anomalies": dict(self.anomalies),
         }
 
 
@@ -91,7 +103,8 @@ class Ingestor:
 
     ``expected``: the custom_ids the batch asked for (None: any reljudge custom_id). ``done``:
     custom_ids answered already (by an earlier line or file of the same batch), updated.
-    ``answered``: gets the custom_ids whose answers were stored."""
+    ``answered``: gets the custom_ids whose answers were stored. ``bounds``: each request's
+    `UsageBound` by custom_id (a request without one is read as it is)."""
 
     def __init__(
         self,
@@ -101,6 +114,7 @@ class Ingestor:
         expected: Container[str] | None = None,
         done: set[str] | None = None,
         answered: set[str] | None = None,
+        bounds: Mapping[str, UsageBound] | None = None,
     ) -> None:
         self.results = results
         self.cache = cache
@@ -109,7 +123,7 @@ class Ingestor:
         self.done = set() if done is None else done
         self.answered = answered
         self.report = IngestReport()
-        self._price = batch_price(results.price)
+        self.bounds = bounds or {}
         self._rows: list[tuple[str, str, str, dict[str, Any]]] = []
         self._stored: set[str] = set()  # custom_ids whose answer this ingestor stored (or will)
         self._twice: set[str] = set()  # custom_ids answered more than once
@@ -163,16 +177,17 @@ class Ingestor:
         ):
             served = completion.model[:100]
             self.report.served[served] = self.report.served.get(served, 0) + 1
-        self.report.prompt_tokens += completion.prompt_tokens
+        bound = self.bounds.get(line.custom_id)
+        if bound is not None:
+            completion = bound.check(completion)
+            if completion.usage_anomaly is not None:
+                self.report.anomalies[completion.usage_anomaly] += 1
+                if completion.reported_usage is not None and self.report.over is None:
+                    self.report.over = (*completion.reported_usage, bound.prompt_tokens, bound.answer_tokens)
+        self.report.prompt_tokens += completion.prompt_tokens  # as clamped to the request's bound
         self.report.completion_tokens += completion.completion_tokens
-        result = self.results.answer(completion, "", {}, 1, 0.0)
-        self.report.cost_usd += price_cost(
-            self._price,
-            self.results.backend,
-            completion.prompt_tokens,
-            completion.completion_tokens,
-            completion.cached_tokens or 0,
-        )[0]
+        result = self.results.answer(completion, "", {}, 1, 0.0, bound)
+        self.report.cost_usd += self.results.cost(completion, bound, batch=True)[0]
         if cacheable(result):
             self._rows.append((line.custom_id, self.results.backend, self.results.model, cache_entry(result)))
             self._stored.add(line.custom_id)

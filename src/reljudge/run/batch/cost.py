@@ -1,8 +1,9 @@
 """``--max-cost`` with ``--batch``: a wave is sent only when its bound fits under the cap.
 
-A request's bound is its prompt tokens (the model's tokenizer where one is available offline,
-`reljudge.llm.tokens`, else about 4 characters a token) plus its answer's token limit
-(`UNBOUNDED_ANSWER_TOKENS` without one), at the batch price (`reljudge.llm.pricing.batch_price`). What
+A request's bound is what it could have cost (`reljudge.llm.usage_bound`: its prompt's bound and
+its answer's token limit, `UNBOUNDED_ANSWER_TOKENS` without one), at the batch price
+(`reljudge.llm.pricing.batch_price`); the usage of its answer is clamped to the same bound when
+the wave is ingested, and an answer without usage is charged it (`wave_bounds`). What
 the run has spent is the larger of what its records cost and what its waves cost (the answers
 of an ingested wave at the batch price, the bound of a wave not yet ingested). The first wave
 that does not fit is cut to the requests that do, the later ones are dropped (their requests
@@ -16,8 +17,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from reljudge.llm.client import UNBOUNDED_ANSWER_TOKENS
 from reljudge.llm.pricing import batch_price, price_cost
+from reljudge.llm.usage_bound import UsageBound, answer_budget, own_endpoint, prompt_bound
 
 if TYPE_CHECKING:
     from reljudge.run.batch.seam import BatchSession
@@ -43,13 +44,56 @@ def spent_usd(session: BatchSession, state: BatchState) -> float:
     return max(records, state.spent_usd)
 
 
-def request_bound(line: bytes, counter: Any, price: Any, backend: str) -> float:
-    """The bound of one request line (see the module docstring)."""
-    body = json.loads(line)["body"]
-    limit = body.get("max_completion_tokens", body.get("max_tokens"))
-    answer = limit if isinstance(limit, int) and limit > 0 else UNBOUNDED_ANSWER_TOKENS
+def line_bound(body: Any, counter: Any, exact: bool) -> UsageBound:
+    """The `UsageBound` of one request line's body (``exact``: the provider's own endpoint)."""
+    body = body if isinstance(body, dict) else {}
     messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
-    return price_cost(price, backend, counter.messages(messages), answer)[0]
+    return UsageBound(prompt_bound(messages, counter, exact), answer_budget(body))
+
+
+def request_bound(line: bytes, counter: Any, price: Any, backend: str, exact: bool = False) -> float:
+    """The bound of one request line in USD (see the module docstring)."""
+    bound = line_bound(json.loads(line)["body"], counter, exact)
+    return price_cost(price, backend, bound.prompt_tokens, bound.answer_tokens)[0]
+
+
+def wave_bounds(session: BatchSession, path: Any) -> dict[str, UsageBound]:
+    """The `UsageBound` of each request of a wave's request file, by custom_id: what its answer's
+    usage is clamped to when the wave is ingested (`reljudge.llm.batch.ingest.Ingestor`)."""
+    from reljudge.llm.tokens import TokenCounter
+
+    client = session.client
+    exact = own_endpoint(client.config.base_url)
+    counter = TokenCounter(client.model) if exact else None
+    out: dict[str, UsageBound] = {}
+    with path.open("rb") as handle:
+        for line in handle:
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("custom_id"), str):
+                out[data["custom_id"]] = line_bound(data.get("body"), counter, exact)
+    return out
+
+
+def usage_warning(client: Any, report: Any) -> None:
+    """Count the usage anomalies of an ingested wave (`reljudge.llm.batch.ingest.IngestReport`) in
+    the client's stats, and warn once a run about each kind."""
+    for kind, n in sorted(report.anomalies.items()):
+        if kind == "over" and report.over is not None:
+            prompt, answer, bound_prompt, bound_answer = report.over
+            text = (
+                f"the provider reported {prompt:,} prompt + {answer:,} completion tokens for a batch request that "
+                f"could have used at most {bound_prompt:,} + {bound_answer:,}; such usage is clamped to that bound "
+                "(its cost is an estimate)"
+            )
+        else:
+            text = (
+                "a batch answer came without usage; such an answer is charged what the request could have cost "
+                "(its prompt's bound and answer budget at the batch price: an estimate)"
+            )
+        client.usage_anomaly(kind, text, count=n)
 
 
 def fit_waves(
@@ -61,6 +105,7 @@ def fit_waves(
     client = session.client
     price = batch_price(client._results.price)
     counter = TokenCounter(client.model)
+    exact = own_endpoint(client.config.base_url)
     spent = spent_usd(session, state) - sum(w.cost_usd for w in waves)
     room = cap - spent
     kept: list[Wave] = []
@@ -69,7 +114,7 @@ def fit_waves(
         reserved, lines, size, cut = 0.0, 0, 0, False
         with path.open("rb") as handle:
             for line in handle:
-                bound = request_bound(line, counter, price, client.backend_name)
+                bound = request_bound(line, counter, price, client.backend_name, exact)
                 if reserved + bound > room:
                     cut = True
                     break

@@ -506,6 +506,9 @@ class _Runner:
             completion_tokens=report.completion_tokens,
             cost_usd=report.cost_usd,
         )
+        from reljudge.run.batch.cost import usage_warning
+
+        usage_warning(self.session.client, report)
         self.state.step(wave, "ingested", cost_usd=report.cost_usd, served=report.served or None)
 
     async def read_output(
@@ -514,10 +517,12 @@ class _Runner:
         """Ingest the lines of the wave's output and error files that answer ``expected`` into the
         response cache and the failure log (``done`` gets the custom_ids answered)."""
         from reljudge.llm.batch.ingest import Ingestor
+        from reljudge.run.batch.cost import wave_bounds
 
         session = self.session
+        bounds = wave_bounds(session, session.batch_dir / wave.file)  # each request's usage bound
         ingestor = Ingestor(
-            session.client._results, session.client._cache, session.failures, expected, done, session.fresh
+            session.client._results, session.client._cache, session.failures, expected, done, session.fresh, bounds
         )
         bound = (wave.lines + 1) * MAX_OUTPUT_LINE_BYTES  # the most a file of the wave's answers holds
         for file_id in (info.output_file_id, info.error_file_id):

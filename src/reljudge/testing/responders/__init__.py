@@ -14,8 +14,11 @@ them:
 ``list-content``   the auto answer as OpenAI content parts ``[{"type": "text", ...}, ...]``
 ``int-content``    the content is the number 3
 ``dict-content``   the content is an object ``{"type": "text", "text": "##final score: 3"}``
-``absurd-usage``   token counts 1e400 / 1.5 / negative / 10^30 (``:VARIANT`` picks one;
-                   without, they take turns)
+``absurd-usage``   token counts 1e400 / 1.5 / negative / 10^30 (``:VARIANT`` picks one, or
+                   ``:1e12``; without, the first four take turns)
+``no-usage``       the auto answer with no usage at all
+``usage-x[:N]``    the auto answer reporting N times the tokens it used (default 10)
+``late[:S]``       the auto answer after S seconds (default 2): past a client's timeout
 ``usage-details``  the auto answer with OpenAI's usage details: half the prompt tokens cached,
                    16 reasoning tokens (``:VARIANT``: absurd details, 1e400 / negative / over /
                    1.5 / string / shape / null)
@@ -53,10 +56,13 @@ from reljudge.testing.responders.hostile import (
     gzip_bomb,
     gzip_bomb_body,
     huge,
+    inflated_usage,
     int_content,
     key_echo,
+    late,
     list_content,
     nesting_bomb,
+    no_usage,
     not_found,
     prompt_plus,
     redirect,
@@ -102,13 +108,16 @@ __all__ = [
     "gzip_bomb_body",
     "hang",
     "huge",
+    "inflated_usage",
     "int_content",
     "key_echo",
     "label_logprobs",
     "no_logprobs",
     "scripted_logprobs",
     "tokens_of",
+    "late",
     "list_content",
+    "no_usage",
     "named",
     "nesting_bomb",
     "not_found",
@@ -146,6 +155,9 @@ _BUILDERS: dict[str, Callable[[str | None], Responder]] = {
     "int-content": lambda arg: int_content,
     "dict-content": lambda arg: dict_content,
     "absurd-usage": lambda arg: absurd_usage(arg),
+    "no-usage": lambda arg: no_usage(),
+    "usage-x": lambda arg: inflated_usage(_number(arg, "usage-x") if arg else 10),
+    "late": lambda arg: late(_number(arg, "late") if arg else 2.0),
     "usage-details": lambda arg: usage_details(arg),
     "huge": lambda arg: huge(_number(arg, "huge") if arg else 16),
     "gzip-bomb": lambda arg: gzip_bomb(int(_number(arg, "gzip-bomb")) if arg else 200),

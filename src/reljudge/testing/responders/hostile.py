@@ -77,24 +77,52 @@ ABSURD_USAGE: dict[str, tuple[str, str]] = {
     "1.5": ("1.5", "2.5"),
     "negative": ("-5", "-7"),
     "1e30": ("1" + "0" * 30, "1" + "0" * 30),  # an integer: no float reader rounds it
+    "1e12": ("1" + "0" * 12, "1" + "0" * 12),  # below any clamp of absurd numbers, far above a request
 }
 
 
 def absurd_usage(variant: str | None = None, inner: Responder | None = None) -> Responder:
     """``inner``'s answer (default: auto) with absurd token counts (`ABSURD_USAGE`); without a
-    variant they take turns by request number."""
+    variant they take turns by request number (all but ``1e12``)."""
     if variant is not None and variant not in ABSURD_USAGE:
         raise ValueError(
             f"unknown absurd-usage variant {variant!r} (expected one of {', '.join(ABSURD_USAGE)})"
         )
     inner = inner or _auto()
-    names = list(ABSURD_USAGE)
+    names = [name for name in ABSURD_USAGE if name != "1e12"]
 
     def answer(req: MockRequest) -> MockReply:
         chosen = variant or names[req.index % len(names)]
         return replace(_reply(inner, req), usage_literals=ABSURD_USAGE[chosen])
 
     return answer
+
+
+def no_usage(inner: Responder | None = None) -> Responder:
+    """``inner``'s answer (default: auto) without any usage (a provider that sends none)."""
+    inner = inner or _auto()
+    return lambda req: replace(_reply(inner, req), no_usage=True)
+
+
+def inflated_usage(factor: float = 10, inner: Responder | None = None) -> Responder:
+    """``inner``'s answer (default: auto) reporting ``factor`` times the tokens it really used."""
+    from reljudge.testing.protocols import billed_tokens
+
+    inner = inner or _auto()
+
+    def answer(req: MockRequest) -> MockReply:
+        reply = _reply(inner, req)
+        prompt, completion = billed_tokens(req, reply)
+        return replace(reply, prompt_tokens=int(prompt * factor), completion_tokens=int(completion * factor))
+
+    return answer
+
+
+def late(seconds: float = 2.0, inner: Responder | None = None) -> Responder:
+    """``inner``'s answer (default: auto) after ``seconds`` (past a client's timeout: the
+    provider still does the work, and bills it)."""
+    inner = inner or _auto()
+    return lambda req: replace(_reply(inner, req), delay_s=seconds)
 
 
 #: REASONING_TOKENS: the reasoning tokens `usage_details` adds to each answer's completion tokens

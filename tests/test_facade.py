@@ -72,6 +72,8 @@ def test_the_check_finds_a_name_missing_from_the_type_checking_imports():
 
 
 def test_importing_reljudge_loads_no_application_module():
-    code = "import sys, reljudge\nprint('\\n'.join(sorted(m for m in sys.modules if m.startswith('reljudge'))))"
+    code = (
+        "import sys, reljudge\nprint('\\n'.join(sorted(m for m in sys.modules if m.startswith('reljudge'))))"
+    )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.split() == ["reljudge", "reljudge.version"]

@@ -84,7 +84,12 @@ BLOCKS: dict[str, list[Block]] = {
         Block("from reljudge import RunConfig, run_job, load_dataset"),
         skip("pip install -e '.[dev]'\npython -m pytest", "the test suite itself"),
     ],
-    "docs/getting-started.md": [INSTALL, Block("judge demo"), Block(MOCK_QUICK_START), Block(PROVIDER_QUICK_START)],
+    "docs/getting-started.md": [
+        INSTALL,
+        Block("judge demo"),
+        Block(MOCK_QUICK_START),
+        Block(PROVIDER_QUICK_START),
+    ],
     "docs/index.md": [],
     "docs/concepts.md": [],
     "docs/data.md": [],

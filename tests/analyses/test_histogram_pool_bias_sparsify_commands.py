@@ -15,8 +15,6 @@ from _cli import judge
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
-
 @pytest.fixture()
 def collection(tmp_path: Path) -> Path:
     qrels, runs = [], tmp_path / "runs"

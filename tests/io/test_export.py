@@ -141,8 +141,6 @@ def test_to_dataframe_flattens_provenance() -> None:
 # --- the command line ----------------------------------------------------------------------
 
 
-
-
 @pytest.mark.slow
 def test_cli_export_run_dir(tmp_path: Path) -> None:
     run = tmp_path / "run"

@@ -84,8 +84,6 @@ def test_export_judgments_qrels_of_a_pairwise_run(tmp_path: Path) -> None:
         export_judgments([J("binary", "a", status="unparsed")], tmp_path / "none.qrels")
 
 
-
-
 @pytest.mark.slow
 def test_cli_export_exam_run_sets_and_json_judgments(tmp_path: Path) -> None:
     run = tmp_path / "run"

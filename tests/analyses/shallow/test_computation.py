@@ -173,7 +173,6 @@ def test_gold_accuracy():
     assert gold_accuracy(gold, prefs)["accuracy"] == 0.5
 
 
-
 def test_best_known_replaces_q_star_only_where_a_category_b_top_won():
     pairs = [
         BtpPair("q1", "B", "r1", "x1"),  # the run's top won: replaced
@@ -191,6 +190,7 @@ def test_best_known_replaces_q_star_only_where_a_category_b_top_won():
     best, replaced = best_known(pairs, prefs)
     assert best == {"q1": {"x1": 1}, "q2": {"r2": 1}, "q3": {"r3": 1}, "q4": {"r4": 1}, "q5": {"r5": 1}}
     assert replaced == [(pairs[0], "x1")]
+
 
 # --- pools, human preferences, win ratios ------------------------------------------------------------
 

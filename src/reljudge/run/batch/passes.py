@@ -522,7 +522,13 @@ class _Runner:
         session = self.session
         bounds = wave_bounds(session, session.batch_dir / wave.file)  # each request's usage bound
         ingestor = Ingestor(
-            session.client._results, session.client._cache, session.failures, expected, done, session.fresh, bounds
+            session.client._results,
+            session.client._cache,
+            session.failures,
+            expected,
+            done,
+            session.fresh,
+            bounds,
         )
         bound = (wave.lines + 1) * MAX_OUTPUT_LINE_BYTES  # the most a file of the wave's answers holds
         for file_id in (info.output_file_id, info.error_file_id):

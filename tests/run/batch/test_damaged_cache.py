@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _batch_run import batch_argv
 
 from _cli import judge, records
 from reljudge.errors import EXIT_BAD_INPUT, EXIT_OK
@@ -18,28 +19,7 @@ ENV = {"OPENAI_API_KEY": "sk-test-batch"}
 
 
 def argv(srv: MockLLMServer, tmp_path: Path, *more: str, limit: int = 30) -> list[str]:
-    return [
-        "run",
-        "--model",
-        MODEL,
-        "--base-url",
-        srv.openai_url,
-        "--dataset",
-        "dl19-sample",
-        "--method",
-        "umbrela",
-        "--output",
-        str(tmp_path / "run"),
-        "--cache",
-        str(tmp_path / "cache.sqlite"),
-        "--no-progress",
-        "--batch-poll",
-        "0.02",
-        "--limit",
-        str(limit),
-        "--batch",
-        *more,
-    ]
+    return batch_argv(srv, tmp_path, *more, limit=limit)
 
 
 def damage(path: Path, page: int = 4096) -> None:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _batch_run import batch_argv
 
 from _cli import judge, records
 from reljudge.errors import EXIT_OK
@@ -23,30 +24,7 @@ HANG_S = 60
 
 
 def argv(srv: MockLLMServer, tmp_path: Path, model: str, *more: str) -> list[str]:
-    return [
-        "run",
-        "--model",
-        model,
-        "--base-url",
-        srv.openai_url,
-        "--dataset",
-        "dl19-sample",
-        "--method",
-        "umbrela",
-        "--output",
-        str(tmp_path / "run"),
-        "--cache",
-        str(tmp_path / "cache.sqlite"),
-        "--no-progress",
-        "--batch-poll",
-        "0.02",
-        "--limit",
-        "6",
-        "--batch",
-        "--timeout",
-        "10",
-        *more,
-    ]
+    return batch_argv(srv, tmp_path, *more, model=model, limit=6)
 
 
 def timed(*args: str):

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _batch_run import batch_argv
 
 from _cli import judge, records
 from reljudge.errors import EXIT_OK
@@ -20,28 +21,7 @@ MODELS = ["openai/gpt-4o-mini", "litellm/openai/gpt-4o-mini"]
 
 
 def argv(srv: MockLLMServer, tmp_path: Path, model: str, *more: str) -> list[str]:
-    return [
-        "run",
-        "--model",
-        model,
-        "--base-url",
-        srv.openai_url,
-        "--dataset",
-        "dl19-sample",
-        "--method",
-        "umbrela",
-        "--output",
-        str(tmp_path / "run"),
-        "--cache",
-        str(tmp_path / "cache.sqlite"),
-        "--no-progress",
-        "--batch-poll",
-        "0.02",
-        "--limit",
-        "15",
-        "--batch",
-        *more,
-    ]
+    return batch_argv(srv, tmp_path, *more, model=model, limit=15)
 
 
 def steps(tmp_path: Path) -> list[str]:

@@ -4,8 +4,8 @@
 to `time.monotonic`), so tests drive it with synthetic events on a clock of their own. It steers two
 things, both AIMD (as TCP and Netflix's concurrency-limits do):
 
-- the **level** (requests in flight): it starts at a moderate level (``start``, at most the
-  ceiling), doubles per level's worth of healthy answers until the first back-off (slow start: a
+- the **level** (requests in flight): it starts at a moderate level (``start``, 8 -- the default
+  ``--concurrency``, so a default client starts as ``fixed:8`` would -- and at most the ceiling), doubles per level's worth of healthy answers until the first back-off (slow start: a
   client with nothing to fear runs at its ceiling within a round trip or two), then grows
   additively, by one slot per level's worth of healthy answers, up to ``ceiling``; it is halved (``backoff``) on a *limit signal* (below) and cut gently
   (``latency_backoff``, 0.9) when latency rises well above the best seen (``latency_factor`` times
@@ -100,7 +100,7 @@ class AdaptiveConcurrency:
         self,
         ceiling: int,
         *,
-        start: int = 4,
+        start: int = 8,
         floor: int = 1,
         backoff: float = 0.5,
         latency_backoff: float = 0.9,

@@ -50,6 +50,7 @@ def main() -> int:
     import bench_corpus_memory
     import bench_dry_runs
     import bench_fd_coverage
+    import bench_hostile
     import bench_memory
     import bench_startup
 
@@ -76,6 +77,8 @@ def main() -> int:
     rows += bench_fd_coverage.main(quick)
     print("\n== rate limits: with and without rate headers, random 429s")
     rows += bench_adaptive.main(quick)
+    print("\n== a provider not to be taken at its word: the cost cap and batch deadlines")
+    rows += bench_hostile.main()
     print("\n== metrics (bench/bench_metrics.py)")
     metrics = subprocess.run([sys.executable, str(HERE / "bench_metrics.py")], text=True)
     print("\n== summary")

@@ -34,6 +34,13 @@ def test_a_task_reads_with_its_header_and_items(tmp_path):
     assert task.item(I3).llm_label == 3 and task.item(I3).line == 4
 
 
+def test_fields_beyond_the_contract_are_ignored_and_a_missing_text_is_null(tmp_path):
+    items = [item("1", "a", text=None, query=None), item("1", "b", note="kept out")]
+    task = read_task(write_task(tmp_path / "task.jsonl", items, stratify_by="llm_label", method="umbrela"))
+    assert (task.items[0].text, task.items[0].query) == ("", "")
+    assert task.items[1].text == "a passage"
+
+
 @pytest.mark.parametrize(
     ("lines", "items", "message"),
     [

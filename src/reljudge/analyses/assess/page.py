@@ -49,6 +49,7 @@ h2 small { text-transform: none; letter-spacing: 0; font-weight: 400; margin-lef
 .query { font-size: 1.15em; font-weight: 600; margin: .2em 0 .4em; }
 .text, pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: .2em 0 .4em; }
 pre { font: inherit; color: #3a414a; max-height: 12em; overflow: auto; }
+.missing { color: #b3261e; font-style: italic; }
 .why { color: #5b636e; font-size: .9em; margin: .2em 0; }
 .labels { display: flex; gap: .5em; flex-wrap: wrap; }
 .labels button { font: inherit; padding: .45em .9em; border: 1px solid var(--line); border-radius: 5px;
@@ -119,9 +120,10 @@ SCRIPT = r"""
     const it = items[pos];
     $("pos").textContent = `item ${pos + 1} of ${items.length}`;
     $("qid").textContent = `topic ${it.qid}`;
-    $("query").textContent = it.query;
+    $("query").textContent = it.query || "(the task holds no query text)";
     $("docid").textContent = it.docid;
-    $("text").textContent = it.text;
+    $("text").textContent = it.text || "(the task holds no text for this item)";
+    $("text").classList.toggle("missing", !it.text);
     if (D.mode !== "blind") {
       $("llm-label").textContent = it.llm_label === null ? "none (no label from the LLM)" : named(it.llm_label);
       $("llm-answer").textContent = it.llm_answer === null ? "" : it.llm_answer;

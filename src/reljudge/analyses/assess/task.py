@@ -6,7 +6,8 @@ line per item ``{"item": "<qid>\\t<docid>", "qid", "docid", "query", "text", "ll
 "llm_answer", "stratum", "inclusion_prob", "why"}``. An assessment line is ``{"item", "qid",
 "docid", "label", "llm_label", "assessor", "mode", "seconds", "at", "seq"}``; ``label`` null
 withdraws the item's earlier label. Fields beyond these are allowed (and ignored); a missing or
-mistyped field, a label off the task's scale or an item named twice is an `InputError` at
+mistyped field (``query`` and ``text`` may be null when the selection found no text: the page
+says so), a label off the task's scale or an item named twice is an `InputError` at
 ``file:line``.
 """
 
@@ -231,8 +232,8 @@ def parse_item(obj: Any, path: str, line: int, scale: tuple[int, ...]) -> TaskIt
         item=item,
         qid=qid,
         docid=docid,
-        query=f.text("query"),
-        text=f.text("text"),
+        query=f.optional_text("query") or "",
+        text=f.optional_text("text") or "",
         llm_label=f.label("llm_label", scale),
         llm_answer=f.optional_text("llm_answer"),
         stratum=f.text("stratum"),

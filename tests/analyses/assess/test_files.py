@@ -180,6 +180,7 @@ def _two_assessors(tmp_path):
     return task_path
 
 
+@pytest.mark.slow
 def test_export_writes_qrels_and_records_that_evaluate_combine_and_calibrate_read(tmp_path):
     task_path = _two_assessors(tmp_path)
     ran = judge(

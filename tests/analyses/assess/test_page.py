@@ -24,7 +24,12 @@ import pytest
 
 from _assess import default_items, item, write_task
 from _cdp import Browser, chromium
-from reljudge.analyses.assess.files import AssessmentWriter, read_assessments, read_task
+from reljudge.analyses.assess.files import (
+    AssessmentWriter,
+    default_assessment_path,
+    read_assessments,
+    read_task,
+)
 from reljudge.analyses.assess.server import AssessServer
 
 BROWSER = chromium()
@@ -269,6 +274,8 @@ def test_the_write_path_wants_the_token_a_json_body_and_this_server_as_host_and_
             assert _request(server, "POST", "/api/judge", body, **headers_)[0] == 403, headers_
         assert _request(server, "GET", "/api/judge")[0] == 404
         assert _request(server, "PUT", "/api/judge", body, **ok)[0] == 405
+        # a body said to be too large is refused before it is read
+        assert _request(server, "POST", "/api/judge", b"", **ok, Content_Length="1000000000")[0] == 413
         bad = json.dumps({"item": I1, "label": 9}).encode()
         assert _request(server, "POST", "/api/judge", bad, **ok)[0] == 400
         assert not out.read_bytes()
@@ -277,3 +284,21 @@ def test_the_write_path_wants_the_token_a_json_body_and_this_server_as_host_and_
         status, _, reply = _request(server, "POST", "/api/undo", b"{}", **ok)
         assert json.loads(reply) == {"item": I1, "label": None, "seq": 2}
     assert labels_on_disk(out) == [(I1, 2), (I1, None)]
+
+
+def test_two_assessors_write_two_files_side_by_side(tmp_path):
+    task_path = write_task(tmp_path / "task.jsonl")
+    task = read_task(task_path)
+    ann, bob = (default_assessment_path(task_path, name) for name in ("ann", "bob"))
+    with (
+        AssessmentWriter(ann, task, "ann", "judge") as wa,
+        AssessmentWriter(bob, task, "bob", "blind") as wb,
+        AssessServer(task, wa, "judge") as sa,
+        AssessServer(task, wb, "blind") as sb,
+    ):
+        for server, label in ((sa, 3), (sb, 1), (sa, 2)):
+            ok = {"Content_Type": "application/json", "X_Assess_Token": server.app.token}
+            body = json.dumps({"item": I1, "label": label, "seconds": 2.0}).encode()
+            assert _request(server, "POST", "/api/judge", body, **ok)[0] == 200
+        assert sa.app.token != sb.app.token
+    assert labels_on_disk(ann) == [(I1, 3), (I1, 2)] and labels_on_disk(bob) == [(I1, 1)]

@@ -243,7 +243,9 @@ class AssessServer:
             self._httpd.server_close()
 
     def __enter__(self) -> AssessServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 

@@ -109,6 +109,7 @@ class AssessApp:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     server_version = "reljudge-assess"
+    timeout = 60  # seconds a connection may stay silent before its thread lets it go
     sys_version = ""
 
     def log_message(self, format: str, *args: Any) -> None:

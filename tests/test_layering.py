@@ -271,7 +271,7 @@ def test_no_import_circle():
 
 #: the modules of an analysis folder that may do I/O, by role (`reljudge.analyses`); every other
 #: module of an analysis folder is pure computation
-ANALYSIS_ROLES = frozenset({"__init__", "files", "plots", "pipeline", "command"})
+ANALYSIS_ROLES = frozenset({"__init__", "files", "plots", "pipeline", "command", "server"})
 
 
 #: pure modules below the analyses, outside `reljudge.metrics`, that a pure module may import:

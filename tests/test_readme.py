@@ -324,6 +324,28 @@ BLOCKS: dict[str, list[Block]] = {
             ),
         ),
     ],
+    "docs/guides/assessing.md": [
+        skip(
+            "judge assess task.jsonl --assessor ann --mode post-edit",
+            "starts a server that waits for a person: tests/analyses/assess/test_page.py drives the page in "
+            "headless Chromium",
+        ),
+        skip(
+            '{"reljudge_task": 1,',
+            "a task file's lines: tests/analyses/assess/test_files.py reads such files",
+        ),
+        skip(
+            '{"item": "87452\\t8152227"',
+            "an assessment line: tests/analyses/assess/test_files.py reads such lines",
+        ),
+        Block("judge assess export examples/assess/task.jsonl --qrels human.qrels --records human.jsonl"),
+        Block("task items: 8;", run=False, reason="console output of judge assess export"),
+        skip(
+            "judge evaluate --judgments runs/dl19-umbrela --qrels human.qrels",
+            "needs a run of your own: tests/analyses/assess/test_files.py runs evaluate, combine and calibrate "
+            "on an export",
+        ),
+    ],
     "docs/guides/python-api.md": [
         Block("from reljudge import load_dataset, load_judgments, RunConfig, run_job"),
         Block("from reljudge import RunConfig, run_job_async"),

@@ -26,6 +26,7 @@ PRINTS_A_RESULT = {
     "combine",
     "calibrate",
     "answers similarity",
+    "assess export",
     "cache stats",
     "prompts list",
     "prompts show",

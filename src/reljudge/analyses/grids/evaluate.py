@@ -139,18 +139,26 @@ def grid_values(
     k = rel.size
     out = {"relevance": float(rel.mean())}
     laws = {"uniform": ("RBP_delta_u", "ERR_delta_u"), trajectory: ("RBP", "RBP_delta", "ERR", "ERR_delta")}
+    every_order: dict[str, np.ndarray] | None = (
+        None  # the exact values, shared by the laws over all k! orders
+    )
     for law, names in laws.items():
-        if settings.exact:
-            orders = exact_orders(k) if law != "row-major" else np.arange(k)[None, :]
+        if settings.exact and law != "row-major":
+            orders = exact_orders(k)
             weights = order_probabilities(orders, law, salience)
+            if every_order is None:
+                every_order = trajectory_values(rel, sim, orders, settings.gamma, stop)
+            values = every_order
         else:
-            draws = noise if noise is not None else gumbel_noise(settings.seed, "", settings.samples, k)
-            orders = sample_orders(draws, law, salience)
+            if settings.exact or law == "row-major":
+                orders = np.arange(k)[None, :]
+            else:
+                draws = noise if noise is not None else gumbel_noise(settings.seed, "", settings.samples, k)
+                orders = sample_orders(draws, law, salience)
             weights = np.full(orders.shape[0], 1.0 / orders.shape[0])
-        values = trajectory_values(rel, sim, orders, settings.gamma, stop)
+            values = trajectory_values(rel, sim, orders, settings.gamma, stop)
         for name in names:
-            base = name.removesuffix("_u")
-            out[name] = float(weights @ values[base])
+            out[name] = float(weights @ values[name.removesuffix("_u")])
     out["diversity"] = diversity(images)
     return {name: out[name] for name in MEASURES}
 

@@ -70,11 +70,18 @@ def novelty_discount(sim: np.ndarray, orders: np.ndarray) -> np.ndarray:
     """δ(i, π) (Eq. 5.4) for each trajectory (row of ``orders``, m × k) and position i: 1 − the
     largest similarity of π_i to an image inspected before it; 1 at the first position."""
     orders = np.atleast_2d(orders)
-    k = orders.shape[1]
-    pairs = sim[orders[:, :, None], orders[:, None, :]]  # m × k × k: sim(π_i, π_j)
-    earlier = np.tril(np.ones((k, k), dtype=bool), -1)  # j < i
-    before = np.where(earlier, pairs, -np.inf).max(axis=2)
-    return np.where(np.isfinite(before), 1.0 - before, 1.0)
+    m, k = orders.shape
+    rows = np.arange(m)
+    out = np.ones((m, k))
+    seen = np.full(
+        (m, sim.shape[0]), -np.inf
+    )  # seen[r, x]: max similarity of x to the images inspected so far
+    for i in range(k):
+        current = orders[:, i]
+        if i:
+            out[:, i] = 1.0 - seen[rows, current]
+        np.maximum(seen, sim[current], out=seen)
+    return out
 
 
 def discounts(k: int, gamma: float) -> np.ndarray:

@@ -24,6 +24,7 @@ and for both laws, so results never depend on the order of the input. Exact expe
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -80,10 +81,17 @@ def sample_orders(noise: np.ndarray, law: str, salience: np.ndarray | None = Non
 
 
 def exact_orders(k: int) -> np.ndarray:
-    """All k! orders of k images (k! × k), for k <= `MAX_EXACT_K`."""
+    """All k! orders of k images (k! × k, read-only), for k <= `MAX_EXACT_K`."""
     if not 1 <= k <= MAX_EXACT_K:
         raise ValueError(f"the exact expectation enumerates k! orders, for k <= {MAX_EXACT_K} (k = {k})")
-    return np.array(list(itertools.permutations(range(k))), dtype=np.int64)
+    return _all_orders(k)
+
+
+@functools.lru_cache(maxsize=MAX_EXACT_K)
+def _all_orders(k: int) -> np.ndarray:
+    orders = np.array(list(itertools.permutations(range(k))), dtype=np.int64)
+    orders.flags.writeable = False
+    return orders
 
 
 def order_probabilities(orders: np.ndarray, law: str, salience: np.ndarray | None = None) -> np.ndarray:

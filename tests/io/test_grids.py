@@ -47,6 +47,7 @@ def test_grids_in_position_order_whatever_the_line_order(tmp_path):
         ("q\tA\t1\ta\nq\tA\tx\tb\n", 2, "must be an integer"),
         ("q\tA\t1\ta\nq\tA\t1.5\tb\n", 2, "must be an integer"),
         ("q\tA\t0\ta\n", 1, "must be >= 1"),
+        ("q\tA\t1\ta\nq\tA\t999999999\tb\n", 2, "no image at position 2 (positions run 1..999999999"),
         ("q\tA\t1\ta\nq\tA\t2\tb\nr\tA\t1\tc\n", 3, "every grid of a file has the same size"),
         ("q\tA\t1\n", 1, "expected 4 tab-separated columns"),
         ("q\t\t1\ta\n", 1, "column 2 is empty"),

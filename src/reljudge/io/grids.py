@@ -143,11 +143,11 @@ def read_grids(path: str | Path) -> Grids:
     for key in sorted(cells, key=lambda key: first_line[key]):
         grid = cells[key]
         size = max(grid)
-        missing = [p for p in range(1, size + 1) if p not in grid]
-        if missing:
+        if len(grid) != size:  # a gap: the first missing position is at most len(grid) + 1
+            gap = next(p for p in range(1, len(grid) + 2) if p not in grid)
             raise InputError(
                 f"the grid of system {clip(key[1])!r} for prompt {clip(key[0])!r} has no image at "
-                f"position {missing[0]} (positions run 1..{size}, found {len(grid)})",
+                f"position {gap} (positions run 1..{size}, found {len(grid)})",
                 path,
                 last_line[key],
             )

@@ -55,6 +55,29 @@ def test_without_salience_the_list_is_read_in_order_and_exact_works(files):
     assert data["agreement"] == []
 
 
+def test_target_vectors_instead_of_target_images(files):
+    import numpy as np
+
+    ids = (files / "embeddings.ids").read_text().split()
+    matrix = np.load(files / "embeddings.npy")
+    rows = [i for i, name in enumerate(ids) if "-target" in name]
+    np.save(files / "targets.npy", matrix[rows])
+    (files / "targets.ids").write_text("".join(ids[i].split("-")[0] + "\n" for i in rows))
+    by_ids = judge(*args(), "--json", cwd=files)
+    by_vectors = judge(
+        "grids",
+        "grids.tsv",
+        "--embeddings",
+        "embeddings.npy",
+        "--target-embeddings",
+        "targets.npy",
+        "--json",
+        cwd=files,
+    )
+    assert by_vectors.returncode == 0, by_vectors.output
+    assert json.loads(by_vectors.stdout)["per_system"] == json.loads(by_ids.stdout)["per_system"]
+
+
 def test_plots(files):
     done = judge(*args(preferences="preferences.tsv", out="out", bootstrap="50"), "--plot", cwd=files)
     assert done.returncode == 0, done.output

@@ -130,3 +130,17 @@ def test_results_do_not_depend_on_the_order_of_the_input():
 def test_the_exact_expectation_is_limited_to_small_grids():
     with pytest.raises(ValueError, match="k <= 8"):
         exact_orders(9)
+
+
+def test_oversized_grids_and_missing_pieces_are_input_errors():
+    from reljudge.errors import InputError
+
+    vectors = {f"i{n}": np.ones(2) for n in range(1025)}
+    with pytest.raises(InputError, match="at most 1024 images"):
+        evaluate_grids({("q", "A"): list(vectors)}, vectors, {"q": np.ones((1, 2))})
+    with pytest.raises(InputError, match="no vector for image 'x'"):
+        evaluate_grids({("q", "A"): ["i0", "x"]}, vectors, {"q": np.ones((1, 2))})
+    with pytest.raises(InputError, match="prompt 'q' has no target"):
+        evaluate_grids({("q", "A"): ["i0", "i1"]}, vectors, {})
+    with pytest.raises(InputError, match="no salience for image 'i1'"):
+        evaluate_grids({("q", "A"): ["i0", "i1"]}, vectors, {"q": np.ones((1, 2))}, salience={"i0": 1.0})

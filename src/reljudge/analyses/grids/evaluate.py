@@ -69,6 +69,8 @@ MEASURES = ("relevance", *VARIANTS, "diversity")
 #: measures where lower is better
 LOWER_IS_BETTER = frozenset({"FID"})
 TRAJECTORIES = ("salience", "row-major")
+#: the largest grid measured (δ and Diversity compare every pair of its images: k × k similarities)
+MAX_GRID = 1024
 #: image id -> vector, or (ids, matrix) with one row per id (a memory-mapped matrix is read row by row)
 ImageVectors = Mapping[str, np.ndarray] | tuple[Sequence[str], np.ndarray]
 
@@ -184,8 +186,10 @@ def evaluate_grids(
     if len(sizes) != 1:
         raise InputError(f"every grid must have the same number of images, found sizes {sorted(sizes)}")
     k = sizes.pop()
-    if k < 1:
-        raise InputError("a grid has no images")
+    if not 1 <= k <= MAX_GRID:
+        raise InputError(
+            f"grids of {k} images: the measures compare every pair of a grid, at most {MAX_GRID} images"
+        )
     if settings.exact and k > MAX_EXACT_K:
         raise InputError(
             f"the exact expectation enumerates k! orders, for k <= {MAX_EXACT_K} (the grids have {k})"

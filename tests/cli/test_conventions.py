@@ -26,6 +26,7 @@ PRINTS_A_RESULT = {
     "combine",
     "calibrate",
     "answers similarity",
+    "grids",
     "cache stats",
     "prompts list",
     "prompts show",

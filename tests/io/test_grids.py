@@ -148,3 +148,14 @@ def test_preferences(tmp_path):
     ]:
         with pytest.raises(InputError, match=words):
             read_preferences(write(tmp_path, "p2.tsv", bad))
+
+
+def test_nan_is_found_in_any_block_of_rows(tmp_path, monkeypatch):
+    import reljudge.io.grids as grids_module
+
+    monkeypatch.setattr(grids_module, "_CHECK_VALUES", 4)  # two rows of two values at a time
+    matrix = np.zeros((7, 2))
+    matrix[5, 1] = np.nan
+    path = save(tmp_path, "emb", matrix, [f"i{n}" for n in range(7)])
+    with pytest.raises(InputError, match="row 6 \\(id 'i5'\\) holds NaN"):
+        read_embeddings(path)

@@ -46,8 +46,8 @@ from reljudge.errors import InputError, clip
 DEFAULT_SET = "all"
 #: the preference scale: X much better .. Y much better
 PREF_MIN, PREF_MAX = -2, 2
-#: rows of an embeddings matrix checked for NaN at a time
-_CHECK_ROWS = 65536
+#: values of an embeddings matrix checked for NaN at a time (a block of rows, at most 128 MB of float64)
+_CHECK_VALUES = 1 << 24
 _URL = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://|data:)")
 
 
@@ -236,8 +236,9 @@ def read_embeddings(
     names = _ids(ids_path, npy, unique)
     if len(names) != matrix.shape[0]:
         raise InputError(f"{len(names)} ids for the {matrix.shape[0]} rows of {npy.name}", ids_path)
-    for start in range(0, matrix.shape[0], _CHECK_ROWS):
-        block = np.asarray(matrix[start : start + _CHECK_ROWS])
+    rows = max(1, _CHECK_VALUES // matrix.shape[1])
+    for start in range(0, matrix.shape[0], rows):
+        block = np.asarray(matrix[start : start + rows])
         bad = ~np.isfinite(block).all(axis=1)
         if bad.any():
             row = start + int(np.argmax(bad))

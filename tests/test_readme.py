@@ -315,6 +315,17 @@ BLOCKS: dict[str, list[Block]] = {
             "runs the command on vectors files",
         ),
     ],
+    "docs/guides/image-grids.md": [
+        skip(
+            "judge grids grids.tsv --encoder clip-ViT-B-32",
+            "needs sentence-transformers, Pillow and CLIP weights; tests/vectors/test_images.py reads image files "
+            "with a stand-in encoder and tests/analyses/grids/test_command.py runs the command on vectors files",
+        ),
+        Block("python examples/grids/synthetic.py grids-example", slow=True),
+        Block("system  prompts  relevance", run=False, reason="console output"),
+        Block("set          measure", run=False, reason="console output"),
+        Block("import numpy as np\nfrom reljudge.analyses.grids import", slow=True),
+    ],
     "docs/guides/reports.md": [
         Block(
             "judge report runs/dl19-sample-umbrela-openai-mock",

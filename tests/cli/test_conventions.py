@@ -27,6 +27,7 @@ PRINTS_A_RESULT = {
     "calibrate",
     "answers similarity",
     "assess export",
+    "grids",
     "cache stats",
     "prompts list",
     "prompts show",

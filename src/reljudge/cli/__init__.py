@@ -23,6 +23,7 @@ from reljudge.analyses.calibrate import command as calibrate_command
 from reljudge.analyses.combine import command as combine_command
 from reljudge.analyses.evaluate import command as evaluate_command
 from reljudge.analyses.fd import command as fd_command
+from reljudge.analyses.grids import command as grids_command
 from reljudge.analyses.histogram import command as histogram_command
 from reljudge.analyses.leaderboard import command as leaderboard_command
 from reljudge.analyses.pool_bias import command as pool_bias_command
@@ -94,6 +95,7 @@ app.command("leaderboard", rich_help_panel=ANALYSE)(leaderboard_command.leaderbo
 app.add_typer(shallow_command.app, name="shallow", rich_help_panel=ANALYSE)
 app.add_typer(answers_command.app, name="answers", rich_help_panel=ANALYSE)
 app.add_typer(assess_command.app, name="assess", rich_help_panel=ANALYSE)
+app.command("grids", rich_help_panel=ANALYSE)(grids_command.grids_cmd)
 app.add_typer(batch.app, name="batch", rich_help_panel=GPUS)
 app.command("export", rich_help_panel=DATA)(data.export_cmd)
 app.command("datasets", rich_help_panel=DATA)(data.datasets_cmd)

@@ -127,11 +127,18 @@ def autojudge_cmd(
             "responses": result.responses,
             "unjudged": [list(pair) for pair in result.unjudged],
             "warnings": len(result.warnings),
+            "failure_rate": result.failure_rate,
         }
         typer.echo(json.dumps(payload, indent=2))
-        return
+        raise typer.Exit(result.exit_code)
     typer.echo(
         f"{result.method}: {result.responses} responses, {len(result.unjudged)} without a score; "
         f"{result.calls} requests sent, {result.cached} answered from the cache"
     )
     typer.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
+    if result.exit_code:
+        typer.echo(
+            f"error: {result.failure_rate:.1%} of the records failed (see --option max_failure_rate)",
+            err=True,
+        )
+    raise typer.Exit(result.exit_code)

@@ -32,8 +32,10 @@ cache stores the model's answers keyed by a hash of the prompt, never the prompt
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +135,29 @@ def _check(spec: AutoJudgeSpec) -> None:
         raise InputError(f"bad filebase {shown(str(spec.filebase))}")
 
 
+#: libraries that log a request's messages at DEBUG (the OpenAI SDK logs its "Request options");
+#: with ``privacy`` they log at INFO at most while the job runs
+CHATTY_LOGGERS: tuple[str, ...] = ("openai", "httpcore", "httpx", "LiteLLM", "litellm")
+
+
+@contextlib.contextmanager
+def _no_request_logs(privacy: bool) -> Iterator[None]:
+    """With ``privacy``: no DEBUG records from the libraries that would log the prompts."""
+    if not privacy:
+        yield
+        return
+    saved = {name: logging.getLogger(name).level for name in CHATTY_LOGGERS}
+    for name in CHATTY_LOGGERS:
+        log = logging.getLogger(name)
+        if log.getEffectiveLevel() < logging.INFO:
+            log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for name, level in saved.items():
+            logging.getLogger(name).setLevel(level)
+
+
 def judge_responses(spec: AutoJudgeSpec) -> AutoJudgeResult:
     """Judge ``spec``'s responses with its method and write ``{filebase}.eval.txt``,
     ``.eval.measures.yml``, ``.config.yml`` and, per method, ``.qrels.txt`` (UMBRELA) or
@@ -150,17 +175,20 @@ def judge_responses(spec: AutoJudgeSpec) -> AutoJudgeResult:
         else:
             job = files.write_citation_inputs(where, inputs, spec.corpus)
         config = run_config(spec, job)
-        summary = run_job(config)
+        with _no_request_logs(spec.privacy):
+            summary = run_job(config)
         if summary.state != "finished":
+            why = f" ({summary.abort.get('message')})" if summary.abort else ""
             raise NotFinished(
-                f"the job is {summary.state}: nothing written for AutoJudge; the same command resumes "
-                f"({spec.run_dir})",
+                f"the job is {summary.state}{why}: nothing written for AutoJudge; the same command "
+                f"resumes ({spec.run_dir})",
                 summary.state,
                 summary.exit_code or 1,
                 spec.run_dir,
             )
         values, extra = _scores(spec, config, job)
-    return _write(spec, inputs, job, values, extra, calls=summary.usage.calls, cached=summary.cache_hits)
+    result = _write(spec, inputs, job, values, extra, calls=summary.usage.calls, cached=summary.cache_hits)
+    return replace(result, exit_code=summary.exit_code, failure_rate=summary.failure_rate)
 
 
 def _scores(

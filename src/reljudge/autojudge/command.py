@@ -68,6 +68,11 @@ def autojudge_cmd(
         "--nugget-source",
         help="nuggets: made from the cited 'documents' or from the 'responses'.",
     ),
+    nugget_format: str = typer.Option(
+        "nuggetizer",
+        "--nugget-format",
+        help="nuggets: the bank's format, 'nuggetizer' or 'v3' (autojudge-base's).",
+    ),
     option: list[str] | None = typer.Option(
         None,
         "--option",
@@ -104,6 +109,7 @@ def autojudge_cmd(
         corpus=corpus,
         track=track,
         nugget_source=nugget_source,
+        nugget_format=nugget_format,
     )
     try:
         result = judge_responses(spec)

@@ -128,6 +128,9 @@ def _check(spec: AutoJudgeSpec) -> None:
         raise InputError(
             f"nugget source must be one of {', '.join(NUGGET_SOURCES)}, not {shown(spec.nugget_source)}"
         )
+    if spec.nugget_format not in outputs.NUGGET_FORMATS:
+        formats = ", ".join(outputs.NUGGET_FORMATS)
+        raise InputError(f"nugget format must be one of {formats}, not {shown(spec.nugget_format)}")
     if spec.cache_only and not spec.use_cache:
         raise InputError("a replay from the cache (cache_only) needs the cache")
     name = spec.filebase_path.name
@@ -280,7 +283,7 @@ def _write(
             (t.request_id, t.title, [(n.text, n.importance) for n in by_topic.get(t.request_id, [])])
             for t in inputs.topics
         ]
-        texts[nuggets_path] = outputs.nuggetizer_text(banks)
+        texts[nuggets_path] = outputs.NUGGET_FORMATS[spec.nugget_format](banks)
     options = {k: v for k, v in sorted(spec.options.items())}
     config: dict[str, Any] = {
         "name": base.name,
@@ -293,6 +296,7 @@ def _write(
             "options": options,
             "track": spec.track,
             "nugget_source": spec.nugget_source if spec.method == NUGGETS else None,
+            "nugget_format": spec.nugget_format if spec.method == NUGGETS else None,
             "privacy": spec.privacy,
         },
         "responses": len(inputs.responses),
@@ -302,8 +306,8 @@ def _write(
         "measures": [m.name for m in measures],
         "aggregate": "mean over the topics file's topics; a topic without a row counts 0 (fix_aggregate)",
     }
-    if job.missing_documents:
-        config["cited_documents_without_text"] = job.missing_documents
+    if job.missing_citations:
+        config["citations_without_text"] = job.missing_citations
     texts[config_yml] = outputs.config_yaml(config)
     for path, text in texts.items():
         files.write_text(path, text)

@@ -62,6 +62,8 @@ class AutoJudgeSpec:
     corpus: Path | None = None
     track: str | None = None
     nugget_source: str = "documents"
+    #: the format of ``{filebase}.nuggets.jsonl``: ``nuggetizer`` or ``v3`` (`reljudge.autojudge.outputs`)
+    nugget_format: str = "nuggetizer"
     prices: Path | None = None
     #: use the response cache at all (False: neither read nor write it)
     use_cache: bool = True

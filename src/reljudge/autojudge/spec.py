@@ -23,6 +23,7 @@ RUN_OPTIONS: tuple[str, ...] = (
     "rpm",
     "tpm",
     "max_failure_rate",
+    "max_passage_chars",
 )
 
 

@@ -81,6 +81,8 @@ def test_privacy_keeps_the_response_text_out_of_every_file_the_console_and_the_l
     assert SENTINEL not in ran.output and SENTINEL not in caplog.text
     assert not (out / f"{method}.reljudge" / "inputs").exists()  # the derived inputs were temporary
     assert (out / f"{method}.eval.txt").exists()
+    again = command(runs, out, srv, method, "--privacy", "--track", "kiddie")  # the inputs are made anew
+    assert again.returncode == 0 and " 0 requests sent" in again.stdout  # and resume all the same
 
     # the check can see the sentinel: without --privacy the run keeps its inputs (a copy of the text)
     plain = tmp_path / "plain"

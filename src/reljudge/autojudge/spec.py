@@ -44,8 +44,8 @@ class AutoJudgeSpec:
     every other key is an option of the judge (``-o key=value``). ``track``: an AutoJudge track
     id (``rag26``, ``ragtime26``, ``kiddie``, ...) whose submission rules the responses are held
     to (`reljudge.autojudge.tracks`). ``corpus``: passages for cited documents a response does
-    not embed. ``privacy``: response text kept out of everything but the prompts
-    (`reljudge.autojudge.pipeline`)."""
+    not embed. ``privacy``: response text kept out of everything but the prompts and the records
+    the judge needs (`reljudge.autojudge.pipeline` says what is kept where)."""
 
     responses: Sequence[Path] | Path
     topics: Path

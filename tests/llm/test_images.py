@@ -14,16 +14,15 @@ from _images import gif, jpeg, png, webp
 from reljudge.errors import InputError
 from reljudge.io.image_files import check_url, dimensions, read_image_file, sniff
 from reljudge.llm import ClientConfig, LLMClient
+from reljudge.llm.image_messages import attach_images, placeholder
 from reljudge.llm.images import (
     ImagePart,
     TextPart,
-    attach_images,
     content_image_tokens,
     image_bound,
     image_from_bytes,
     image_from_url,
     image_tokens,
-    placeholder,
     tiles,
 )
 from reljudge.llm.tokens import TokenCounter

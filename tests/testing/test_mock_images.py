@@ -15,7 +15,8 @@ from reljudge.llm import ClientConfig, LLMClient
 from reljudge.testing import MockLLMServer
 from reljudge.testing.exchange import MockRequest
 from reljudge.testing.responders import named
-from reljudge.testing.vision import image_problem, vision_rules
+from reljudge.testing.responders.images import image_problem
+from reljudge.testing.vision import vision_rules
 
 
 def _data_url(data: bytes) -> str:

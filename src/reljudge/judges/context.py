@@ -94,7 +94,7 @@ class JudgeContext:
 
         messages: list[Any] = prompt.render(**variables)
         if images:
-            from reljudge.llm.images import attach_images
+            from reljudge.llm.image_messages import attach_images
 
             messages = attach_images(messages, images)
         if budget is not None and "max_tokens" not in params and not _run_sets_max_tokens(self.client):

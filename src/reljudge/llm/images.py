@@ -32,8 +32,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
-import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -241,62 +240,12 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-# -- messages with images in the place of placeholders -------------------------------------------
-
-
-def placeholder() -> str:
-    """A marker to render into a prompt in the place of images, unique to one call."""
-    return f"\x00img-{uuid.uuid4().hex}\x00"
-
-
-def attach_images(messages: Sequence[Mapping[str, Any]], slots: Mapping[str, Sequence[Part]]) -> list[Any]:
-    """``messages`` (rendered, with the markers of `placeholder` in their text) as `Message`s
-    whose content is a tuple of parts, each marker replaced by its parts; messages without a
-    marker keep their text. A marker missing from the messages is a ValueError."""
-    from reljudge.llm.types import Message
-
-    out: list[Any] = []
-    seen: set[str] = set()
-    for message in messages:
-        text = str(message["content"])
-        if not any(marker in text for marker in slots):
-            out.append(Message(str(message["role"]), text))
-            continue
-        parts: list[Part] = []
-        pieces = [text]
-        for marker, replacement in slots.items():
-            split: list[Any] = []
-            for piece in pieces:
-                if not isinstance(piece, str) or marker not in piece:
-                    split.append(piece)
-                    continue
-                seen.add(marker)
-                chunks = piece.split(marker)
-                for i, chunk in enumerate(chunks):
-                    if i:
-                        split.append(tuple(replacement))
-                    split.append(chunk)
-            pieces = split
-        for piece in pieces:
-            for part in piece if isinstance(piece, tuple) else ((TextPart(piece),) if piece else ()):
-                if isinstance(part, TextPart) and parts and isinstance(parts[-1], TextPart):
-                    parts[-1] = TextPart(parts[-1].text + part.text)  # adjacent texts: one part
-                else:
-                    parts.append(part)
-        out.append(Message(str(message["role"]), tuple(parts)))
-    missing = set(slots) - seen
-    if missing:
-        raise ValueError(f"{len(missing)} image placeholder(s) not in the rendered prompt")
-    return out
-
-
 __all__ = [
     "DETAILS",
     "Image",
     "ImagePart",
     "Part",
     "TextPart",
-    "attach_images",
     "coerce_part",
     "content_chars",
     "content_image_tokens",
@@ -306,6 +255,5 @@ __all__ = [
     "image_from_data_url",
     "image_from_url",
     "image_tokens",
-    "placeholder",
     "tiles",
 ]

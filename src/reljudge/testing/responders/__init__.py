@@ -34,7 +34,7 @@ them:
                    label token (`scripted_logprobs`; with "maybe", off every scale)
 ``no-logprobs``    the auto answer, never with log-probabilities (a provider without them)
 ``image-check[:MB]`` a 400 ``invalid_image`` for a request whose image parts are malformed or
-                   over MB mebibytes (default 20), else the auto answer (`reljudge.testing.vision`)
+                   over MB mebibytes (default 20), else the auto answer (`reljudge.testing.responders.images`)
 ``image-parts[:V]`` the auto answer as content parts with a hostile image part: ``malformed``
                    (default) or ``huge`` (over the client's response bound)
 ``redirect[:TO]``  307 to another host (``other-host``, the default: the same server under its
@@ -141,9 +141,9 @@ __all__ = [
 
 
 def _vision() -> Any:
-    from reljudge.testing import vision
+    from reljudge.testing.responders import images
 
-    return vision
+    return images
 
 
 def _number(arg: str, name: str) -> float:

@@ -275,3 +275,16 @@ def test_resume_after_sigkill_repeats_no_answered_call(files, tmp_path):
         assert not set(second) & set(answered), "an answered call was made again"
         assert gate.held in second and len(second) == len(set(second)) == N_IMAGES - 3
         assert len({r.key for r in records(out)}) == N_IMAGES
+
+
+@pytest.mark.slow
+def test_a_provider_refusing_the_images_gives_api_error_records_not_a_crash(files, tmp_path):
+    """The mock's image-check mode (a 400 for an image over its limit) on every request: each item
+    is an api_error record with the provider's reason, and the job gives up after a few."""
+    out = tmp_path / "run"
+    with MockLLMServer(named("image-check:0.00001")) as srv:
+        ran = judge(*_argv(srv, "image-relevance", out, files), env=ENV)
+        assert ran.returncode not in (0, EXIT_BAD_INPUT) and "Traceback" not in ran.output
+        saved = records(out)
+        assert saved and all(r.status == "api_error" and "Invalid image" in (r.error or "") for r in saved)
+        assert srv.calls < N_IMAGES  # fail fast: the provider cannot serve the job

@@ -307,7 +307,7 @@ class GridPairwiseJudge(Judge):
             topic.setdefault(x, 0.0)
             topic.setdefault(y, 0.0)
             if not record.ok or record.label is None:
-                exclusions.failed[record.status if record.label is None or record.ok else "unparsed"] += 1
+                exclusions.failed[record.status] += 1
                 exclusions.failed_keys.append((prompt, x, y))
                 continue
             pref = int(record.label)

@@ -19,7 +19,8 @@ either order fails (API error, refusal, unreadable answer) the pair has no label
 Output: the run's ``preferences.tsv`` (``prompt<TAB>system_x<TAB>system_y<TAB>pref``, the format
 the grids analysis reads as human preferences, `reljudge.io.grids.read_preferences`) and, as the
 run's ``qrels.txt``, each system's net preference per prompt (``prompt 0 system score``: the sum,
-over the pairs it is in, of the preference in its favour).
+over the pairs it is in, of the preference in its favour; a system with no judged pair for a
+prompt has no line).
 """
 
 from __future__ import annotations
@@ -303,13 +304,13 @@ class GridPairwiseJudge(Judge):
         rows: list[tuple[str, str, str, int]] = []
         exclusions = Exclusions()
         for (prompt, x, y), record in sorted(latest.items()):
-            topic = scores.setdefault(prompt, {})
-            topic.setdefault(x, 0.0)
-            topic.setdefault(y, 0.0)
-            if not record.ok or record.label is None:
+            if not record.ok or record.label is None:  # a failed pair counts for neither system
                 exclusions.failed[record.status] += 1
                 exclusions.failed_keys.append((prompt, x, y))
                 continue
+            topic = scores.setdefault(prompt, {})
+            topic.setdefault(x, 0.0)
+            topic.setdefault(y, 0.0)
             pref = int(record.label)
             topic[x] -= pref
             topic[y] += pref

@@ -288,3 +288,12 @@ def test_a_provider_refusing_the_images_gives_api_error_records_not_a_crash(file
         saved = records(out)
         assert saved and all(r.status == "api_error" and "Invalid image" in (r.error or "") for r in saved)
         assert srv.calls < N_IMAGES  # fail fast: the provider cannot serve the job
+
+
+@pytest.mark.slow
+def test_the_judge_registry_does_not_import_numpy_for_the_vision_judges():
+    """Regression: the vision judges imported the grids formats (which import numpy) when the
+    registry loaded them, so every command that lists the judges paid for numpy."""
+    code = "import sys\nfrom reljudge.judges.registry import registered\nregistered()\nprint('numpy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr

@@ -17,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reljudge.errors import InputError, clip
-from reljudge.io.grids import Grids, read_grids, read_images
 from reljudge.judges.base import PoolRequest, Resource
 from reljudge.llm.images import Image, ImagePart
+
+if TYPE_CHECKING:
+    from reljudge.io.grids import Grids
 
 #: what a bad image does: an input error (the default), or a skipped record with the reason
 BAD_IMAGES = ("error", "skip")
@@ -36,10 +39,20 @@ class ImageTable:
 
 
 def read_image_table(path: Path) -> ImageTable:
+    from reljudge.io.grids import read_images  # (numpy, imported by the grids formats, when used)
+
     return ImageTable(str(path), read_images(path))
 
 
-GRIDS = Resource("grids", read=read_grids, help="the grids file: prompt<TAB>system<TAB>position<TAB>image")
+def read_grid_file(path: Path) -> Grids:
+    from reljudge.io.grids import read_grids
+
+    return read_grids(path)
+
+
+GRIDS = Resource(
+    "grids", read=read_grid_file, help="the grids file: prompt<TAB>system<TAB>position<TAB>image"
+)
 IMAGES = Resource("images", read=read_image_table, help="the images table: image<TAB>path-or-url")
 
 

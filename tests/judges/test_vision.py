@@ -297,3 +297,22 @@ def test_the_judge_registry_does_not_import_numpy_for_the_vision_judges():
     code = "import sys\nfrom reljudge.judges.registry import registered\nregistered()\nprint('numpy' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr
+
+
+@pytest.mark.slow
+def test_an_http_image_goes_as_its_url_and_is_estimated_at_the_rules_largest(files, tmp_path):
+    table = files["images"]
+    lines = table.read_text().splitlines()
+    url = "https://images.example.org/fox.png"
+    table.write_text("\n".join([lines[0], f"A-p1-1\t{url}", *lines[2:]]) + "\n")
+    out = tmp_path / "run"
+    with MockLLMServer() as srv:
+        ran = judge(*_argv(srv, "image-relevance", out, files, "--dry-run", "--json"), env=ENV)
+        estimate = json.loads(ran.stdout)["estimate"]
+        # 23 one-tile images (255 tokens) and one URL at 8 tiles (1,445), plus the text
+        assert estimate["calls"] == N_IMAGES and estimate["prompt_tokens"] > 23 * 255 + 1445
+        assert judge(*_argv(srv, "image-relevance", out, files), env=ENV).returncode == 0
+        sent = [r.image_urls for r in srv.requests]
+        assert [url] in sent and sum(u[0].startswith("data:image/png;base64,") for u in sent) == N_IMAGES - 1
+        record = next(r for r in records(out) if r.docid == "A-p1-1")
+        assert record.extra["image"] == {"url": url} and record.ok

@@ -115,6 +115,7 @@ def test_hashed_form_covers_the_bytes_and_holds_no_base64():
         Message("user", ())
 
 
+@pytest.mark.slow  # loads tiktoken's encoding
 def test_tile_rule_estimate_and_bound():
     assert tiles(512, 512) == 1 and tiles(1024, 1024) == 4  # 1024 -> 768: 2 x 2 tiles
     assert tiles(2048, 4096) == 6  # 1024 x 2048 -> 768 x 1536: 2 x 3

@@ -371,6 +371,10 @@ BLOCKS: dict[str, list[Block]] = {
         Block("from reljudge import load_dataset, load_judgments, RunConfig, run_job"),
         Block("from reljudge import RunConfig, run_job_async"),
     ],
+    "docs/guides/vision-judging.md": [
+        Block("import struct, zlib"),
+        Block("judge mock-server --port 8771 &", needs=("import struct, zlib",)),
+    ],
     "docs/guides/using-judgments.md": [
         Block(
             "judge run --method umbrela --model gpt-4o --dataset dl19-sample --limit 60 --out runs/elsewhere"

@@ -390,12 +390,58 @@ EXPECTED = {
             ),
         )
     ],
+    # reljudge's own vision prompts (not published); the images go where the placeholders are
+    "vision/grid-pairwise": [
+        ("system", "You are a careful assessor of images made by text-to-image systems."),
+        (
+            "user",
+            (
+                "Two text-to-image systems were given the same prompt, and each returned a grid of images. "
+                "Compare the two grids as answers to the prompt: how well the images depict what the prompt "
+                "asks for, and how much the grid offers beyond repeating one image.\n"
+                "\n"
+                "Prompt: what is the boiling point of water\n"
+                "\n"
+                "Grid X:\n"
+                "Passage one text.\n"
+                "\n"
+                "Grid Y:\n"
+                "Passage two text.\n"
+                "\n"
+                "Which grid is better? Answer with exactly one of these labels and nothing else:\n"
+                "X-much-better, X-better, same, Y-better, Y-much-better"
+            ),
+        ),
+    ],
+    "vision/image-relevance": [
+        ("system", "You are a careful assessor of images made by text-to-image systems."),
+        (
+            "user",
+            (
+                "A text-to-image system was given a prompt and produced the image below. Grade how relevant "
+                "the image is to the prompt on an integer scale of 0 to 3:\n"
+                "0 = the image has nothing to do with the prompt,\n"
+                "1 = the image is related to the prompt but does not depict what it asks for,\n"
+                "2 = the image depicts part of what the prompt asks for, or depicts it with clear errors,\n"
+                "3 = the image depicts exactly what the prompt asks for.\n"
+                "\n"
+                "Prompt: what is the boiling point of water\n"
+                "\n"
+                "Image:\n"
+                "Water boils at 100 degrees Celsius at sea level {not a placeholder}.\n"
+                "\n"
+                'Look at the image, then answer with one line of the form "Final grade: N" where N is 0, 1, 2 or 3.'
+            ),
+        ),
+    ],
 }
 
 
 # SHA-256 of each template's raw messages (canonical JSON, see messages_sha256). A change here
 # means the prompt text changed: results are then not comparable with earlier runs.
 SHA256 = {
+    "vision/grid-pairwise": "11e5328851a0f6e89ae0f5e077964cc83a4fca66bd4512166ec450e63fb87f7b",
+    "vision/image-relevance": "b2c77f83c2c23422f53e1db3ec681c20dc76a7b81a963a468c732943f82c3ea5",
     "citations/trec-rag24-support": "9822f11121a81facafe5ffda3321032b612758880aaafcd6999933febd9e2faa",
     "generate/neutral": "d869bf13de3d6826273ea1954be5e9035a7b3a0d0c6a518da3e655ec79c8eb1c",
     "generate/adversarial": "d91fcae10413c3b84f4cd8fed8fbe5179f7208992ea03147deeadd92cc821b40",

@@ -3,7 +3,7 @@ judged (to resume without calling twice)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reljudge.llm.types import ProviderAbort
@@ -82,14 +82,21 @@ class JudgeContext:
         *,
         budget: int | None = None,
         refresh: bool = False,
+        images: Mapping[str, Sequence[Any]] | None = None,
         **params: Any,
     ) -> ChatResult:
         """Render ``prompt`` with ``variables`` and send it. ``budget`` is the judge's default
         answer length in tokens: sent as ``max_tokens`` unless the call or the run sets one
-        (``--max-tokens``, ``--param max_tokens=...``), so no answer is unbounded."""
+        (``--max-tokens``, ``--param max_tokens=...``), so no answer is unbounded. ``images``:
+        markers (`reljudge.llm.images.placeholder`) rendered in ``variables``, each replaced by its
+        content parts (text and images, `reljudge.llm.images.attach_images`)."""
         from reljudge.llm.batch.collect import REQUEST_TOPIC  # the client's package
 
-        messages = prompt.render(**variables)
+        messages: list[Any] = prompt.render(**variables)
+        if images:
+            from reljudge.llm.image_messages import attach_images
+
+            messages = attach_images(messages, images)
         if budget is not None and "max_tokens" not in params and not _run_sets_max_tokens(self.client):
             params["max_tokens"] = budget
         # the topic the chat is about: batch request files can be split by it (`run.batch.requests`)
@@ -121,6 +128,7 @@ class JudgeContext:
         *,
         reask: bool = True,
         budget: int | None = None,
+        images: Mapping[str, Sequence[Any]] | None = None,
         **params: Any,
     ) -> Answer:
         """Ask for one answer and read it (`reljudge.judges.reading`). An answer from which no
@@ -129,12 +137,14 @@ class JudgeContext:
         and keeps the first answer in ``earlier``."""
         from reljudge.judges.reading import Answer
 
-        result = await self.chat(prompt, variables, budget=budget, **params)
+        result = await self.chat(prompt, variables, budget=budget, images=images, **params)
         answer = Answer.of(result, prompt, parse)
         if answer.unreadable:
             self.client.forget(result)
             if reask:
-                again = await self.chat(prompt, variables, budget=budget, refresh=True, **params)
+                again = await self.chat(
+                    prompt, variables, budget=budget, refresh=True, images=images, **params
+                )
                 answer = answer.after(Answer.of(again, prompt, parse))
                 if answer.unreadable:
                     self.client.forget(again)

@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reljudge.llm.images import content_text
 from reljudge.prompts.parsing import Parsed
 from reljudge.records import Usage
 
@@ -92,7 +93,7 @@ def _read(
         return Reading(Parsed(None, "unparsed", "empty" if text is None else "not-text"))
     answer = _Folded.of(text)
     if prompt and len(answer.text) >= COPY_MIN_CHARS:
-        rendered = _fold("\n".join(str(m.get("content", "")) for m in prompt))
+        rendered = _fold("\n".join(content_text(m.get("content", "")) for m in prompt))
         copied, prompt_covered = _copied(answer.text, _windows(rendered))
         own_length, own_windows = _template_windows(template)
         own_covered = _copied(answer.text, own_windows)[1] if own_windows else 0

@@ -50,6 +50,7 @@ from reljudge.llm.backends.base import normalise_base_url
 from reljudge.llm.budget import BudgetExhausted, CostBudget
 from reljudge.llm.cache import CacheKeys
 from reljudge.llm.failfast import FailFast
+from reljudge.llm.images import content_chars
 from reljudge.llm.limits import RateLimiter, estimate_tokens
 from reljudge.llm.optional_cache import OptionalCache
 from reljudge.llm.pricing import PriceTable, price_cost
@@ -199,7 +200,15 @@ class LLMClient:
         backend = self._backend
         assert backend is not None
         self.stats.chats += 1
-        msg_dicts = [m.to_dict() for m in msgs]
+        msg_dicts = [m.to_dict() for m in msgs]  # image parts by their SHA-256 (`reljudge.llm.images`)
+        sent_msgs = msg_dicts
+        if any(m.has_images for m in msgs):
+            if not self.resolved.capabilities.sends_images:
+                raise InputError(
+                    f"the {self.backend_name} backend cannot send images: use an OpenAI-compatible server "
+                    "(openai/MODEL with --base-url) or litellm/PROVIDER/MODEL"
+                )
+            sent_msgs = [m.to_wire() for m in msgs]  # base64 only in the request itself
         wire, effective = backend.adapt_params(self._params(overrides))
         # one canonical JSON of the messages for both hashes (provenance and cache key)
         messages_json = canonical_json(msg_dicts)
@@ -230,7 +239,7 @@ class LLMClient:
                 hint="run without --cache-only to ask the provider, or point --cache at the cache that holds the answers",
             )
         if self.batch is not None:  # answered by its batch failure, or collected: raises `Deferred`
-            body = lambda: backend.batch_body(msg_dicts, wire)  # noqa: E731
+            body = lambda: backend.batch_body(sent_msgs, wire)  # noqa: E731
             result = self.batch.miss(key, body, self._results, digest, effective, start)
             return self._finish(result, msg_dicts, cache_key)
 
@@ -252,7 +261,9 @@ class LLMClient:
         result = None
         try:
             result = await self._failfast.run(
-                lambda: self._call(backend, msg_dicts, wire, effective, digest, start, key, account)
+                lambda: self._call(
+                    backend, msg_dicts, wire, effective, digest, start, key, account, sent_msgs
+                )
             )
             if account.unknown:  # attempts the provider may have billed: charged their bound
                 result = replace(
@@ -333,7 +344,7 @@ class LLMClient:
         return result.cache_key is not None and self._cache.forget(result.cache_key)
 
     # -- internals ------------------------------------------------------------------------------
-    def _account(self, msg_dicts: list[dict[str, str]], effective: Mapping[str, Any]) -> _Account:
+    def _account(self, msg_dicts: list[dict[str, Any]], effective: Mapping[str, Any]) -> _Account:
         """A call's bound (`reljudge.llm.usage_bound`: what its usage is clamped to) and its
         estimates under the cost cap (`reljudge.llm.budget`): the bound at the model's price, and
         the expected cost (the prompt's token count, the longest answer seen so far: the answer
@@ -440,13 +451,14 @@ class LLMClient:
     async def _call(
         self,
         backend: Backend,
-        msg_dicts: list[dict[str, str]],
+        msg_dicts: list[dict[str, Any]],
         wire: dict[str, Any],
         effective: dict[str, Any],
         digest: str,
         start: float,
         key: str,
         account: _Account,
+        sent_msgs: list[dict[str, Any]] | None = None,
     ) -> tuple[ChatResult, ProviderError | None]:
         """One call with its retries: (result, the final provider error or None).
 
@@ -462,7 +474,9 @@ class LLMClient:
             account.reserved = True
         cfg = self.config
         attempts = 0
-        estimate = estimate_tokens(sum(len(m["content"]) for m in msg_dicts), effective.get("max_tokens"))
+        estimate = estimate_tokens(
+            sum(content_chars(m["content"]) for m in msg_dicts), effective.get("max_tokens")
+        )
         holding = False  # the slot of the attempt that brought the answer
         sent = start  # when the last attempt was sent: latency_s is the provider's time from then
 
@@ -480,7 +494,8 @@ class LLMClient:
                 sent = time.monotonic()  # the timeout, too, runs from here: never the wait for a slot
                 self.stats.calls += 1
                 try:
-                    completion = await asyncio.wait_for(backend.complete(msg_dicts, wire), cfg.timeout_s)
+                    request = sent_msgs if sent_msgs is not None else msg_dicts
+                    completion = await asyncio.wait_for(backend.complete(request, wire), cfg.timeout_s)
                 except TimeoutError:
                     raise ProviderError("timeout", f"no answer within {cfg.timeout_s:g} s") from None
                 if self.adaptive is not None:
@@ -521,7 +536,7 @@ class LLMClient:
         self,
         one_attempt: Callable[[], Awaitable[Completion]],
         cfg: ClientConfig,
-        msg_dicts: list[dict[str, str]],
+        msg_dicts: list[dict[str, Any]],
         effective: dict[str, Any],
         digest: str,
         sent: Callable[[], float],
@@ -571,7 +586,7 @@ class LLMClient:
             self.stats.served_models[completion.model[:100]] += 1
         return self._results.answer(completion, digest, effective, attempts_made(), sent(), bound), None
 
-    def _finish(self, result: ChatResult, prompt: list[dict[str, str]], cache_key: str | None) -> ChatResult:
+    def _finish(self, result: ChatResult, prompt: list[dict[str, Any]], cache_key: str | None) -> ChatResult:
         result.prompt = prompt
         result.cache_key = cache_key if self._cache.db is not None else None
         self.stats.statuses[result.status] += 1

@@ -149,18 +149,32 @@ class TokenCounter:
 
     def messages(self, messages: Sequence[Mapping[str, Any] | Any]) -> int:
         """Prompt tokens of a chat request with these messages."""
+        images = sum(_image_tokens(m) for m in messages)  # the tile rule (`reljudge.llm.images`)
         if self.encoding is None:
-            return sum(chars_tokens(_content(m)) + FALLBACK_MESSAGE_TOKENS for m in messages)
-        total = REPLY_PRIMING_TOKENS
+            return images + sum(chars_tokens(_content(m)) + FALLBACK_MESSAGE_TOKENS for m in messages)
+        total = REPLY_PRIMING_TOKENS + images
         for m in messages:
             total += TOKENS_PER_MESSAGE + self.text(_role(m)) + self.text(_content(m))
         return total
 
 
-def _content(message: Any) -> str:
+def _raw_content(message: Any) -> Any:
     if isinstance(message, Mapping):
-        return str(message.get("content", ""))
-    return str(getattr(message, "content", message))
+        return message.get("content", "")
+    return getattr(message, "content", message)
+
+
+def _content(message: Any) -> str:
+    """The text of a message (the text parts of a content list)."""
+    from reljudge.llm.images import content_text
+
+    return content_text(_raw_content(message))
+
+
+def _image_tokens(message: Any) -> int:
+    from reljudge.llm.images import content_image_tokens
+
+    return content_image_tokens(_raw_content(message))
 
 
 def _role(message: Any) -> str:

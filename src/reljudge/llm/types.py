@@ -60,15 +60,21 @@ def default_cache_path() -> Path:
 
 @dataclass(frozen=True)
 class Message:
-    """One chat message. ``role`` is system, user, assistant (or developer)."""
+    """One chat message. ``role`` is system, user, assistant (or developer). ``content`` is a
+    string, or a tuple of parts (`reljudge.llm.images.TextPart`, `ImagePart`): text and images."""
 
     role: str
-    content: str
+    content: str | tuple[Any, ...]
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(f"unknown message role {self.role!r} (expected one of {sorted(ROLES)})")
-        if not isinstance(self.content, str):
+        if isinstance(self.content, tuple):
+            from reljudge.llm.images import ImagePart, TextPart
+
+            if not self.content or not all(isinstance(p, (TextPart, ImagePart)) for p in self.content):
+                raise TypeError("message content parts must be TextPart or ImagePart (at least one)")
+        elif not isinstance(self.content, str):
             raise TypeError(f"message content must be a string, got {type(self.content).__name__}")
 
     @classmethod
@@ -89,14 +95,33 @@ class Message:
             return value
         if isinstance(value, Mapping):
             try:
-                return cls(str(value["role"]), value["content"])
+                content = value["content"]
+                role = str(value["role"])
             except KeyError as err:
                 raise ValueError(
                     f"a chat message needs 'role' and 'content', got keys {sorted(value)}"
                 ) from err
+            if isinstance(content, (list, tuple)):  # OpenAI's content parts (text, image_url)
+                from reljudge.llm.images import coerce_part
+
+                content = tuple(coerce_part(p) for p in content)
+            return cls(role, content)
         raise TypeError(f"a chat message must be a Message or a dict, got {type(value).__name__}")
 
-    def to_dict(self) -> dict[str, str]:
+    @property
+    def has_images(self) -> bool:
+        return isinstance(self.content, tuple) and any(hasattr(p, "image") for p in self.content)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The message as hashed and kept: image parts by their SHA-256 (`reljudge.llm.images`)."""
+        if isinstance(self.content, tuple):
+            return {"role": self.role, "content": [p.hashed() for p in self.content]}
+        return {"role": self.role, "content": self.content}
+
+    def to_wire(self) -> dict[str, Any]:
+        """The message as sent: image parts as URLs or base64 data URLs."""
+        if isinstance(self.content, tuple):
+            return {"role": self.role, "content": [p.wire() for p in self.content]}
         return {"role": self.role, "content": self.content}
 
 

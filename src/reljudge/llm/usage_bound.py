@@ -92,10 +92,12 @@ def own_endpoint(base_url: str | None) -> bool:
 def bytes_bound(messages: Sequence[Mapping[str, Any]]) -> int:
     """The prompt bound of a tokenizer not known (see the module docstring)."""
     total = FIXED_OVERHEAD
+    from reljudge.llm.images import content_image_tokens, content_text
+
     for m in messages:
-        total += (
-            MESSAGE_OVERHEAD + len(str(m.get("role", "")).encode()) + len(str(m.get("content", "")).encode())
-        )
+        content = m.get("content", "")
+        total += MESSAGE_OVERHEAD + len(str(m.get("role", "")).encode()) + len(content_text(content).encode())
+        total += content_image_tokens(content, bound=True)  # images: their bound (`reljudge.llm.images`)
     return total
 
 
@@ -104,7 +106,12 @@ def prompt_bound(messages: Sequence[Mapping[str, Any]], counter: Any, exact: boo
     ``counter`` (a `TokenCounter`) is used when ``exact`` (the provider's own endpoint) and it
     is exact, else the bytes bound."""
     if exact and counter is not None and counter.exact:
-        return math.ceil(counter.messages(messages) * EXACT_MARGIN) + EXACT_FIXED
+        from reljudge.llm.images import content_image_tokens
+
+        images = sum(content_image_tokens(m.get("content"), bound=True) for m in messages)
+        if images:  # the tokenizer counts the images' estimate: their bound replaces it
+            images -= sum(content_image_tokens(m.get("content")) for m in messages)
+        return math.ceil(counter.messages(messages) * EXACT_MARGIN) + EXACT_FIXED + images
     return bytes_bound(messages)
 
 

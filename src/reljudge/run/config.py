@@ -55,7 +55,7 @@ IDENTITY_FIELDS: tuple[str, ...] = (
     "max_passage_chars",
 )
 #: options that name a resource file a judge can take (`reljudge.judges.base.Resource`)
-RESOURCE_FIELDS: tuple[str, ...] = ("question_bank", "answers")
+RESOURCE_FIELDS: tuple[str, ...] = ("question_bank", "answers", "grids", "images")
 #: passages longer than this many characters are reported (a warning, and in ``--dry-run``):
 #: MS MARCO passages are under 1,000; a 20,000-character one is usually an extraction accident
 DEFAULT_WARN_PASSAGE_CHARS = 20_000
@@ -327,6 +327,25 @@ class RunConfig(BaseModel):
             type=list[Path] | None, default=None, parse=lambda given: list(given or ()) or None, commands=RUN,
         ),
     ] = None  # fmt: skip
+    #: image grids and the images table, for the vision-language judges (`reljudge.judges.vision`)
+    grids: Annotated[
+        str | None,
+        Flag(
+            "--grids",
+            "image-relevance, grid-pairwise: the grids file (prompt<TAB>system<TAB>position<TAB>image); "
+            "the prompts are the topics (--topics).",
+            commands=RUN,
+        ),
+    ] = None
+    images: Annotated[
+        str | None,
+        Flag(
+            "--images",
+            "image-relevance, grid-pairwise: the images table (image<TAB>path-or-url, paths relative to "
+            "the table's directory).",
+            commands=RUN,
+        ),
+    ] = None
     #: extra request fields (--param)
     params: Annotated[
         dict[str, Any],

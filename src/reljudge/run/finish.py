@@ -144,6 +144,8 @@ def job_qrels(
     if "assignments_without_scored_nugget" in result.details:
         info["assignments_without_scored_nugget"] = result.details["assignments_without_scored_nugget"]
     info.update(result.exclusions.as_dict())
+    if "preferences" in result.details:  # grid preferences (grid-pairwise): their own file
+        info["preferences"] = result.details["preferences"]
     incomplete = set(result.incomplete)
     info["incomplete"] = len(incomplete)
     return qrels_topics(result.scores, policy, leave_out=incomplete), info
@@ -214,6 +216,12 @@ def finish(
             for _ in records:  # the rest of the file, for the counts
                 pass
         incomplete = exclusions.pop("incomplete", 0)
+        preferences = exclusions.pop("preferences", None)
+        if preferences is not None:
+            from reljudge.io.grid_preferences import PREFERENCES_FILE, write_preferences
+
+            written = write_preferences(preferences, job.rundir.path / PREFERENCES_FILE)
+            qrels_info["preferences"] = {"file": PREFERENCES_FILE, "pairs": written}
         qrels_info.update(pairs=qrels_pairs, incomplete=incomplete, exclusions=exclusions)
     except NoQrels as err:  # e.g. contradicting labels: keep the records, report the problem
         qrels_info["error"] = str(err)

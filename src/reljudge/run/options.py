@@ -81,12 +81,18 @@ GENERATE_HELP = {
 
 def method_help() -> str:
     """The ``--method`` help of ``judge run``: the registered judges (`reljudge.judges.registry`)."""
-    from reljudge.judges.registry import judging_methods, listed
+    from reljudge.judges.base import Judge
+    from reljudge.judges.registry import judging_methods, listed, registered
 
-    answering = judging_methods(reads_passages=False)
+    judges = registered()
+    no_passages = judging_methods(reads_passages=False)  # answer generation; the judges of images
+    # the judges that make answers declare them (`Judge.generated_answers`)
+    base = Judge.generated_answers.__func__  # type: ignore[attr-defined]
+    answering = [n for n in no_passages if getattr(judges[n].generated_answers, "__func__", None) is not base]
+    judging = sorted({*judging_methods(), *(n for n in no_passages if n not in answering)})
     verb = "makes" if len(answering) == 1 else "make"
     tail = f"; {listed(answering, 'and')} {verb} answers (see judge generate)" if answering else ""
-    return f"Judging method: {', '.join(judging_methods())} (or a plugin){tail}."
+    return f"Judging method: {', '.join(judging)} (or a plugin){tail}."
 
 
 def pointwise_help() -> str:

@@ -83,11 +83,16 @@ def prepare(
         passages = read_passages(config, resolved, pool, shared)  # only the pooled ones
         if chosen is None or chosen.check_texts:
             check_passages(pool, resolved, skip_missing=config.skip_missing)
-    else:  # a judge of topics (answer generation): no passage is read
+    else:  # a judge of topics (answer generation, images): no passage is read
         resolved = resolve_inputs(config, passages=False, need_corpus=False)
-        pool = build_pool(config, resolved, topics_only=True)
+        chosen = judge.pool(pool_request(config, resolved, resources))  # images of grids
+        if chosen is not None:
+            resources = chosen.resources
+            pool = Pool(docs=chosen.docs, description=chosen.description)
+        else:
+            pool = build_pool(config, resolved, topics_only=True)
         passages = PassageStats()
-        check_passages(pool, resolved, skip_missing=False)
+        check_passages(pool, resolved, skip_missing=chosen is not None)
     rundir = RunDir(config.output or default_output_dir(config, resolved.name), libraries=sdk_libraries())
     manifest = check_identity(rundir, job_identity(config, judge))
     existing: Mapping[tuple[str, str, str, str, str], Judgment] = (

@@ -5,7 +5,8 @@ A small registry of rules, tried in order; the first rule whose ``match(req)`` i
 the same item always gets the same label and different items get varied labels. Other modules
 add rules with ``AutoResponder.register`` (or `default_rules`).
 
-Built-in rules: UMBRELA ``##final score: N`` (0-3); Python-list answers for nugget importance
+Built-in rules: the vision judges' image grades and grid comparisons (`reljudge.testing.vision`,
+tried first); UMBRELA ``##final score: N`` (0-3); Python-list answers for nugget importance
 (vital/okay), nugget assignment (support/partial_support/not_support) and nugget/question
 generation; JSON ``{"grade": N}`` when the prompt asks for a JSON answer; EXAM self-rating (0-5);
 and the relevance prompts of the prompt-sensitivity collection (``prompts.json``), answered in
@@ -195,8 +196,10 @@ def _asks_json(req: MockRequest) -> bool:
 
 def default_rules() -> list[Rule]:
     from reljudge.testing.rules_methods import method_rules  # EXAM / yes-no / nugget-creation rules
+    from reljudge.testing.vision import vision_rules  # prompts that show images
 
     return [
+        *vision_rules(),
         *method_rules(),
         Rule(
             "umbrela", _has("##final score"), lambda r: f"##final score: {stable_choice(passage_text(r), 4)}"

@@ -44,15 +44,29 @@ class MockRequest:
 
     @property
     def prompt(self) -> str:
-        """All message contents joined by newlines."""
-        return "\n".join(str(m.get("content", "")) for m in self.messages)
+        """All message contents joined by newlines (of a list of content parts, its text parts)."""
+        return "\n".join(message_text(m.get("content", "")) for m in self.messages)
 
     @property
     def last_user(self) -> str:
         for m in reversed(self.messages):
             if m.get("role") == "user":
-                return str(m.get("content", ""))
+                return message_text(m.get("content", ""))
         return ""
+
+    @property
+    def image_urls(self) -> list[str]:
+        """The URLs of the image parts of every message, in order (a data URL whole); a part
+        whose URL is not a string counts as ``""``."""
+        found = []
+        for m in self.messages:
+            content = m.get("content")
+            for part in content if isinstance(content, list) else ():
+                if isinstance(part, dict) and part.get("type") == "image_url":
+                    inner = part.get("image_url")
+                    url = inner.get("url") if isinstance(inner, dict) else None
+                    found.append(url if isinstance(url, str) else "")
+        return found
 
     @property
     def content_key(self) -> str:
@@ -116,6 +130,16 @@ class MockReply:
 
 
 Responder = Callable[[MockRequest], "MockReply | str"]
+
+
+def message_text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of content parts joined by
+    newlines (image parts are not text)."""
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return str(content)
 
 
 def count_tokens(text: str) -> int:

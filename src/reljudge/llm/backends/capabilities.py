@@ -46,6 +46,8 @@ class Capabilities:
     key_variable: str = "the provider's key variable"
     #: whether requests can be sent through a provider's Batch API (`batch_service`)
     sends_batches: bool = False
+    #: whether it sends image parts (OpenAI's ``image_url`` content parts, `reljudge.llm.images`)
+    sends_images: bool = False
     #: whether its answers name the model as the provider served it, so that a mismatch with the
     #: model asked for can be refused (LiteLLM rewrites the names it reports)
     reports_served_model: bool = False
@@ -106,6 +108,7 @@ class OpenAICapabilities(Capabilities):
     sdk = "openai"
     key_variable = "OPENAI_API_KEY"
     sends_batches = True
+    sends_images = True
     reports_served_model = True
 
     def constraint_mechanism(self, base_url: str | None) -> str | None:
@@ -190,6 +193,7 @@ class LiteLLMCapabilities(Capabilities):
     adapter = "reljudge.llm.backends.litellm:LiteLLMBackend"
     sdk = "litellm"
     sends_batches = True
+    sends_images = True  # OpenAI's content parts, translated by LiteLLM
     key_not_checked = "litellm reads the provider's own variable (e.g. ANTHROPIC_API_KEY); not checked"
 
     def check_batch_model(self, model: str) -> None:

@@ -33,6 +33,10 @@ them:
 ``label-logprobs`` the auto answer with scripted log-probabilities: a known distribution at the
                    label token (`scripted_logprobs`; with "maybe", off every scale)
 ``no-logprobs``    the auto answer, never with log-probabilities (a provider without them)
+``image-check[:MB]`` a 400 ``invalid_image`` for a request whose image parts are malformed or
+                   over MB mebibytes (default 20), else the auto answer (`reljudge.testing.responders.images`)
+``image-parts[:V]`` the auto answer as content parts with a hostile image part: ``malformed``
+                   (default) or ``huge`` (over the client's response bound)
 ``redirect[:TO]``  307 to another host (``other-host``, the default: the same server under its
                    other loopback name), to this host (``same-host``), or to the URL TO;
                    requests under ``/moved/`` get the auto answer
@@ -42,6 +46,7 @@ them:
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from reljudge.testing.exchange import Responder
 from reljudge.testing.responders.hostile import (
@@ -135,6 +140,12 @@ __all__ = [
 ]
 
 
+def _vision() -> Any:
+    from reljudge.testing.responders import images
+
+    return images
+
+
 def _number(arg: str, name: str) -> float:
     try:
         value = float(arg)
@@ -168,6 +179,8 @@ _BUILDERS: dict[str, Callable[[str | None], Responder]] = {
     "blackhole": lambda arg: blackhole,
     "key-echo": lambda arg: key_echo,
     "redirect": lambda arg: redirect(arg or "other-host"),
+    "image-check": lambda arg: _vision().image_check(_number(arg, "image-check") if arg else 20),
+    "image-parts": lambda arg: _vision().image_parts(arg or "malformed"),
     "label-logprobs": lambda arg: label_logprobs(),
     "no-logprobs": lambda arg: no_logprobs(),
 }

@@ -1,0 +1,110 @@
+"""Acceptance of issue 28's adapter: TREC AutoJudge's own runner (``auto-judge run``, autojudge-base
+1.0.0) with reljudge's shipped workflow files, on the starter kit's kiddie sample
+(tests/io/autojudge_kiddie, MIT), against reljudge's mock server:
+
+- UMBRELA, nuggets and citation support each produce a leaderboard (every run on every topic,
+  and its ``all`` row) that ``auto-judge-evaluate meta-evaluate`` (1.1.0) reads;
+- a replay into a fresh out dir, cache only (``RELJUDGE_CACHE_ONLY=1``) and pointed at another
+  endpoint (a second mock server, so the cache keys cannot hang on the URL), sends 0 requests
+  (counted by both servers) and writes byte-identical outputs;
+- the API key reaches the server and no file written.
+
+Slow (about a minute: seven starts of autojudge-base's interpreter). It needs autojudge-base and
+autojudge-evaluate, which ``.[dev]`` does not install: it skips, saying so, unless the running
+interpreter has them or ``RELJUDGE_AUTOJUDGE_PYTHON`` names one that does (tests/_autojudge.py):
+
+    python3 -m venv /tmp/aj && /tmp/aj/bin/pip install -e '.[autojudge]'
+    RELJUDGE_AUTOJUDGE_PYTHON=/tmp/aj/bin/python pytest -p no:xdist tests/autojudge/test_auto_judge_run.py
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from _autojudge import autojudge_python, console_script
+
+from reljudge.autojudge.adapter import METHODS, workflow_path
+from reljudge.testing import MockLLMServer
+
+KIDDIE = Path(__file__).resolve().parent.parent / "io" / "autojudge_kiddie"
+TOPICS = KIDDIE / "topics" / "kiddie-topics.jsonl"
+RUNS = KIDDIE / "runs"
+TRUTH = KIDDIE / "kiddie_fake.eval.ir_measures.txt"
+SECRET = "sk-reljudge-test-secret-0123456789"
+#: the outputs AutoJudge reads, per workflow (its filebase): compared byte for byte on replay
+SUFFIXES = (".eval.txt", ".eval.measures.yml", ".qrels.txt", ".nuggets.jsonl", ".config.yml", ".topics.jsonl")
+
+
+def _auto_judge(python: str, env: dict[str, str], method: str, out: Path) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        [console_script(python, "auto-judge"), "run", "--workflow", str(workflow_path(method)),
+         "--rag-responses", str(RUNS), "--rag-topics", str(TOPICS), "--out-dir", str(out)],
+        env=env, cwd=out.parent, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{method}: exit {done.returncode}\n{done.stderr[-4000:]}"
+    return done
+
+
+def _outputs(out: Path) -> dict[str, bytes]:
+    return {
+        p.name: p.read_bytes()
+        for p in sorted(out.iterdir())
+        if p.is_file() and any(p.name.endswith(s) for s in SUFFIXES)
+    }
+
+
+def _leaderboard(path: Path) -> dict[tuple[str, str, str], float]:
+    rows = {}
+    for line in path.read_text().splitlines():
+        run, topic, measure, value = line.split("\t")
+        rows[(run, topic, measure)] = float(value)
+    return rows
+
+
+@pytest.mark.slow
+def test_auto_judge_run_with_the_shipped_workflows_and_an_offline_replay(tmp_path):
+    python, env = autojudge_python(tmp_path)
+    topics = [line.split('"request_id"')[1].split('"')[1] for line in TOPICS.read_text().splitlines() if line]
+    runs = sorted(p.stem for p in RUNS.glob("*.jsonl"))
+    first, replay = tmp_path / "first" / "out", tmp_path / "replay" / "out"
+    first.parent.mkdir()
+    replay.parent.mkdir()
+    env.update(OPENAI_MODEL="mock-model", OPENAI_API_KEY=SECRET, CACHE_DIR=str(tmp_path / "cache"))
+    with MockLLMServer() as server, MockLLMServer() as disabled:
+        started = time.perf_counter()
+        for method in METHODS:
+            _auto_judge(python, {**env, "OPENAI_BASE_URL": server.openai_url}, method, first)
+        wall = time.perf_counter() - started
+        calls = server.calls
+        assert calls > 0
+        assert all("authorization" in r.headers for r in server.requests)  # the key was sent
+
+        replay_env = {**env, "OPENAI_BASE_URL": disabled.openai_url, "RELJUDGE_CACHE_ONLY": "1"}
+        for method in METHODS:
+            _auto_judge(python, replay_env, method, replay)
+        assert server.calls == calls and disabled.calls == 0
+
+    print(f"auto-judge run x{len(METHODS)}: {calls} requests, {wall:.1f} s")
+    written = _outputs(first)
+    for method in METHODS:
+        board = _leaderboard(first / f"reljudge-{method}.eval.txt")
+        assert {(r, t) for r, t, _ in board} == {(r, t) for r in runs for t in [*topics, "all"]}, method
+    assert _outputs(replay) == written  # byte for byte, every file AutoJudge reads
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+
+    evaluated = subprocess.run(
+        [console_script(python, "auto-judge-evaluate"), "meta-evaluate", "--truth-leaderboard", str(TRUTH),
+         "--truth-format", "ir_measures", "--truth-header", "--eval-format", "ir_measures",
+         "--on-missing", "default", "--output", str(tmp_path / "meta.jsonl"), "--out-format", "jsonl",
+         *(str(first / f"reljudge-{m}.eval.txt") for m in METHODS)],
+        env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr[-4000:]
+    lines = (tmp_path / "meta.jsonl").read_text().splitlines()
+    judged = {line.split('"Judge":"')[1].split('"')[0] for line in lines}
+    assert judged == {f"reljudge-{m}.eval" for m in METHODS}
+    shutil.rmtree(tmp_path / "cache", ignore_errors=True)

@@ -66,6 +66,7 @@ METHODS: dict[str, tuple[str, tuple[str, ...]]] = _methods()
 #: (file, name): a string equal to a method's name used there in another sense, with the reason
 OTHER_SENSE: dict[tuple[str, str], str] = {
     ("prompts/output.py", "nuggets"): "an output type: a list of nuggets (the prompts' answer contract)",
+    ("autojudge/outputs.py", "nuggets"): "the field of a Nuggetizer nugget bank (AutoJudge's format)",
     ("prompts/template.py", "nuggets"): "a placeholder role of the prompts ({nuggets})",
     ("prompts/parsing/lists.py", "nuggets"): "a JSON key a list answer may be wrapped in",
     ("judges/exam/judge.py", "nuggets"): "an output type the EXAM question prompt may declare",

@@ -77,8 +77,12 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     },
     # the pipeline of `judge run`: anything below the applications and the command line
     "reljudge.run": EVERYTHING
-    - {ROOT, "reljudge.cli", "reljudge.analyses", "reljudge.sweep", "reljudge.probe"},
+    - {ROOT, "reljudge.cli", "reljudge.analyses", "reljudge.sweep", "reljudge.probe", "reljudge.autojudge"},
     "reljudge.probe": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.analyses", "reljudge.sweep"},
+    # TREC AutoJudge: judges AutoJudge responses through the run machinery, writes its files
+    "reljudge.autojudge": EVERYTHING
+    - {ROOT, "reljudge.cli", "reljudge.__main__", "reljudge.analyses", "reljudge.sweep", "reljudge.probe"}
+    - {"reljudge.report", "reljudge.pyterrier", "reljudge.export"},
     "reljudge.sweep": EVERYTHING - {ROOT, "reljudge.cli", "reljudge.probe"},
     # the PyTerrier bridge runs jobs (and reads their scores) for a transformer
     "reljudge.pyterrier": EVERYTHING

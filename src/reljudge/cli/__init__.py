@@ -27,6 +27,7 @@ from reljudge.analyses.leaderboard import command as leaderboard_command
 from reljudge.analyses.pool_bias import command as pool_bias_command
 from reljudge.analyses.shallow import command as shallow_command
 from reljudge.analyses.sparsify import command as sparsify_command
+from reljudge.autojudge import command as autojudge_command
 from reljudge.cli import (
     batch,
     cache,
@@ -79,6 +80,7 @@ app.command("run", cls=DeferredCommand, rich_help_panel=JUDGE)(run.run_cmd)
 app.command("generate", cls=DeferredCommand, rich_help_panel=JUDGE)(generate.generate_cmd)
 app.command("sweep", rich_help_panel=JUDGE)(sweep.sweep_cmd)
 app.command("probe", cls=DeferredCommand, rich_help_panel=JUDGE)(probe.probe_cmd)
+app.command("autojudge", rich_help_panel=JUDGE)(autojudge_command.autojudge_cmd)
 app.add_typer(pairs.app, name="pairs", rich_help_panel=JUDGE)
 app.command("evaluate", rich_help_panel=ANALYSE)(evaluate_command.evaluate_cmd)
 app.command("report", rich_help_panel=ANALYSE)(report.report_cmd)

@@ -1,0 +1,246 @@
+"""The files of a judging of AutoJudge responses: reading its inputs (topics, responses, the
+track's rules, the corpus), writing the inputs of reljudge's job (a topics TSV, the passages,
+the pool or qrels, the answers as TREC RAG 2024 JSON Lines) and writing the outputs atomically.
+
+**The job's inputs** are derived from the responses each time (so they are never stale) and go
+to ``RUN/inputs/`` -- or, with ``privacy``, to a temporary directory removed when the judging
+ends, so that no copy of a response's text stays on disk beside the outputs. A response is
+judged as the passage ``{run}:{md5}`` of its topic (`response_docid`; the MD5 of its text, as
+in the qrels): a response whose text changed is another item, never the old label.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import reljudge.autojudge.tracks as tracks
+from reljudge.autojudge.outputs import response_doc_id
+from reljudge.autojudge.spec import AutoJudgeSpec
+from reljudge.errors import InputError, shown
+from reljudge.io.answers import one_line, write_rag24
+from reljudge.io.atomic import atomic_write
+from reljudge.io.autojudge import AutoJudgeTopic, Document, Response, read_topics
+from reljudge.io.autojudge import read_responses as read_response_files
+
+
+@dataclass
+class Inputs:
+    """What a judging reads: the topics (file order), the responses (by run, topic), the
+    documents they embed (first embedding by (run, topic) order) and the track's warnings."""
+
+    topics: list[AutoJudgeTopic]
+    responses: list[Response]
+    documents: dict[str, Document] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def topic_ids(self) -> list[str]:
+        return [t.request_id for t in self.topics]
+
+
+@dataclass
+class JobFiles:
+    """The inputs of reljudge's job, and the response each judged passage stands for."""
+
+    topics: Path
+    corpus: Path
+    pool: str = "qrels"
+    qrels: Path | None = None
+    answers: list[Path] | None = None
+    #: the docid of a judged response -> (run, topic)
+    responses: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: cited documents found in no embedding and not in the corpus
+    missing_documents: int = 0
+
+
+def response_files(given: Sequence[Path]) -> list[Path]:
+    """The response files: the files given, and the ``*.jsonl`` of the directories given."""
+    files: list[Path] = []
+    for path in given:
+        path = Path(path)
+        files.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
+    return files
+
+
+def read_inputs(spec: AutoJudgeSpec) -> Inputs:
+    """Topics and responses (`reljudge.io.autojudge`), held to the track's rules when
+    ``spec.track`` names one; a response to a topic the topics file does not hold is bad input
+    (``FILE:LINE``)."""
+    topics = read_topics(spec.topics)
+    files = response_files(spec.responses)
+    warnings: list[str] = []
+    if spec.track is not None:
+        rules = tracks.rules(spec.track)
+        warnings = tracks.check_files(files, rules, topics)
+    responses = read_response_files(files)
+    known = {t.request_id for t in topics}
+    for response in responses:
+        if response.answer.qid not in known:
+            raise InputError(
+                f"topic {shown(response.answer.qid)} is not in the topics file {spec.topics}",
+                response.path,
+                response.answer.line,
+            )
+    documents: dict[str, Document] = {}
+    for response in responses:
+        for docid, doc in response.documents.items():
+            documents.setdefault(docid, doc)
+    return Inputs(topics, responses, documents, warnings)
+
+
+def response_docid(response: Response) -> str:
+    """The passage id a response is judged under: ``{run}:{md5 of its text}``."""
+    return f"{response.answer.system}:{response_doc_id(s.text for s in response.answer.sentences)}"
+
+
+@contextlib.contextmanager
+def job_directory(spec: AutoJudgeSpec) -> Iterator[Path]:
+    """Where the job's derived inputs go: ``RUN/inputs``, or with ``privacy`` a temporary
+    directory that is removed when the judging ends (also on an error)."""
+    if not spec.privacy:
+        where = spec.run_dir / "inputs"
+        where.mkdir(parents=True, exist_ok=True)
+        yield where
+        return
+    where = Path(tempfile.mkdtemp(prefix="reljudge-autojudge-"))
+    try:
+        yield where
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def _write_lines(path: Path, lines: Sequence[str]) -> Path:
+    with atomic_write(path) as handle:
+        handle.writelines(lines)
+    return path
+
+
+def write_topics(where: Path, inputs: Inputs) -> Path:
+    """``qid<TAB>query``: the query a judge is shown is the title, the problem statement and
+    the background (`AutoJudgeTopic.text`) on one line."""
+    return _write_lines(
+        where / "topics.tsv", [f"{t.request_id}\t{one_line(t.text)}\n" for t in inputs.topics]
+    )
+
+
+def _corpus_lines(passages: Mapping[str, tuple[str, str | None]]) -> list[str]:
+    lines = []
+    for docid in sorted(passages):
+        text, title = passages[docid]
+        obj = {"docid": docid, "text": text} | ({"title": title} if title else {})
+        lines.append(json.dumps(obj, ensure_ascii=False) + "\n")
+    return lines
+
+
+def write_response_passages(where: Path, inputs: Inputs) -> JobFiles:
+    """Each response as a passage of its topic (UMBRELA over responses): the corpus, and a run
+    file pooling every response of a topic."""
+    passages: dict[str, tuple[str, str | None]] = {}
+    pool: list[str] = []
+    job = JobFiles(topics=write_topics(where, inputs), corpus=where / "corpus.jsonl")
+    for response in inputs.responses:
+        docid = response_docid(response)
+        passages[docid] = (response.answer.text, None)
+        job.responses[docid] = (response.answer.system, response.answer.qid)
+        pool.append(f"{response.answer.qid} Q0 {docid} 1 1 responses\n")
+    _write_lines(job.corpus, _corpus_lines(passages))
+    run_file = _write_lines(where / "responses.run", sorted(set(pool)))
+    job.pool = f"run:{run_file}:{max(1, len(inputs.responses))}"
+    return job
+
+
+def cited_documents(
+    inputs: Inputs, corpus: Path | None
+) -> tuple[dict[str, dict[str, tuple[str, str | None]]], int]:
+    """Per topic, the documents its responses cite, with their texts (embedded, else from
+    ``corpus``), and how many cited documents have no text anywhere."""
+    wanted: dict[str, set[str]] = {}
+    for response in inputs.responses:
+        wanted.setdefault(response.answer.qid, set()).update(response.answer.references)
+    outside = {d for docs in wanted.values() for d in docs if d not in inputs.documents}
+    looked_up: Mapping[str, str] = {}
+    if outside and corpus is not None:
+        from reljudge.io.corpus import load_corpus
+
+        found = load_corpus(corpus, docids=outside)
+        looked_up = {d: found[d] for d in sorted(outside) if d in found}
+    texts: dict[str, dict[str, tuple[str, str | None]]] = {}
+    missing = 0
+    for qid, docids in wanted.items():
+        for docid in sorted(docids):
+            doc = inputs.documents.get(docid)
+            if doc is not None:
+                texts.setdefault(qid, {})[docid] = (doc.text, doc.title)
+            elif docid in looked_up:
+                texts.setdefault(qid, {})[docid] = (looked_up[docid], None)
+            else:
+                missing += 1
+    return texts, missing
+
+
+def write_answers(where: Path, inputs: Inputs) -> list[Path]:
+    """The responses as TREC RAG 2024 answer files, one per run (`reljudge.io.answers`)."""
+    by_run: dict[str, list[Response]] = {}
+    for response in inputs.responses:
+        by_run.setdefault(response.answer.system, []).append(response)
+    paths = []
+    directory = where / "answers"
+    for index, run in enumerate(sorted(by_run)):
+        path = directory / f"{index:04d}.jsonl"  # a run id never becomes a file name
+        write_rag24([r.answer for r in by_run[run]], path)
+        paths.append(path)
+    return paths
+
+
+def write_nugget_inputs(where: Path, inputs: Inputs, source: str, corpus: Path | None) -> JobFiles:
+    """The nugget method's inputs: the answers, and as the passages nuggets are made from
+    (qrels grade 1) the documents each topic's responses cite (``source="documents"``) or the
+    responses themselves (``"responses"``)."""
+    job = JobFiles(topics=write_topics(where, inputs), corpus=where / "corpus.jsonl")
+    passages: dict[str, tuple[str, str | None]] = {}
+    qrels: list[str] = []
+    if source == "responses":
+        for response in inputs.responses:
+            docid = response_docid(response)
+            passages[docid] = (response.answer.text, None)
+            qrels.append(f"{response.answer.qid} 0 {docid} 1\n")
+    else:
+        texts, job.missing_documents = cited_documents(inputs, corpus)
+        for qid, docs in texts.items():
+            for docid, passage in docs.items():
+                passages[docid] = passage
+                qrels.append(f"{qid} 0 {docid} 1\n")
+    if not passages:
+        raise InputError(
+            f"no nuggets can be made: the responses cite no document with a text ({source}); "
+            "give the corpus, or make the nuggets from the responses"
+        )
+    _write_lines(job.corpus, _corpus_lines(passages))
+    job.qrels = _write_lines(where / "nugget-sources.qrels", sorted(set(qrels)))
+    job.answers = write_answers(where, inputs)
+    return job
+
+
+def write_citation_inputs(where: Path, inputs: Inputs, corpus: Path | None) -> JobFiles:
+    """The citation method's inputs: the answers and the cited documents' texts."""
+    job = JobFiles(topics=write_topics(where, inputs), corpus=where / "corpus.jsonl")
+    texts, job.missing_documents = cited_documents(inputs, corpus)
+    passages = {docid: p for docs in texts.values() for docid, p in docs.items()}
+    if not passages:  # the corpus reader refuses an empty file; a placeholder no answer cites
+        passages = {"-": ("", None)}
+    _write_lines(job.corpus, _corpus_lines(passages))
+    job.answers = write_answers(where, inputs)
+    return job
+
+
+def write_text(path: Path, text: str) -> Path:
+    """``text`` written to ``path`` atomically (no half-written file, ever)."""
+    with atomic_write(path) as handle:
+        handle.write(text)
+    return path

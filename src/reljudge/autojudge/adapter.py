@@ -50,9 +50,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from reljudge.autojudge.pipeline import CITATIONS, GRADE, NUGGETS
+
 WORKFLOWS = Path(__file__).resolve().parent / "workflows"
 #: the methods with a shipped workflow file, ``workflows/{method}.yml``
-METHODS: tuple[str, ...] = ("umbrela", "nuggets", "citation-support")
+METHODS: tuple[str, ...] = (GRADE, NUGGETS, CITATIONS)
 #: the environment variable that turns the cache-only replay on
 CACHE_ONLY_ENV = "RELJUDGE_CACHE_ONLY"
 MAX_COST_ENV = "RELJUDGE_MAX_COST"
@@ -227,7 +229,17 @@ class _ReljudgeJudge:
         result = self._judged(rag_responses, rag_topics, llm_config, kwargs)
         if result.nuggets is None:
             return None
-        return load_nugget_banks_from_path(result.nuggets, self.nugget_banks_type)
+        banks = load_nugget_banks_from_path(result.nuggets, self.nugget_banks_type)
+        empty = sorted(t for t, bank in banks.banks.items() if not bank.nuggets)
+        if empty:
+            # the runner's verification would end in a traceback: say what and what to do
+            _fail(
+                f"{result.nuggets}: no nuggets for topic(s) {', '.join(empty)}, and autojudge-base's "
+                "nugget phase refuses an empty bank; run with create_nuggets: false (the shipped "
+                "nuggets workflow), which keeps reljudge's own bank, empty topics included",
+                1,
+            )
+        return banks
 
     def create_qrels(
         self,
@@ -262,19 +274,19 @@ class _ReljudgeJudge:
 class UmbrelaJudge(_ReljudgeJudge):
     """UMBRELA (Upadhyay et al. 2024) of each response against its topic."""
 
-    METHOD = "umbrela"
+    METHOD = GRADE
 
 
 class NuggetsJudge(_ReljudgeJudge):
     """AutoNuggetizer (Pradeep et al. 2025): nuggets per topic, assigned to each response."""
 
-    METHOD = "nuggets"
+    METHOD = NUGGETS
 
 
 class CitationSupportJudge(_ReljudgeJudge):
     """Citation support: does each cited document support the sentence citing it."""
 
-    METHOD = "citation-support"
+    METHOD = CITATIONS
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -68,6 +68,11 @@ def autojudge_cmd(
         "--nugget-source",
         help="nuggets: made from the cited 'documents' or from the 'responses'.",
     ),
+    nugget_format: str = typer.Option(
+        "nuggetizer",
+        "--nugget-format",
+        help="nuggets: the bank's format, 'nuggetizer' or 'v3' (autojudge-base's).",
+    ),
     option: list[str] | None = typer.Option(
         None,
         "--option",
@@ -104,6 +109,7 @@ def autojudge_cmd(
         corpus=corpus,
         track=track,
         nugget_source=nugget_source,
+        nugget_format=nugget_format,
     )
     try:
         result = judge_responses(spec)
@@ -127,11 +133,18 @@ def autojudge_cmd(
             "responses": result.responses,
             "unjudged": [list(pair) for pair in result.unjudged],
             "warnings": len(result.warnings),
+            "failure_rate": result.failure_rate,
         }
         typer.echo(json.dumps(payload, indent=2))
-        return
+        raise typer.Exit(result.exit_code)
     typer.echo(
         f"{result.method}: {result.responses} responses, {len(result.unjudged)} without a score; "
         f"{result.calls} requests sent, {result.cached} answered from the cache"
     )
     typer.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
+    if result.exit_code:
+        typer.echo(
+            f"error: {result.failure_rate:.1%} of the records failed (see --option max_failure_rate)",
+            err=True,
+        )
+    raise typer.Exit(result.exit_code)

@@ -12,31 +12,31 @@ in the qrels): a response whose text changed is another item, never the old labe
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import reljudge.autojudge.tracks as tracks
 from reljudge.autojudge.outputs import response_doc_id
 from reljudge.autojudge.spec import AutoJudgeSpec
 from reljudge.errors import InputError, shown
-from reljudge.io.answers import one_line, write_rag24
+from reljudge.io.answers import Answer, one_line, write_rag24
 from reljudge.io.atomic import atomic_write
-from reljudge.io.autojudge import AutoJudgeTopic, Document, Response, read_topics
+from reljudge.io.autojudge import AutoJudgeTopic, Response, read_topics
 from reljudge.io.autojudge import read_responses as read_response_files
 
 
 @dataclass
 class Inputs:
-    """What a judging reads: the topics (file order), the responses (by run, topic), the
-    documents they embed (first embedding by (run, topic) order) and the track's warnings."""
+    """What a judging reads: the topics (file order), the responses (by run, topic) and the
+    track's warnings."""
 
     topics: list[AutoJudgeTopic]
     responses: list[Response]
-    documents: dict[str, Document] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -55,8 +55,8 @@ class JobFiles:
     answers: list[Path] | None = None
     #: the docid of a judged response -> (run, topic)
     responses: dict[str, tuple[str, str]] = field(default_factory=dict)
-    #: cited documents found in no embedding and not in the corpus
-    missing_documents: int = 0
+    #: citations (response, document) with no text: not embedded, not in the corpus
+    missing_citations: int = 0
 
 
 def response_files(given: Sequence[Path]) -> list[Path]:
@@ -87,11 +87,7 @@ def read_inputs(spec: AutoJudgeSpec) -> Inputs:
                 response.path,
                 response.answer.line,
             )
-    documents: dict[str, Document] = {}
-    for response in responses:
-        for docid, doc in response.documents.items():
-            documents.setdefault(docid, doc)
-    return Inputs(topics, responses, documents, warnings)
+    return Inputs(topics, responses, warnings)
 
 
 def response_docid(response: Response) -> str:
@@ -155,45 +151,78 @@ def write_response_passages(where: Path, inputs: Inputs) -> JobFiles:
     return job
 
 
-def cited_documents(
-    inputs: Inputs, corpus: Path | None
-) -> tuple[dict[str, dict[str, tuple[str, str | None]]], int]:
-    """Per topic, the documents its responses cite, with their texts (embedded, else from
-    ``corpus``), and how many cited documents have no text anywhere."""
-    wanted: dict[str, set[str]] = {}
+@dataclass
+class Cited:
+    """The cited documents' texts as the judging uses them: ``passages`` by passage id, each
+    topic's passage ids, each response's answer with its references as passage ids, and the
+    citations left without a text."""
+
+    passages: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    by_topic: dict[str, set[str]] = field(default_factory=dict)
+    answers: list[Answer] = field(default_factory=list)
+    missing: int = 0
+
+
+def cited_documents(inputs: Inputs, corpus: Path | None) -> Cited:
+    """Which text each citation is judged against: the text the citing response embeds for the
+    document; else the corpus's (``corpus``); else, when other responses embed the document,
+    the first of their texts (by run, topic). A document cited with two different texts (runs
+    embedding different passages under one id) is two passages, ``{docid}#{md5 of the text}``;
+    one text keeps the document id. A citation with no text anywhere is counted in ``missing``
+    (its records are ``skipped``)."""
+    embedded: dict[str, tuple[str, str | None]] = {}
     for response in inputs.responses:
-        wanted.setdefault(response.answer.qid, set()).update(response.answer.references)
-    outside = {d for docs in wanted.values() for d in docs if d not in inputs.documents}
-    looked_up: Mapping[str, str] = {}
+        for docid, doc in response.documents.items():
+            embedded.setdefault(docid, (doc.text, doc.title))
+    wanted = {d for r in inputs.responses for d in r.answer.references}
+    outside = {d for r in inputs.responses for d in r.answer.references if d not in r.documents}
+    looked_up: dict[str, tuple[str, str | None]] = {}
     if outside and corpus is not None:
         from reljudge.io.corpus import load_corpus
 
         found = load_corpus(corpus, docids=outside)
-        looked_up = {d: found[d] for d in sorted(outside) if d in found}
-    texts: dict[str, dict[str, tuple[str, str | None]]] = {}
-    missing = 0
-    for qid, docids in wanted.items():
-        for docid in sorted(docids):
-            doc = inputs.documents.get(docid)
-            if doc is not None:
-                texts.setdefault(qid, {})[docid] = (doc.text, doc.title)
-            elif docid in looked_up:
-                texts.setdefault(qid, {})[docid] = (looked_up[docid], None)
-            else:
-                missing += 1
-    return texts, missing
-
-
-def write_answers(where: Path, inputs: Inputs) -> list[Path]:
-    """The responses as TREC RAG 2024 answer files, one per run (`reljudge.io.answers`)."""
-    by_run: dict[str, list[Response]] = {}
+        looked_up = {d: (found[d], None) for d in sorted(outside) if d in found}
+    chosen: list[list[tuple[str, tuple[str, str | None]] | None]] = []
+    texts: dict[str, set[tuple[str, str | None]]] = {d: set() for d in wanted}
     for response in inputs.responses:
-        by_run.setdefault(response.answer.system, []).append(response)
+        picks: list[tuple[str, tuple[str, str | None]] | None] = []
+        for docid in response.answer.references:
+            own = response.documents.get(docid)
+            text = (own.text, own.title) if own is not None else looked_up.get(docid) or embedded.get(docid)
+            picks.append(None if text is None else (docid, text))
+            if text is not None:
+                texts[docid].add(text)
+        chosen.append(picks)
+    cited = Cited()
+    for response, picks in zip(inputs.responses, chosen, strict=True):
+        references = []
+        for docid, pick in zip(response.answer.references, picks, strict=True):
+            if pick is None:
+                cited.missing += 1
+                references.append(docid)
+                continue
+            body, title = pick[1]
+            pid = docid
+            if len(texts[docid]) > 1:
+                digest = hashlib.md5(f"{title or ''}\n{body}".encode()).hexdigest()[:12]
+                pid = f"{docid}#{digest}"
+            cited.passages[pid] = (body, title)
+            cited.by_topic.setdefault(response.answer.qid, set()).add(pid)
+            references.append(pid)
+        cited.answers.append(replace(response.answer, references=tuple(references)))
+    return cited
+
+
+def write_answers(where: Path, answers: Sequence[Answer]) -> list[Path]:
+    """The responses as TREC RAG 2024 answer files, one per run (`reljudge.io.answers`)."""
+    by_run: dict[str, list[Answer]] = {}
+    for answer in answers:
+        by_run.setdefault(answer.system, []).append(answer)
     paths = []
     directory = where / "answers"
     for index, run in enumerate(sorted(by_run)):
         path = directory / f"{index:04d}.jsonl"  # a run id never becomes a file name
-        write_rag24([r.answer for r in by_run[run]], path)
+        write_rag24(by_run[run], path)
         paths.append(path)
     return paths
 
@@ -211,11 +240,12 @@ def write_nugget_inputs(where: Path, inputs: Inputs, source: str, corpus: Path |
             passages[docid] = (response.answer.text, None)
             qrels.append(f"{response.answer.qid} 0 {docid} 1\n")
     else:
-        texts, job.missing_documents = cited_documents(inputs, corpus)
-        for qid, docs in texts.items():
-            for docid, passage in docs.items():
-                passages[docid] = passage
-                qrels.append(f"{qid} 0 {docid} 1\n")
+        cited = cited_documents(inputs, corpus)
+        job.missing_citations = cited.missing
+        for qid, pids in cited.by_topic.items():
+            for pid in pids:
+                passages[pid] = cited.passages[pid]
+                qrels.append(f"{qid} 0 {pid} 1\n")
     if not passages:
         raise InputError(
             f"no nuggets can be made: the responses cite no document with a text ({source}); "
@@ -223,19 +253,20 @@ def write_nugget_inputs(where: Path, inputs: Inputs, source: str, corpus: Path |
         )
     _write_lines(job.corpus, _corpus_lines(passages))
     job.qrels = _write_lines(where / "nugget-sources.qrels", sorted(set(qrels)))
-    job.answers = write_answers(where, inputs)
+    job.answers = write_answers(where, [r.answer for r in inputs.responses])
     return job
 
 
 def write_citation_inputs(where: Path, inputs: Inputs, corpus: Path | None) -> JobFiles:
     """The citation method's inputs: the answers and the cited documents' texts."""
     job = JobFiles(topics=write_topics(where, inputs), corpus=where / "corpus.jsonl")
-    texts, job.missing_documents = cited_documents(inputs, corpus)
-    passages = {docid: p for docs in texts.values() for docid, p in docs.items()}
+    cited = cited_documents(inputs, corpus)
+    job.missing_citations = cited.missing
+    passages = dict(cited.passages)
     if not passages:  # the corpus reader refuses an empty file; a placeholder no answer cites
         passages = {"-": ("", None)}
     _write_lines(job.corpus, _corpus_lines(passages))
-    job.answers = write_answers(where, inputs)
+    job.answers = write_answers(where, cited.answers)
     return job
 
 

@@ -18,7 +18,9 @@ no I/O. Every text is byte-stable: rows sorted, numbers in one fixed format, no 
   starter kit's example judge uses.
 - **Nugget bank** ``{filebase}.nuggets.jsonl``: the Nuggetizer format
   (``NuggetizerNuggetBank``: ``{"query", "qid", "nuggets": [{"text", "importance"}]}`` per
-  line, pydantic's compact JSON without null fields), topics in topics-file order.
+  line, pydantic's compact JSON without null fields), or autojudge-base's v3 ``NuggetBank``
+  with the nuggets as claims (`v3_text`); topics in topics-file order. Not written: the
+  RAGTIME26 format, whose nuggets are questions with answers (reljudge's are claims).
 - **Config** ``{filebase}.config.yml``: what was run (YAML, keys in a fixed order).
 """
 
@@ -132,6 +134,30 @@ def nuggetizer_text(banks: Iterable[tuple[str, str, Sequence[tuple[str, str | No
         bank = {"query": query, "qid": qid, "nuggets": listed}
         lines.append(json.dumps(bank, ensure_ascii=False, separators=(",", ":")))
     return "".join(line + "\n" for line in lines)
+
+
+def v3_text(banks: Iterable[tuple[str, str, Sequence[tuple[str, str | None]]]]) -> str:
+    """autojudge-base's own format (``NuggetBank``, ``format_version`` v3), nuggets as claims:
+    ``{"query_id", "title_query", "format_version", "claim_bank": {claim: {"claim", "claim_id",
+    "query_id", "importance"}}}`` per line; ``claim_id`` is the MD5 of the claim, as
+    ``NuggetClaim`` assigns it. A claim made twice for a topic is kept once (the first)."""
+    lines = []
+    for qid, query, nuggets in banks:
+        claims: dict[str, dict[str, str]] = {}
+        for text, importance in nuggets:
+            claim = {
+                "claim": text,
+                "claim_id": hashlib.md5(text.encode("utf-8")).hexdigest(),
+                "query_id": qid,
+            }
+            claims.setdefault(text, claim | ({"importance": importance} if importance is not None else {}))
+        bank = {"query_id": qid, "title_query": query, "format_version": "v3", "claim_bank": claims}
+        lines.append(json.dumps(bank, ensure_ascii=False, separators=(",", ":")))
+    return "".join(line + "\n" for line in lines)
+
+
+#: nugget bank formats by name
+NUGGET_FORMATS = {"nuggetizer": nuggetizer_text, "v3": v3_text}
 
 
 def config_yaml(config: Mapping[str, Any]) -> str:

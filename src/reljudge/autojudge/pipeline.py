@@ -32,8 +32,10 @@ cache stores the model's answers keyed by a hash of the prompt, never the prompt
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -126,11 +128,37 @@ def _check(spec: AutoJudgeSpec) -> None:
         raise InputError(
             f"nugget source must be one of {', '.join(NUGGET_SOURCES)}, not {shown(spec.nugget_source)}"
         )
+    if spec.nugget_format not in outputs.NUGGET_FORMATS:
+        formats = ", ".join(outputs.NUGGET_FORMATS)
+        raise InputError(f"nugget format must be one of {formats}, not {shown(spec.nugget_format)}")
     if spec.cache_only and not spec.use_cache:
         raise InputError("a replay from the cache (cache_only) needs the cache")
     name = spec.filebase_path.name
     if not name or any(c.isspace() for c in name) or name in (".", ".."):
         raise InputError(f"bad filebase {shown(str(spec.filebase))}")
+
+
+#: libraries that log a request's messages at DEBUG (the OpenAI SDK logs its "Request options");
+#: with ``privacy`` they log at INFO at most while the job runs
+CHATTY_LOGGERS: tuple[str, ...] = ("openai", "httpcore", "httpx", "LiteLLM", "litellm")
+
+
+@contextlib.contextmanager
+def _no_request_logs(privacy: bool) -> Iterator[None]:
+    """With ``privacy``: no DEBUG records from the libraries that would log the prompts."""
+    if not privacy:
+        yield
+        return
+    saved = {name: logging.getLogger(name).level for name in CHATTY_LOGGERS}
+    for name in CHATTY_LOGGERS:
+        log = logging.getLogger(name)
+        if log.getEffectiveLevel() < logging.INFO:
+            log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for name, level in saved.items():
+            logging.getLogger(name).setLevel(level)
 
 
 def judge_responses(spec: AutoJudgeSpec) -> AutoJudgeResult:
@@ -150,17 +178,20 @@ def judge_responses(spec: AutoJudgeSpec) -> AutoJudgeResult:
         else:
             job = files.write_citation_inputs(where, inputs, spec.corpus)
         config = run_config(spec, job)
-        summary = run_job(config)
+        with _no_request_logs(spec.privacy):
+            summary = run_job(config)
         if summary.state != "finished":
+            why = f" ({summary.abort.get('message')})" if summary.abort else ""
             raise NotFinished(
-                f"the job is {summary.state}: nothing written for AutoJudge; the same command resumes "
-                f"({spec.run_dir})",
+                f"the job is {summary.state}{why}: nothing written for AutoJudge; the same command "
+                f"resumes ({spec.run_dir})",
                 summary.state,
                 summary.exit_code or 1,
                 spec.run_dir,
             )
         values, extra = _scores(spec, config, job)
-    return _write(spec, inputs, job, values, extra, calls=summary.usage.calls, cached=summary.cache_hits)
+    result = _write(spec, inputs, job, values, extra, calls=summary.usage.calls, cached=summary.cache_hits)
+    return replace(result, exit_code=summary.exit_code, failure_rate=summary.failure_rate)
 
 
 def _scores(
@@ -252,7 +283,7 @@ def _write(
             (t.request_id, t.title, [(n.text, n.importance) for n in by_topic.get(t.request_id, [])])
             for t in inputs.topics
         ]
-        texts[nuggets_path] = outputs.nuggetizer_text(banks)
+        texts[nuggets_path] = outputs.NUGGET_FORMATS[spec.nugget_format](banks)
     options = {k: v for k, v in sorted(spec.options.items())}
     config: dict[str, Any] = {
         "name": base.name,
@@ -265,6 +296,7 @@ def _write(
             "options": options,
             "track": spec.track,
             "nugget_source": spec.nugget_source if spec.method == NUGGETS else None,
+            "nugget_format": spec.nugget_format if spec.method == NUGGETS else None,
             "privacy": spec.privacy,
         },
         "responses": len(inputs.responses),
@@ -274,8 +306,8 @@ def _write(
         "measures": [m.name for m in measures],
         "aggregate": "mean over the topics file's topics; a topic without a row counts 0 (fix_aggregate)",
     }
-    if job.missing_documents:
-        config["cited_documents_without_text"] = job.missing_documents
+    if job.missing_citations:
+        config["citations_without_text"] = job.missing_citations
     texts[config_yml] = outputs.config_yaml(config)
     for path, text in texts.items():
         files.write_text(path, text)

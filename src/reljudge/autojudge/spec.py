@@ -62,6 +62,8 @@ class AutoJudgeSpec:
     corpus: Path | None = None
     track: str | None = None
     nugget_source: str = "documents"
+    #: the format of ``{filebase}.nuggets.jsonl``: ``nuggetizer`` or ``v3`` (`reljudge.autojudge.outputs`)
+    nugget_format: str = "nuggetizer"
     prices: Path | None = None
     #: use the response cache at all (False: neither read nor write it)
     use_cache: bool = True
@@ -89,7 +91,8 @@ class AutoJudgeResult:
     """The files written (``qrels`` and ``nuggets`` None where the method makes none), the run
     directory, the requests sent (``calls``) and the answers the cache gave (``cached``) over
     all jobs of this judging, the responses judged and those left without a score
-    (``unjudged``: ``(run, topic)``, e.g. an answer that could not be read)."""
+    (``unjudged``: ``(run, topic)``, e.g. an answer that could not be read), the track's
+    warnings, and the job's exit code and share of failed records."""
 
     eval_txt: Path
     measures_yml: Path
@@ -103,6 +106,10 @@ class AutoJudgeResult:
     responses: int = 0
     unjudged: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
+    #: the job's exit code: 1 when the share of failed records (unparsed, api_error, ...) is above
+    #: ``max_failure_rate`` (the outputs are written all the same, the failed ones unscored)
+    exit_code: int = 0
+    failure_rate: float = 0.0
 
 
 class NotFinished(Exception):

@@ -115,3 +115,47 @@ def test_auto_judge_run_with_the_shipped_workflows_and_an_offline_replay(tmp_pat
     judged = {line.split('"Judge":"')[1].split('"')[0] for line in lines}
     assert judged == {f"reljudge-{m}.eval" for m in METHODS}
     shutil.rmtree(tmp_path / "cache", ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_the_runners_nugget_phase_and_a_cache_only_miss(tmp_path):
+    """With ``create_nuggets: true`` the runner's nugget phase gets reljudge's bank in the format
+    the class declares (v3 here, through `NuggetsV3Judge`), verifies and rewrites it; a cache-only
+    replay with an empty cache sends nothing, writes no leaderboard and says why."""
+    python, env = autojudge_python(tmp_path)
+    flow = workflow_path("nuggets").read_text()
+    flow = flow.replace("create_nuggets: false", "create_nuggets: true").replace(
+        ":NuggetsJudge", ":NuggetsV3Judge"
+    )
+    flow = flow.replace(
+        '  filebase: "reljudge-nuggets"\n',
+        '  filebase: "v3"\n  nugget_source: responses\n  nugget_format: v3\n',
+        1,
+    )
+    custom = tmp_path / "nuggets-v3.yml"
+    custom.write_text(flow)
+    out = tmp_path / "out"
+    env.update(OPENAI_MODEL="mock-model", OPENAI_API_KEY=SECRET, CACHE_DIR=str(tmp_path / "cache"))
+    with MockLLMServer() as server:
+        done = subprocess.run(
+            [console_script(python, "auto-judge"), "run", "--workflow", str(custom), "--rag-responses", str(RUNS),
+             "--rag-topics", str(TOPICS), "--out-dir", str(out)],
+            env={**env, "OPENAI_BASE_URL": server.openai_url}, capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-4000:]
+        assert "but auto_judge declares nugget_banks_type" not in done.stderr
+        banks = [json.loads(x) for x in (out / "v3.nuggets.jsonl").read_text().splitlines()]
+        assert all(b["format_version"] == "v3" and b["claim_bank"] for b in banks)
+        assert server.calls > 0
+
+        calls = server.calls
+        missed = subprocess.run(
+            [console_script(python, "auto-judge"), "run", "--workflow", str(workflow_path("umbrela")),
+             "--rag-responses", str(RUNS), "--rag-topics", str(TOPICS), "--out-dir", str(tmp_path / "miss")],
+            env={**env, "OPENAI_BASE_URL": server.openai_url, "CACHE_DIR": str(tmp_path / "empty"),
+                 "RELJUDGE_CACHE_ONLY": "1"},
+            capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        assert missed.returncode != 0 and server.calls == calls
+        assert "error: " in missed.stderr and "cache" in missed.stderr  # names the missing answer
+        assert not (tmp_path / "miss" / "reljudge-umbrela.eval.txt").exists()

@@ -29,8 +29,9 @@ What the runner injects, and what is taken from where:
   the item -- the replay an evaluation platform makes with the endpoint disabled;
 - settings of the workflow (``settings``/``*_settings``, or ``--set`` on the command line):
   ``max_cost`` (US dollars; also ``RELJUDGE_MAX_COST``), ``privacy``, ``track``,
-  ``nugget_source``, ``prices``, ``corpus`` (else the runner's ``--corpus`` when it is a path)
-  and ``options`` (a mapping: decoding and judge options, `AutoJudgeSpec.options`).
+  ``nugget_source``, ``nugget_format`` (``nuggetizer`` or ``v3``), ``prices``, ``corpus`` (the
+  runner's ``--corpus``, when it is a path) and ``options`` (a mapping: decoding and judge
+  options, `AutoJudgeSpec.options`).
 
 A judging that did not finish (the cost cap, an aborted provider) leaves no output AutoJudge
 reads; the adapter prints ``error: ...`` and ends the process with reljudge's exit code (3
@@ -61,7 +62,9 @@ MAX_COST_ENV = "RELJUDGE_MAX_COST"
 #: settings the runner or autojudge-base itself puts in every phase's keyword arguments
 RUNNER_KEYS = frozenset({"filebase", "outdir", "corpus", "llm_model"})
 #: settings the adapter reads (anything else is refused: a misspelt setting must not pass quietly)
-SETTINGS = frozenset({"max_cost", "privacy", "track", "nugget_source", "prices", "options", "cache_only"})
+SETTINGS = frozenset(
+    {"max_cost", "privacy", "track", "nugget_source", "nugget_format", "prices", "options", "cache_only"}
+)
 
 
 def workflow_path(method: str) -> Path:
@@ -177,6 +180,7 @@ def spec_for(
         corpus=Path(corpus) if corpus and Path(str(corpus)).exists() else None,
         track=kwargs.get("track"),
         nugget_source=str(kwargs.get("nugget_source", "documents")),
+        nugget_format=str(kwargs.get("nugget_format", "nuggetizer")),
         prices=Path(str(kwargs["prices"])) if kwargs.get("prices") else None,
     )
 
@@ -200,17 +204,27 @@ def judge_once(spec: Any) -> Any:
     return result
 
 
+def _has_nuggets(bank: Any) -> bool:
+    """Whether a bank holds a nugget, as autojudge-base's verification asks it: questions or
+    claims (v3), or a Nuggetizer nugget list."""
+    return any(getattr(bank, name, None) for name in ("nugget_bank", "claim_bank", "nuggets"))
+
+
 class _ReljudgeJudge:
     """The three protocols over one reljudge method (`METHOD`)."""
 
     METHOD = ""
 
+    #: the nugget bank format this class declares to the runner (``nugget_banks_type``, read by
+    #: the runner before any phase): ``nuggetizer`` or ``v3``
+    NUGGET_FORMAT = "nuggetizer"
+
     @property
     def nugget_banks_type(self) -> type:
-        """The nugget bank container reljudge writes (Nuggetizer's format)."""
-        from autojudge_base.nugget_data import NuggetizerNuggetBanks
+        """The nugget bank container of `NUGGET_FORMAT`, autojudge-base's class."""
+        from autojudge_base.nugget_data import NuggetBanks, NuggetizerNuggetBanks
 
-        return NuggetizerNuggetBanks
+        return NuggetBanks if self.NUGGET_FORMAT == "v3" else NuggetizerNuggetBanks
 
     def _judged(self, rag_responses: Any, rag_topics: Any, llm_config: Any, kwargs: Mapping[str, Any]) -> Any:
         return judge_once(spec_for(self.METHOD, rag_responses, rag_topics, llm_config, kwargs))
@@ -226,11 +240,19 @@ class _ReljudgeJudge:
         """NuggetCreatorProtocol: reljudge's nugget bank (None for a method without nuggets)."""
         from autojudge_base.workflow.paths import load_nugget_banks_from_path
 
-        result = self._judged(rag_responses, rag_topics, llm_config, kwargs)
+        spec = spec_for(self.METHOD, rag_responses, rag_topics, llm_config, kwargs)
+        if spec.nugget_format != self.NUGGET_FORMAT:
+            _fail(
+                f"nugget_format {spec.nugget_format!r} with {type(self).__name__}, which declares "
+                f"{self.NUGGET_FORMAT!r} nugget banks to the runner: use "
+                f"{'NuggetsV3Judge' if spec.nugget_format == 'v3' else 'NuggetsJudge'} as nugget_class",
+                2,
+            )
+        result = judge_once(spec)
         if result.nuggets is None:
             return None
         banks = load_nugget_banks_from_path(result.nuggets, self.nugget_banks_type)
-        empty = sorted(t for t, bank in banks.banks.items() if not bank.nuggets)
+        empty = sorted(t for t, bank in banks.banks.items() if not _has_nuggets(bank))
         if empty:
             # the runner's verification would end in a traceback: say what and what to do
             _fail(
@@ -281,6 +303,13 @@ class NuggetsJudge(_ReljudgeJudge):
     """AutoNuggetizer (Pradeep et al. 2025): nuggets per topic, assigned to each response."""
 
     METHOD = NUGGETS
+
+
+class NuggetsV3Judge(NuggetsJudge):
+    """`NuggetsJudge` declaring autojudge-base's v3 nugget banks (claims) to the runner: the
+    ``nugget_class`` for ``nugget_format: v3`` with ``create_nuggets: true``."""
+
+    NUGGET_FORMAT = "v3"
 
 
 class CitationSupportJudge(_ReljudgeJudge):

@@ -76,20 +76,25 @@ def test_auto_judge_run_with_the_shipped_workflows_and_an_offline_replay(tmp_pat
     replay.parent.mkdir()
     env.update(OPENAI_MODEL="mock-model", OPENAI_API_KEY=SECRET, CACHE_DIR=str(tmp_path / "cache"))
     with MockLLMServer() as server, MockLLMServer() as disabled:
-        started = time.perf_counter()
+        measured = []
         for method in METHODS:
+            started, before = time.perf_counter(), server.calls
             _auto_judge(python, {**env, "OPENAI_BASE_URL": server.openai_url}, method, first)
-        wall = time.perf_counter() - started
+            measured.append(
+                f"{method} {server.calls - before} requests {time.perf_counter() - started:.1f} s"
+            )
         calls = server.calls
         assert calls > 0
         assert all("authorization" in r.headers for r in server.requests)  # the key was sent
 
         replay_env = {**env, "OPENAI_BASE_URL": disabled.openai_url, "RELJUDGE_CACHE_ONLY": "1"}
+        started = time.perf_counter()
         for method in METHODS:
             _auto_judge(python, replay_env, method, replay)
         assert server.calls == calls and disabled.calls == 0
+        measured.append(f"replay of all three 0 requests {time.perf_counter() - started:.1f} s")
 
-    print(f"auto-judge run x{len(METHODS)}: {calls} requests, {wall:.1f} s")
+    print("auto-judge run: " + "; ".join(measured))
     written = _outputs(first)
     # a topic whose nugget bank is empty (the mock's nuggets for it were none) has no nugget
     # score: its rows are left out and the 'all' row counts it 0 (autojudge-base's fix_aggregate)

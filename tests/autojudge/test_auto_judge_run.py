@@ -2,7 +2,7 @@
 1.0.0) with reljudge's shipped workflow files, on the starter kit's kiddie sample
 (tests/io/autojudge_kiddie, MIT), against reljudge's mock server:
 
-- UMBRELA, nuggets and citation support each produce a leaderboard (every run on every topic,
+- UMBRELA, nuggets, citation support and the pairwise tournament each produce a leaderboard (every run on every topic,
   and its ``all`` row) that ``auto-judge-evaluate meta-evaluate`` (1.1.0) reads;
 - a replay into a fresh out dir, cache only (``RELJUDGE_CACHE_ONLY=1``) and pointed at another
   endpoint (a second mock server, so the cache keys cannot hang on the URL), sends 0 requests
@@ -92,7 +92,7 @@ def test_auto_judge_run_with_the_shipped_workflows_and_an_offline_replay(tmp_pat
         for method in METHODS:
             _auto_judge(python, replay_env, method, replay)
         assert server.calls == calls and disabled.calls == 0
-        measured.append(f"replay of all three 0 requests {time.perf_counter() - started:.1f} s")
+        measured.append(f"replay of all {len(METHODS)} 0 requests {time.perf_counter() - started:.1f} s")
 
     print("auto-judge run: " + "; ".join(measured))
     written = _outputs(first)
@@ -152,6 +152,24 @@ def test_the_runners_nugget_phase_and_a_cache_only_miss(tmp_path):
         banks = [json.loads(x) for x in (out / "v3.nuggets.jsonl").read_text().splitlines()]
         assert all(b["format_version"] == "v3" and b["claim_bank"] for b in banks)
         assert server.calls > 0
+
+        # the shipped workflow's bank through the runner's nugget phase: a topic without nuggets
+        # (the mock's for one topic are none) is a clear error, not the runner's traceback
+        runner_phase = (
+            workflow_path("nuggets").read_text().replace("create_nuggets: false", "create_nuggets: true")
+        )
+        (tmp_path / "nuggets-runner.yml").write_text(runner_phase)
+        phased = subprocess.run(
+            [console_script(python, "auto-judge"), "run", "--workflow", str(tmp_path / "nuggets-runner.yml"),
+             "--rag-responses", str(RUNS), "--rag-topics", str(TOPICS), "--out-dir", str(tmp_path / "phased")],
+            env={**env, "OPENAI_BASE_URL": server.openai_url}, capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        bank = (tmp_path / "phased" / "reljudge-nuggets.nuggets.jsonl").read_text().splitlines()
+        if any(not json.loads(line)["nuggets"] for line in bank):
+            assert phased.returncode == 1 and "Traceback" not in phased.stderr
+            assert "Empty nugget banks" in phased.stderr and "create_nuggets: false" in phased.stderr
+        else:
+            assert phased.returncode == 0, phased.stderr[-4000:]
 
         calls = server.calls
         missed = subprocess.run(

@@ -1,5 +1,5 @@
 """reljudge's judges under TREC AutoJudge's runner: ``auto-judge run --workflow W.yml`` with one of
-the shipped workflow files (`WORKFLOWS`, ``workflows/{umbrela,nuggets,citation-support}.yml``)
+the shipped workflow files (`WORKFLOWS`, ``workflows/{umbrela,nuggets,citation-support,pairwise}.yml``)
 runs `reljudge.autojudge.judge_responses` in the three protocol calls of autojudge-base 1.0.0
 (``judge_runner.run_judge``): ``create_nuggets`` (NuggetCreatorProtocol), ``create_qrels``
 (QrelsCreatorProtocol) and ``judge`` (LeaderboardJudgeProtocol).
@@ -51,11 +51,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from reljudge.autojudge.pipeline import CITATIONS, GRADE, NUGGETS
+from reljudge.autojudge.pipeline import CITATIONS, GRADE, NUGGETS, PAIRWISE
 
 WORKFLOWS = Path(__file__).resolve().parent / "workflows"
 #: the methods with a shipped workflow file, ``workflows/{method}.yml``
-METHODS: tuple[str, ...] = (GRADE, NUGGETS, CITATIONS)
+METHODS: tuple[str, ...] = (GRADE, NUGGETS, CITATIONS, PAIRWISE)
 #: the environment variable that turns the cache-only replay on
 CACHE_ONLY_ENV = "RELJUDGE_CACHE_ONLY"
 MAX_COST_ENV = "RELJUDGE_MAX_COST"
@@ -204,12 +204,6 @@ def judge_once(spec: Any) -> Any:
     return result
 
 
-def _has_nuggets(bank: Any) -> bool:
-    """Whether a bank holds a nugget, as autojudge-base's verification asks it: questions or
-    claims (v3), or a Nuggetizer nugget list."""
-    return any(getattr(bank, name, None) for name in ("nugget_bank", "claim_bank", "nuggets"))
-
-
 class _ReljudgeJudge:
     """The three protocols over one reljudge method (`METHOD`)."""
 
@@ -252,13 +246,15 @@ class _ReljudgeJudge:
         if result.nuggets is None:
             return None
         banks = load_nugget_banks_from_path(result.nuggets, self.nugget_banks_type)
-        empty = sorted(t for t, bank in banks.banks.items() if not _has_nuggets(bank))
-        if empty:
-            # the runner's verification would end in a traceback: say what and what to do
+        from autojudge_base.nugget_data.verification import NuggetBanksVerificationError
+
+        try:  # the runner's own verification, which would end in a traceback
+            banks.verify([t.request_id for t in rag_topics])
+        except NuggetBanksVerificationError as refused:
             _fail(
-                f"{result.nuggets}: no nuggets for topic(s) {', '.join(empty)}, and autojudge-base's "
-                "nugget phase refuses an empty bank; run with create_nuggets: false (the shipped "
-                "nuggets workflow), which keeps reljudge's own bank, empty topics included",
+                f"{result.nuggets}: {refused}; autojudge-base's nugget phase refuses that. Run with "
+                "create_nuggets: false (the shipped nuggets workflow), which keeps reljudge's own bank, "
+                "empty topics included",
                 1,
             )
         return banks
@@ -316,6 +312,13 @@ class CitationSupportJudge(_ReljudgeJudge):
     """Citation support: does each cited document support the sentence citing it."""
 
     METHOD = CITATIONS
+
+
+class PairwiseTournamentJudge(_ReljudgeJudge):
+    """Pairwise preferences between a topic's responses, in a tournament (the preference
+    sampler) rather than all pairs, scored by a Bradley-Terry fit (`reljudge.autojudge.tournament`)."""
+
+    METHOD = PAIRWISE
 
 
 def main(argv: Sequence[str] | None = None) -> int:

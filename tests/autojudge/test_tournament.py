@@ -85,6 +85,16 @@ def test_a_tournament_of_a_rag26_topic_asks_far_fewer_pairs_and_keeps_the_order(
     scores = response_scores(quality, outcomes)
     tau = kendalltau([quality[r] for r in sorted(quality)], [scores[r]["strength"] for r in sorted(quality)])
     assert tau.statistic > 0.8
+    # random outcomes, ties included (a pool the sampler cannot sort): still within the bound
+    for seed in range(5):
+        rng, made = random.Random(seed), 0
+        sampler = PreferenceSampler(sorted(quality), seed=seed)
+        while not sampler.done:
+            for a, b in sampler.next_pairs():
+                made += 1
+                x = rng.random()
+                sampler.record(a, b, a if x < 0.45 else (b if x < 0.9 else None))
+        assert made <= comparison_bound(n)
 
 
 def _responses(folder: Path, runs: int, topics: list[str]) -> Path:

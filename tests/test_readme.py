@@ -299,6 +299,16 @@ BLOCKS: dict[str, list[Block]] = {
         ),
     ],
     "docs/guides/leaderboard.md": [Block("judge leaderboard --judge examples/leaderboards/judge.eval.txt")],
+    "docs/guides/autojudge.md": [
+        Block("judge autojudge --method umbrela --model gpt-4o --out runs/autojudge --filebase umbrela"),
+        Block(
+            "judge autojudge --method umbrela --model gpt-4o --out runs/autojudge-replay --filebase umbrela",
+            needs=(
+                "judge autojudge --method umbrela --model gpt-4o --out runs/autojudge --filebase umbrela",
+            ),
+        ),
+        Block("from pathlib import Path"),
+    ],
     "docs/guides/probe.md": [
         Block("judge probe --method umbrela --model gpt-4o", ok_codes=(0, 1)),  # the mock's labels may flip
         Block("perturbation     compared", run=False, reason="console output"),

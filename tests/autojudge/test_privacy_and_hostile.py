@@ -113,7 +113,7 @@ def injected(tmp_path: Path) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["umbrela", "citation-support"])
+@pytest.mark.parametrize("method", ["umbrela", "nuggets", "citation-support"])
 def test_a_response_writing_its_own_label_gets_none_from_an_echoing_server(tmp_path, srv, method):
     srv.responder = echo_all  # the server returns the prompt: the response's "label" comes back
     runs = injected(tmp_path)

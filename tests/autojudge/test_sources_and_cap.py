@@ -132,3 +132,17 @@ def test_max_cost_stops_with_nothing_written_and_a_higher_cap_resumes(tmp_path, 
     assert ran.returncode == 0, ran.output
     assert srv.calls == 20 and f"{20 - first} requests sent" in ran.stdout  # nothing asked twice
     assert (tmp_path / "out" / "capped.eval.txt").exists()
+
+
+@pytest.mark.slow
+def test_the_order_files_are_given_in_never_changes_the_outputs(tmp_path, srv):
+    forward = judge_responses(spec(tmp_path, srv, RUNS, "citation-support", "forward"))
+    files = sorted(RUNS.glob("*.jsonl"), reverse=True)
+    backward = judge_responses(
+        AutoJudgeSpec(
+            responses=files, topics=TOPICS, method="citation-support", model="openai/mock-model",
+            base_url=srv.openai_url, out_dir=tmp_path / "out", filebase="backward", cache_dir=tmp_path / "cache",
+        )
+    )  # fmt: skip
+    assert backward.calls == 0  # the same prompts
+    assert backward.eval_txt.read_bytes() == forward.eval_txt.read_bytes()

@@ -22,7 +22,7 @@ def autojudge_cmd(
     ),
     method: str = typer.Option(..., "--method", help="umbrela, nuggets or citation-support."),
     model: str = typer.Option(..., "--model", help="Model, as for 'judge run'."),
-    out: Path = typer.Option(Path("."), "--out", "--out-dir", help="Output directory."),
+    out: Path = typer.Option(Path("."), "--out", "--output", "--out-dir", help="Output directory."),
     filebase: str = typer.Option(
         "reljudge",
         "--filebase",

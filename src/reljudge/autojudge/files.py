@@ -59,10 +59,11 @@ class JobFiles:
     missing_citations: int = 0
 
 
-def response_files(given: Sequence[Path]) -> list[Path]:
-    """The response files: the files given, and the ``*.jsonl`` of the directories given."""
+def response_files(given: Sequence[Path] | Path | str) -> list[Path]:
+    """The response files: the files given, and the ``*.jsonl`` of the directories given (one
+    path alone is taken as a list of one)."""
     files: list[Path] = []
-    for path in given:
+    for path in [given] if isinstance(given, (str, Path)) else given:
         path = Path(path)
         files.extend(sorted(path.glob("*.jsonl")) if path.is_dir() else [path])
     return files

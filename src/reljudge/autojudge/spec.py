@@ -23,6 +23,7 @@ RUN_OPTIONS: tuple[str, ...] = (
     "rpm",
     "tpm",
     "max_failure_rate",
+    "max_passage_chars",
 )
 
 
@@ -46,7 +47,7 @@ class AutoJudgeSpec:
     not embed. ``privacy``: response text kept out of everything but the prompts
     (`reljudge.autojudge.pipeline`)."""
 
-    responses: Sequence[Path]
+    responses: Sequence[Path] | Path
     topics: Path
     method: str
     model: str

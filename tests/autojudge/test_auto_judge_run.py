@@ -123,10 +123,11 @@ def test_auto_judge_run_with_the_shipped_workflows_and_an_offline_replay(tmp_pat
 
 
 @pytest.mark.slow
-def test_the_runners_nugget_phase_and_a_cache_only_miss(tmp_path):
+def test_the_runners_nugget_phase_a_cache_only_miss_and_the_cost_cap(tmp_path):
     """With ``create_nuggets: true`` the runner's nugget phase gets reljudge's bank in the format
-    the class declares (v3 here, through `NuggetsV3Judge`), verifies and rewrites it; a cache-only
-    replay with an empty cache sends nothing, writes no leaderboard and says why."""
+    the class declares (v3 here, through `NuggetsV3Judge`), verifies and rewrites it (an empty
+    topic is a clear error); a cache-only replay with an empty cache sends nothing, writes no
+    leaderboard and says why; the cost cap stops a run (exit 3) that the same command resumes."""
     python, env = autojudge_python(tmp_path)
     flow = workflow_path("nuggets").read_text()
     flow = flow.replace("create_nuggets: false", "create_nuggets: true").replace(
@@ -182,3 +183,32 @@ def test_the_runners_nugget_phase_and_a_cache_only_miss(tmp_path):
         assert missed.returncode != 0 and server.calls == calls
         assert "error: " in missed.stderr and "cache" in missed.stderr  # names the missing answer
         assert not (tmp_path / "miss" / "reljudge-umbrela.eval.txt").exists()
+
+        # --max-cost through the runner: capped (exit 3, no leaderboard), then resumed with a
+        # higher cap without asking anything twice; gpt-4o-mini is in litellm's price map
+        paid = {**env, "OPENAI_BASE_URL": server.openai_url, "OPENAI_MODEL": "gpt-4o-mini"}
+        before = server.calls
+        command = [console_script(python, "auto-judge"), "run", "--workflow", str(workflow_path("umbrela")),
+                   "--rag-responses", str(RUNS), "--rag-topics", str(TOPICS), "--out-dir", str(tmp_path / "capped")]  # fmt: skip
+        capped = subprocess.run(
+            command,
+            env={**paid, "RELJUDGE_MAX_COST": "0.001"},
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        assert capped.returncode == 3 and "error: " in capped.stderr and "Traceback" not in capped.stderr
+        assert 0 < server.calls - before < 20
+        assert not (tmp_path / "capped" / "reljudge-umbrela.eval.txt").exists()
+        resumed = subprocess.run(
+            command,
+            env={**paid, "RELJUDGE_MAX_COST": "1"},
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        assert resumed.returncode == 0, resumed.stderr[-4000:]
+        assert server.calls - before == 20  # 20 responses, none asked twice
+        assert (tmp_path / "capped" / "reljudge-umbrela.eval.txt").exists()

@@ -308,6 +308,21 @@ BLOCKS: dict[str, list[Block]] = {
             ),
         ),
         Block("from pathlib import Path"),
+        skip("pip install 'reljudge[autojudge]'", "installs packages: CI installs '.[dev]' in a fresh venv"),
+        Block("python -m reljudge.autojudge.adapter"),
+        skip(
+            "export OPENAI_BASE_URL=http://localhost:8000/v1 OPENAI_MODEL=gpt-4o",
+            "needs autojudge-base, not in .[dev]: tests/autojudge/test_auto_judge_run.py runs these commands",
+        ),
+        skip(
+            "RELJUDGE_CACHE_ONLY=1 auto-judge run",
+            "needs autojudge-base, not in .[dev]: tests/autojudge/test_auto_judge_run.py runs the replay",
+        ),
+        skip(
+            "auto-judge-evaluate meta-evaluate",
+            "needs autojudge-evaluate, not in .[dev]: tests/autojudge/test_auto_judge_run.py runs it",
+        ),
+        skip("python3 -m venv /tmp/aj", "installs packages and runs tests: the tests named on the page"),
     ],
     "docs/guides/probe.md": [
         Block("judge probe --method umbrela --model gpt-4o", ok_codes=(0, 1)),  # the mock's labels may flip

@@ -20,7 +20,7 @@ def autojudge_cmd(
     topics: Path = typer.Option(
         ..., "--topics", help="AutoJudge topics file (JSON Lines, request_id and title)."
     ),
-    method: str = typer.Option(..., "--method", help="umbrela, nuggets or citation-support."),
+    method: str = typer.Option(..., "--method", help="umbrela, nuggets, citation-support or pairwise."),
     model: str = typer.Option(..., "--model", help="Model, as for 'judge run'."),
     out: Path = typer.Option(Path("."), "--out", "--output", "--out-dir", help="Output directory."),
     filebase: str = typer.Option(

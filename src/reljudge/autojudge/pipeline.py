@@ -46,6 +46,7 @@ from reljudge.autojudge.spec import NUGGET_SOURCES, RUN_OPTIONS, AutoJudgeResult
 from reljudge.errors import InputError, shown
 from reljudge.judges.citations.judge import CitationSupportJudge
 from reljudge.judges.nuggets.judge import NuggetJudge
+from reljudge.judges.pairwise.judge import PairwiseJudge
 from reljudge.judges.umbrela import UmbrelaJudge
 
 logger = logging.getLogger(__name__)
@@ -55,7 +56,8 @@ CACHE_FILE = "reljudge-cache.sqlite"
 GRADE = UmbrelaJudge.name
 NUGGETS = NuggetJudge.name
 CITATIONS = CitationSupportJudge.name
-METHODS: tuple[str, ...] = (GRADE, NUGGETS, CITATIONS)
+PAIRWISE = PairwiseJudge.name
+METHODS: tuple[str, ...] = (GRADE, NUGGETS, CITATIONS, PAIRWISE)
 
 _NUGGET_MEANING = {
     "all": "share of the topic's nuggets the response supports (partial support counts 0.5)",
@@ -64,6 +66,12 @@ _NUGGET_MEANING = {
     "vital-strict": "share of the topic's vital nuggets the response fully supports",
     "weighted": "nuggets supported, vital weighted 1 and okay 0.5, partial support counting half",
     "weighted-strict": "nuggets fully supported, vital weighted 1 and okay 0.5",
+}
+_PAIRWISE_MEANING = {
+    "strength": "expected win share against the topic's other responses (Bradley-Terry fit of the sampled "
+    "preferences; 0.5 average)",
+    "winrate": "share of the response's own comparisons it won (a tie counts half; raw, favours survivors)",
+    "comparisons": "comparisons the response took part in (the preference sampler's tournament)",
 }
 _CITATION_MEANING = {
     "precision": "mean support score of the response's judged citations (full 1, partial 0.5, none 0)",
@@ -77,6 +85,8 @@ def measures_of(method: str) -> list[Measure]:
     """The measures a method writes into the leaderboard, in order."""
     if method == GRADE:
         return [Measure(GRADE, "UMBRELA grade of the response for its topic (0-3), from the model's answer")]
+    if method == PAIRWISE:
+        return [Measure(f"{PAIRWISE}.{name}", meaning) for name, meaning in _PAIRWISE_MEANING.items()]
     if method == NUGGETS:
         from reljudge.judges.nuggets.scores import NUGGET_SCORES
 
@@ -94,6 +104,8 @@ def run_config(spec: AutoJudgeSpec, job: files.JobFiles) -> Any:
     settings = {k: options.pop(k) for k in list(options) if k in RUN_OPTIONS}
     if spec.method == NUGGETS:
         options.setdefault("min_grade", 1)  # the cited documents (grade 1) are the sources
+    if spec.method == PAIRWISE:
+        options.setdefault("pairs", "sampler")  # a tournament, not all n(n-1)/2 pairs
     cache_path = Path(spec.cache_dir) / CACHE_FILE if spec.cache_dir is not None else None
     try:
         return RunConfig(
@@ -171,7 +183,7 @@ def judge_responses(spec: AutoJudgeSpec) -> AutoJudgeResult:
     _check(spec)
     inputs = files.read_inputs(spec)
     with files.job_directory(spec) as where:
-        if spec.method == GRADE:
+        if spec.method in (GRADE, PAIRWISE):
             job = files.write_response_passages(where, inputs)
         elif spec.method == NUGGETS:
             job = files.write_nugget_inputs(where, inputs, spec.nugget_source, spec.corpus)
@@ -211,6 +223,8 @@ def _scores(
             values[where] = {GRADE: float(record.label)}
             grades.append((where[1], (record.docid or "").rpartition(":")[2], int(record.label)))
         return values, {"qrels": grades}
+    if spec.method == PAIRWISE:
+        return _pairwise_scores(records, job), {}
     from reljudge.run.scored_answers import score_answers
 
     scored = score_answers(config, spec.run_dir)
@@ -228,6 +242,24 @@ def _scores(
 
         extra["bank"] = recorded_nuggets({r.key: r for r in records})
     return values, extra
+
+
+def _pairwise_scores(records: Any, job: files.JobFiles) -> dict[tuple[str, str], dict[str, float | None]]:
+    """Each response's tournament measures (`reljudge.autojudge.tournament`) from the pair records."""
+    from reljudge.autojudge.tournament import scores_by_response
+
+    pools: dict[str, list[str]] = {}
+    for docid, (_run, topic) in job.responses.items():
+        pools.setdefault(topic, []).append(docid)
+    pairs = [
+        (r.qid, r.docid or "", r.docid_b or "", r.label if r.ok else None)
+        for r in records
+        if r.method == PAIRWISE and r.docid_b
+    ]
+    values: dict[tuple[str, str], dict[str, float | None]] = {}
+    for (_topic, docid), scores in scores_by_response(pools, pairs).items():
+        values[job.responses[docid]] = {f"{PAIRWISE}.{k}": v for k, v in scores.items()}
+    return values
 
 
 def _prompts(spec: AutoJudgeSpec) -> list[dict[str, str]]:

@@ -103,6 +103,34 @@ def test_each_judgment_is_one_line_on_disk_and_a_later_line_supersedes(tmp_path)
         assert w.append(task.item(I3), 3, 1.0).seq == 4
 
 
+def test_a_short_write_is_cut_back_so_later_judgments_stay_readable(tmp_path, monkeypatch):
+    """A full disk writes half a line: the judgment is reported unsaved, the half line is cut off,
+    and the judgments the page saves after it are whole lines that read back."""
+    import reljudge.analyses.assess.files as files
+
+    task_path = write_task(tmp_path / "task.jsonl")
+    task = read_task(task_path)
+    path = default_assessment_path(task_path, "ann")
+    real, calls = files.os.write, []
+
+    def half_once(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        return real(fd, data[: len(data) // 2] if len(calls) == 2 else data)
+
+    monkeypatch.setattr(files.os, "write", half_once)
+    with AssessmentWriter(path, task, "ann", "judge") as writer:
+        writer.append(task.items[0], 2, 1.0)
+        with pytest.raises(OSError, match="wrote"):
+            writer.append(task.items[1], 0, 1.0)
+        writer.append(task.items[2], 3, 1.0)
+        writer.append(task.items[3], 1, 1.0)
+    monkeypatch.setattr(files.os, "write", real)
+    got = read_assessments(path, task)
+    assert [(a.item, a.label) for a in got] == [(I1, 2), (I3, 3), (I4, 1)]
+    with AssessmentWriter(path, task, "ann", "judge") as writer:  # the page opens it again
+        assert len(writer.lines) == 3
+
+
 def test_a_torn_last_line_is_skipped_then_set_aside_never_a_complete_line(tmp_path, caplog):
     task = read_task(write_task(tmp_path / "task.jsonl"))
     path = tmp_path / "a.jsonl"
@@ -228,3 +256,18 @@ def test_export_refuses_a_file_of_another_task_and_an_assessor_twice(tmp_path):
     ran = judge("assess", "export", task_path, "--assessments", tmp_path / "task.assess-ann.jsonl",
                 "--assessments", twice, *out)  # fmt: skip
     assert ran.returncode == 2 and "assessor 'ann' is also in" in ran.output
+
+
+def test_an_export_does_not_depend_on_the_order_of_the_assessment_files(tmp_path):
+    """The records' time stamp is an item's latest judgment, whichever file is given first."""
+    from reljudge.analyses.assess.pipeline import export_assessments
+
+    task_path = write_task(tmp_path / "task.jsonl")
+    files = []
+    for who, at in (("ann", "2026-01-01T00:00:00.000Z"), ("bob", "2026-06-01T00:00:00.000Z")):
+        line = json.loads(assessment(I1, 2, 1, assessor=who))
+        files.append(tmp_path / f"task.assess-{who}.jsonl")
+        files[-1].write_text(json.dumps({**line, "at": at}) + "\n", encoding="utf-8")
+    got = [export_assessments(task_path, order).records for order in (files, files[::-1])]
+    assert [r.provenance.timestamp for r in got[0]] == ["2026-06-01T00:00:00.000Z"]
+    assert [r.model_dump() for r in got[0]] == [r.model_dump() for r in got[1]]

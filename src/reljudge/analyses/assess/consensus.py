@@ -5,6 +5,8 @@ more cautious grade). An item nobody labelled (or whose labels were all withdraw
 Agreement: Cohen's κ (unweighted and linearly weighted over the task's scale) for every pair of
 assessors on the items both labelled, Krippendorff's α (nominal, ordinal, interval) over every
 item at least two labelled, and each assessor's (and the exported label's) κ with the LLM label.
+Every figure is unweighted over the task's items (the inclusion probabilities of the selection are
+not used): it describes the selected items, and the report says so.
 """
 
 from __future__ import annotations
@@ -116,6 +118,11 @@ def summary_lines(counts: Mapping[str, int], result: Mapping[str, Any]) -> list[
                 f"{name} vs the LLM label on {k['items']} items: {_pct(k['agree'])} same label, "
                 f"Cohen's kappa {_num(k['kappa'])}, linear-weighted {_num(k['kappa_linear'])}"
             )
+    if any(k["items"] for k in result["with_llm"].values()):
+        lines.append(
+            "(agreement figures are unweighted, over the task's items: when the selection favoured some "
+            "items (uncertainty, influence or unequal strata) they describe the selected items, not the run)"
+        )
     return lines
 
 

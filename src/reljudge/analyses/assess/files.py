@@ -243,10 +243,20 @@ class AssessmentWriter:
                 line=len(self.lines) + 1,
             )
             data = (json.dumps(record.to_json_dict(), ensure_ascii=False) + "\n").encode("utf-8")
-            written = os.write(self._fd, data)
-            if written != len(data):  # a full disk: the torn rest is set aside on the next open
-                raise OSError(f"{self.path}: wrote {written} of {len(data)} bytes")
-            os.fsync(self._fd)
+            size = os.fstat(self._fd).st_size
+            try:
+                written = os.write(self._fd, data)
+                if written != len(data):  # a full disk
+                    raise OSError(f"{self.path}: wrote {written} of {len(data)} bytes")
+                os.fsync(self._fd)
+            except OSError:
+                # cut the file back to the last whole line, so the next judgment (and every
+                # later one the page reports saved) starts a line of its own; a failed cut
+                # leaves a torn tail, which the next open sets aside
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, size)
+                    os.fsync(self._fd)
+                raise
             self.seq += 1
             self.lines.append(record)
             return record

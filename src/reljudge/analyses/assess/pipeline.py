@@ -75,7 +75,10 @@ def export_assessments(
     rows = combine(names, labels)
     llm = {it.item: it.llm_label for it in task.items}
     result = agreement(names, labels, llm, task.scale)
-    last_at = {a.item: a.at for read in lines.values() for a in read}
+    last_at: dict[str, str] = {}  # the latest judgment of each item, whatever the files' order
+    for read in lines.values():
+        for a in read:
+            last_at[a.item] = max(last_at.get(a.item, a.at), a.at)
     qrels: dict[str, dict[str, int]] = {}
     records = []
     for row in rows:

@@ -108,7 +108,10 @@ def ray_cmd(
         ..., "--base-url", help="The OpenAI-compatible endpoint, e.g. http://gpu-node:8000/v1."
     ),
     out: Path = typer.Option(
-        ..., "--out", help="Where the output files (and the journal, parts/) go: output-000-of-00N.jsonl ..."
+        ...,
+        "--out",
+        "--output",
+        help="Where the output files (and the journal, parts/) go: output-000-of-00N.jsonl ...",
     ),
     model: str = typer.Option(
         None, "--model", help="The served model name every request must ask for (checked before sending)."

@@ -134,3 +134,44 @@ def test_a_request_with_no_answer_is_missing_from_the_outputs(tmp_path):
     done = write_outputs({Path("x/requests.jsonl"): {s.custom_id for s in sent}}, tmp_path)
     assert (done.answered, done.missing) == (1, 1)
     assert len((tmp_path / "output.jsonl").read_bytes().splitlines()) == 1
+
+
+def shard(tmp_path: Path, lines: list[bytes]) -> Path:
+    (tmp_path / "shards").mkdir(exist_ok=True)
+    path = tmp_path / "shards" / "requests-000-of-001.jsonl"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("last", "why"),
+    [
+        (b'{"custom_id": "' + b"a" * 64 + b'", "bo', "not JSON"),
+        (request_line("b" * 64, {**body(1), "model": "other-model"}), "asks for model 'other-model'"),
+        (request_line("c" * 64, body(1))[:-1] + b"\n" + request_line("c" * 64, body(2)), "asked twice"),
+    ],
+)
+def test_judge_batch_ray_refuses_bad_request_files_with_file_line_before_anything(tmp_path, last, why):
+    from _cli import judge
+
+    path = shard(tmp_path, [request_line(ids(1)[0], body(0)), last])
+    done = judge(
+        "batch", "ray", str(path.parent), "--base-url", "http://127.0.0.1:9/v1", "--model", "mock-model",
+        "--out", str(tmp_path / "out"), cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and f"{path}:" in done.stderr and why in done.stderr, done.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_judge_batch_ray_without_ray_names_the_extra(tmp_path):
+    from _cli import judge
+
+    try:
+        import ray  # noqa: F401
+
+        pytest.skip("Ray is installed here")
+    except ImportError:
+        pass
+    path = shard(tmp_path, [request_line(ids(1)[0], body(0))])
+    done = judge("batch", "ray", str(path), "--base-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "o"), cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2 and "pip install 'reljudge[ray]'" in done.stderr, done.output

@@ -69,6 +69,7 @@ class RayResult:
     outputs: OutputsWritten
     seconds: float
     workers: dict[int, int] = field(default_factory=dict)  # worker pid -> its peak RSS (kB)
+    ray_start_s: float = 0.0  # of ``seconds``: starting (or joining) the Ray cluster
 
     @property
     def complete(self) -> bool:
@@ -86,6 +87,7 @@ class RayResult:
             "duplicates_left_out": o.duplicates,
             "files": [{**f, "path": str(f["path"])} for f in o.files],
             "seconds": round(self.seconds, 2),
+            "ray_start_seconds": round(self.ray_start_s, 2),
             "workers": [{"pid": pid, "peak_rss_kb": kb} for pid, kb in sorted(self.workers.items())],
         }
 
@@ -95,7 +97,7 @@ class RayResult:
             f"{self.requests:,} requests: {self.already:,} answered before this run; this run "
             f"{c['answered']:,} answered, {c['failed']:,} answered with an error, "
             f"{c['unanswered']:,} not answered (retries ran out), {c['skipped']:,} skipped "
-            f"(already in the journal); {self.seconds:.1f} s"
+            f"(already in the journal); {self.seconds:.1f} s ({self.ray_start_s:.1f} s of it starting Ray)"
         ]
         lines += [f"  {f['path']}  {f['lines']:,} of {f['requests']:,} requests" for f in o.files]
         if self.workers:
@@ -243,10 +245,12 @@ def send_with_ray(
         already = len(AnsweredIndex(out_dir).refresh() & wanted)
         outcomes: Counter[str] = Counter()
         workers: dict[int, int] = {}
+        ray_start = 0.0
         if already < len(wanted):
-            _run_pipeline(files, out_dir, endpoint, pool, outcomes, workers)
+            ray_start = _run_pipeline(files, out_dir, endpoint, pool, outcomes, workers)
         outputs = write_outputs(shards, out_dir)
-    return RayResult(len(wanted), already, outcomes, outputs, time.monotonic() - started, workers)
+    seconds = time.monotonic() - started
+    return RayResult(len(wanted), already, outcomes, outputs, seconds, workers, ray_start)
 
 
 def _expand(paths: list[Path]) -> list[Path]:
@@ -272,13 +276,15 @@ def _run_pipeline(
     pool: PoolOptions,
     outcomes: Counter[str],
     workers: dict[int, int],
-) -> None:
+) -> float:
+    """Run the pipeline; the seconds it took to start (or join) the Ray cluster."""
     try:
         import ray
         import ray.data
     except ImportError:
         raise MissingExtraError("judge batch ray needs Ray Data: pip install 'reljudge[ray]'") from None
 
+    started = time.monotonic()
     ours = not ray.is_initialized()
     if ours:
         ray.init(
@@ -287,6 +293,7 @@ def _run_pipeline(
             include_dashboard=False,
             logging_level="WARNING",
         )
+    ray_start = time.monotonic() - started
     try:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = pool.progress
@@ -295,7 +302,7 @@ def _run_pipeline(
             fn_constructor_args=(endpoint, str(out_dir.resolve())),
             batch_size=pool.batch_size,
             batch_format="numpy",
-            concurrency=pool.workers,
+            compute=ray.data.ActorPoolStrategy(size=pool.workers),
             num_cpus=pool.cpus_per_worker,
         )
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
@@ -305,3 +312,4 @@ def _run_pipeline(
     finally:
         if ours:
             ray.shutdown()
+    return ray_start

@@ -185,6 +185,7 @@ def test_a_sharded_job_through_ray_data_gives_the_records_of_a_synchronous_run(t
     imported = import_outputs(tmp_path, args)
     assert imported["complete"] and imported["ingested"]["answers"] == TOPICS * DOCS
     assert labels(tmp_path / "run") == sync_labels(tmp_path)
+    assert list(ray_env.glob("ray/session_*/logs/*"))  # Ray's logs are where the check looks
     assert_no_secret(tmp_path / "out", tmp_path / "run", ray_env, texts=(done.output,))
 
     again = judge(
@@ -251,9 +252,8 @@ def test_a_worker_killed_and_the_pipeline_killed_and_run_again_answer_nothing_tw
     gate = Gate(600)
     with MockLLMServer(gate, models=("mock-model",)) as srv:
         command = [sys.executable, "-m", "reljudge", *ray_args(tmp_path, srv.openai_url)]
-        proc = subprocess.Popen(
-            command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
+        log = (tmp_path / "killed-run.log").open("wb")  # not a pipe: a full one would stall the driver
+        proc = subprocess.Popen(command, start_new_session=True, stdout=log, stderr=subprocess.STDOUT)
         try:
             # 1. a worker is killed with requests in flight (held at the server); Ray starts another
             wait_for(
@@ -269,13 +269,14 @@ def test_a_worker_killed_and_the_pipeline_killed_and_run_again_answer_nothing_tw
             wait_for(lambda: srv.calls > 1300, "1,300 requests")
             assert proc.poll() is None
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate(timeout=60)
+            proc.wait(timeout=60)
             wait_for(lambda: not session_pids(proc.pid), "the pipeline's processes to end", 60)
             held.append(held_keys(srv, 1300))
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
-                proc.communicate(timeout=60)
+                proc.wait(timeout=60)
+            log.close()
         first_run = srv.calls
         gate.move(float("inf"))
         # 3. the same command again
@@ -305,4 +306,5 @@ def test_a_worker_killed_and_the_pipeline_killed_and_run_again_answer_nothing_tw
     imported = import_outputs(tmp_path, args)
     assert imported["complete"] and imported["ingested"]["answers"] == TOPICS * DOCS
     assert labels(tmp_path / "run") == sync_labels(tmp_path)
-    assert_no_secret(tmp_path / "out", ray_env, texts=(done.stdout, done.stderr))
+    killed_run = (tmp_path / "killed-run.log").read_text(errors="replace")
+    assert_no_secret(tmp_path / "out", ray_env, texts=(done.stdout, done.stderr, killed_run))

@@ -102,7 +102,13 @@ BLOCKS: dict[str, list[Block]] = {
     ],
     "docs/contributing/architecture.md": [Block(" inputs (io, datasets)", run=False, reason="a diagram")],
     "docs/contributing/extending.md": [],
-    "docs/contributing/testing.md": [skip("python -m pytest -q", "the test suite itself")],
+    "docs/contributing/testing.md": [
+        skip("python -m pytest -q", "the test suite itself"),
+        skip(
+            "python3 -m venv ../venv-ray",
+            "installs Ray Data into a venv of its own and runs tests/run/batch/test_ray.py there",
+        ),
+    ],
     "docs/reference/cli.md": [],
     "docs/reference/api.md": [],
     "docs/reference/commands.md": [],
@@ -213,6 +219,16 @@ BLOCKS: dict[str, list[Block]] = {
         skip(
             'JOB="--method umbrela --model openai/Qwen/Qwen2.5-7B-Instruct',
             "the multi-node recipe needs GPU nodes and vLLM; tests/run/batch/test_files.py runs its commands",
+        ),
+        skip(
+            "ray start --head",
+            "a Ray cluster of GPU nodes behind a vLLM server; tests/run/batch/test_ray.py runs its "
+            "commands on a local Ray cluster against the mock server",
+        ),
+        skip(
+            "python -c \"import sys; sys.path.insert(0, 'bench')",
+            "needs Ray Data ('.[ray]'), which cannot share the dev venv (rbo pins numpy below 2); "
+            "tests/run/batch/test_ray.py runs this job where Ray is installed",
         ),
     ],
     "docs/guides/evaluate.md": [

@@ -97,3 +97,69 @@ def import_cmd(
         echo_json(result.as_dict())
     else:
         typer.echo(result.render())
+
+
+@app.command("ray")
+def ray_cmd(
+    requests: list[Path] = typer.Argument(
+        ..., help="The request files of 'judge batch export' (or its --shards directory)."
+    ),
+    base_url: str = typer.Option(
+        ..., "--base-url", help="The OpenAI-compatible endpoint, e.g. http://gpu-node:8000/v1."
+    ),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        "--output",
+        help="Where the output files (and the journal, parts/) go: output-000-of-00N.jsonl ...",
+    ),
+    model: str = typer.Option(
+        None, "--model", help="The served model name every request must ask for (checked before sending)."
+    ),
+    workers: int = typer.Option(2, "--workers", min=1, help="Ray actors sending requests."),
+    concurrency: int = typer.Option(
+        8, "--concurrency-per-worker", min=1, help="Requests in flight per worker."
+    ),
+    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Rows handed to a worker at a time."),
+    cpus_per_worker: float = typer.Option(0.5, "--cpus-per-worker", min=0.01, help="Ray CPUs per worker."),
+    timeout: float = typer.Option(60.0, "--timeout", min=0.1, help="Total deadline of one attempt (s)."),
+    max_attempts: int = typer.Option(
+        6, "--max-attempts", min=1, help="Attempts per request (429/5xx/timeouts)."
+    ),
+    api_key_env: str = typer.Option(
+        "OPENAI_API_KEY", "--api-key-env", help="The environment variable each worker reads the key from."
+    ),
+    address: str = typer.Option(
+        None, "--address", help="A running Ray cluster ('auto', ray://HOST:10001); default: a local one."
+    ),
+    num_cpus: int = typer.Option(None, "--num-cpus", min=1, help="CPUs of the local cluster started."),
+    progress: bool = typer.Option(False, "--progress", help="Show Ray Data's progress bars."),
+    json_output: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+) -> None:
+    """Answer exported request files with a Ray Data pipeline (pip install 'reljudge[ray]').
+
+    Ray places a pool of workers on the cluster; each sends its rows to --base-url with bounded
+    concurrency and journals every answer as it arrives, so a killed worker or run loses nothing
+    and the same command started again asks only what is not answered. Writes one OpenAI batch
+    output file per request file; then: judge batch import OUT/output-*.jsonl with the job's options.
+    """
+    from reljudge.console import echo_json
+    from reljudge.run.batch.endpoint import EndpointOptions
+    from reljudge.run.batch.ray_send import PoolOptions, send_with_ray
+
+    endpoint = EndpointOptions(
+        base_url, concurrency=concurrency, timeout_s=timeout, max_attempts=max_attempts, key_env=api_key_env
+    )
+    pool = PoolOptions(
+        workers=workers,
+        batch_size=batch_size,
+        cpus_per_worker=cpus_per_worker,
+        address=address,
+        num_cpus=num_cpus,
+        progress=progress,
+    )
+    result = send_with_ray(requests, out, endpoint, pool, model=model)
+    if json_output:
+        echo_json(result.as_dict())
+    else:
+        typer.echo(result.render())

@@ -1,0 +1,479 @@
+"""Estimates that combine many LLM labels with a probability sample of human labels.
+
+**Setting.** A population of ``N`` judged items (the run's (qid, docid) pairs with an LLM label
+``ŷ_i``); the target is a quantity ``θ`` computed from the *human* labels ``y_i`` of all of them
+(the "full-human value"): a system's mean P@k or nDCG@k over the topics, or the share of items
+with ``y ≥ r``. Humans label a sample ``S`` drawn by a known design: strata ``h`` (by default
+the LLM label), ``n_h`` of the ``N_h`` items of stratum ``h`` drawn by simple random sampling
+without replacement, independently across strata, so item ``i`` has inclusion probability
+``π_i = n_h / N_h``.
+
+**Linear targets** (P@k with relevance level ``r``; the relevant share). ``θ = Σ_i a_i x(y_i)``
+with known weights ``a_i`` (for P@k of system ``s``: ``1/(k·T_s)`` when ``i`` is in the system's
+top ``k`` for its topic, ``T_s`` the topics the system ranks and the labels cover, unjudged
+documents gaining 0 as in trec_eval; ``x(y) = 1[y ≥ r]``). The estimator is the difference
+(prediction-powered) estimator with the Horvitz–Thompson correction, with a power-tuning factor
+``λ`` (PPI++, Angelopoulos et al. 2023)::
+
+    θ̂_λ = λ · Σ_{i ≤ N} a_i x(ŷ_i)  +  Σ_{i ∈ S} a_i (x(y_i) − λ x(ŷ_i)) / π_i
+
+For any fixed ``λ`` it is exactly unbiased under the design, whatever the LLM's errors:
+``E[Σ_S z_i/π_i] = Σ_i z_i``. ``λ = 1`` is plain PPI (the difference estimator of survey
+sampling); ``λ = 0`` is the human-only Horvitz–Thompson estimator (the "human-only" interval of
+the same sample). PPI++ takes, per target, ``λ̂ = Σ_h c_h Cov_h(u, v) / Σ_h c_h Var_h(v)``
+clipped to [0, 1], with ``u = a·x(y)``, ``v = a·x(ŷ)`` over the sampled items of each stratum and
+``c_h = N_h²(1 − n_h/N_h)/n_h`` -- the λ minimising the estimated variance. Estimating λ on the
+same sample makes the estimator unbiased only asymptotically (as in PPI++).
+
+Variance (stratified SRSWOR, finite population correction)::
+
+    V̂ = Σ_h N_h² (1 − n_h/N_h) s_h² / n_h,    s_h² = sample variance of z_i = u_i − λ v_i in h
+
+and the interval is ``θ̂ ± z_{1−α/2} √V̂`` (normal approximation; a stratum needs ``n_h ≥ 2``
+unless it is taken whole). A stratum with items but no sampled item makes the target
+inestimable without a model assumption: that is an error, never a silent zero.
+
+**nDCG@k** (trec_eval's ``ndcg_cut``: gains = the grades, discount ``1/log2(rank+1)``, ideal DCG
+from the topic's judged documents) is a ratio. Per system and topic ``D_{s,t} = Σ_i d_{s,i} y_i``
+(the DCG, linear) and the ideal DCG ``I_t = IDCG(c_t)`` of the topic's grade counts
+``c_{t,g} = Σ_{i∈t} 1[y_i = g]`` (linear). Both totals are estimated by the difference estimator
+with λ = 1 (``D̂ = D(ŷ) + Σ_S d (y − ŷ)/π``, likewise ``ĉ``; the human-only estimate uses λ = 0)
+and ``θ̂_s = (1/T_s) Σ_t D̂_{s,t} / IDCG(ĉ_t)``, ``IDCG`` extended to fractional counts (the
+ideal list filled grade by grade, a fractional document taking that share of its position's
+discount; negative counts count as 0). It is consistent, not exactly unbiased (a ratio of
+unbiased totals). Its interval is the percentile interval of a stratified bootstrap (each
+stratum's sample redrawn with replacement, ``replicates`` times, seeded): the delta method's
+variance, evaluated at the noisy estimated totals, overstated the spread several-fold at a few
+hundred labels in the simulation. (λ̂ of PPI++ is not used for nDCG: it raised the error there.)
+How close these intervals come to their nominal coverage at a given budget is measured by
+simulation (``bench/bench_humans.py``), not assumed.
+
+Assumptions: the sample is the design's (the strata and inclusion probabilities recorded by
+``judge select``, items drawn at random within strata); human labels are the truth the target
+is defined by (an assessor's own error is not modelled); each item's human label does not depend
+on whether it was sampled. Nothing is assumed about the LLM labels. Labels are whole grades
+(``--float`` LLM labels are rounded half up for the grade counts of nDCG).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "Design",
+    "Estimate",
+    "Population",
+    "estimate_linear",
+    "estimate_ndcg",
+    "estimate_share",
+    "idcg",
+    "linear_weights",
+    "ndcg_weights",
+    "normal_quantile",
+    "true_ndcg",
+]
+
+Runs = Mapping[str, Mapping[str, Mapping[str, float]]]
+
+
+def normal_quantile(level: float) -> float:
+    """The two-sided normal quantile of a coverage ``level`` (0.95 -> 1.96)."""
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + level / 2)
+
+
+@dataclass
+class Population:
+    """The judged items in a fixed order (sorted by key), their LLM labels and topics."""
+
+    keys: list[tuple[str, str]]
+    llm: np.ndarray  # float, one per item
+
+    def __post_init__(self) -> None:
+        self.index = {k: i for i, k in enumerate(self.keys)}
+        self.topics = sorted({q for q, _ in self.keys})
+        topic_index = {q: j for j, q in enumerate(self.topics)}
+        self.topic_of = np.array([topic_index[q] for q, _ in self.keys], dtype=np.int64)
+
+    @property
+    def size(self) -> int:
+        return len(self.keys)
+
+
+@dataclass
+class Design:
+    """Which items humans labelled, with their labels, and the strata they were drawn from.
+
+    ``stratum``: the stratum index of every item; ``sizes``/``sampled``: ``N_h`` and ``n_h``;
+    ``human``: the human label of every item (NaN where not sampled); ``mask``: sampled."""
+
+    stratum: np.ndarray
+    human: np.ndarray
+    names: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.mask = ~np.isnan(self.human)
+        k = int(self.stratum.max()) + 1 if self.stratum.size else 0
+        self.sizes = np.bincount(self.stratum, minlength=k).astype(float)
+        self.sampled = np.bincount(self.stratum[self.mask], minlength=k).astype(float)
+        if not self.names:
+            self.names = [str(h) for h in range(k)]
+
+    def check(self) -> None:
+        """Raise ValueError when a stratum has items but fewer than 2 sampled (unless taken whole)."""
+        for h, (big, small) in enumerate(zip(self.sizes, self.sampled, strict=True)):
+            if big > 0 and small < min(2, big):
+                raise ValueError(
+                    f"stratum {self.names[h]!r} has {int(big)} items and {int(small)} labelled by people: "
+                    "an unbiased estimate needs at least 2 of each stratum (or all of it)"
+                )
+
+    @property
+    def inclusion(self) -> np.ndarray:
+        """``π_i`` of every item."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(self.sizes > 0, self.sampled / np.maximum(self.sizes, 1), 0.0)
+        return share[self.stratum]
+
+
+@dataclass
+class Estimate:
+    """One target's estimate: point, standard error, interval, the λ used, and the human-only
+    (λ = 0) and LLM-only values beside it."""
+
+    value: float
+    se: float
+    low: float
+    high: float
+    lam: float
+    human_only: float
+    human_only_se: float
+    human_only_low: float
+    human_only_high: float
+    llm_only: float
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    @property
+    def human_only_width(self) -> float:
+        return self.human_only_high - self.human_only_low
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "estimate": self.value,
+            "se": self.se,
+            "low": self.low,
+            "high": self.high,
+            "lambda": self.lam,
+            "llm_only": self.llm_only,
+            "human_only": self.human_only,
+            "human_only_se": self.human_only_se,
+            "human_only_low": self.human_only_low,
+            "human_only_high": self.human_only_high,
+        }
+
+
+# --- the design's variance --------------------------------------------------------------------
+
+
+def _stratum_moments(
+    design: Design, u: np.ndarray, v: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per target (rows of u, v: targets × sampled items), ``Σ_h c_h Var_h(u)``, ``Σ_h c_h Cov_h(u, v)``
+    and ``Σ_h c_h Var_h(v)`` with ``c_h = N_h²(1 − f_h)/n_h``."""
+    strata = design.stratum[design.mask]
+    targets = u.shape[0]
+    vuu, vuv, vvv = np.zeros(targets), np.zeros(targets), np.zeros(targets)
+    for h in range(design.sizes.size):
+        big, small = design.sizes[h], design.sampled[h]
+        if small < 2 or small >= big:
+            continue  # a stratum taken whole has no sampling variance
+        c = big * big * (1 - small / big) / small
+        cols = strata == h
+        uh, vh = u[:, cols], v[:, cols]
+        du = uh - uh.mean(axis=1, keepdims=True)
+        dv = vh - vh.mean(axis=1, keepdims=True)
+        vuu += c * (du * du).sum(axis=1) / (small - 1)
+        vuv += c * (du * dv).sum(axis=1) / (small - 1)
+        vvv += c * (dv * dv).sum(axis=1) / (small - 1)
+    return vuu, vuv, vvv
+
+
+def _lambda(vuv: np.ndarray, vvv: np.ndarray, tuning: str) -> np.ndarray:
+    if tuning == "ppi":
+        return np.ones_like(vuv)
+    if tuning == "human":
+        return np.zeros_like(vuv)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(vvv > 0, vuv / vvv, 1.0)
+    return np.clip(lam, 0.0, 1.0)
+
+
+def _ht(design: Design, values: np.ndarray) -> np.ndarray:
+    """Horvitz–Thompson totals of ``values`` (targets × sampled items) over the design's sample."""
+    weights = 1.0 / design.inclusion[design.mask]
+    return values @ weights
+
+
+# --- linear targets ----------------------------------------------------------------------------
+
+
+def estimate_linear(
+    weights: np.ndarray,
+    x_llm: np.ndarray,
+    x_human: np.ndarray,
+    design: Design,
+    *,
+    level: float = 0.95,
+    tuning: str = "ppi++",
+) -> list[Estimate]:
+    """Estimates of ``θ_s = Σ_i weights[s, i] x(y_i)`` for every row ``s`` (see the module doc).
+    ``x_llm``: ``x(ŷ_i)`` of every item; ``x_human``: ``x(y_i)`` (read where sampled).
+    ``tuning``: ``ppi++`` (λ̂), ``ppi`` (λ = 1)."""
+    design.check()
+    mask = design.mask
+    z = normal_quantile(level)
+    u = weights[:, mask] * x_human[mask][None, :]
+    v = weights[:, mask] * x_llm[mask][None, :]
+    vuu, vuv, vvv = _stratum_moments(design, u, v)
+    lam = _lambda(vuv, vvv, tuning)
+    base = weights @ x_llm
+    ht_u, ht_v = _ht(design, u), _ht(design, v)
+    values = lam * base + ht_u - lam * ht_v
+    var = np.maximum(vuu - 2 * lam * vuv + lam * lam * vvv, 0.0)
+    out = []
+    for s in range(weights.shape[0]):
+        se, hse = math.sqrt(var[s]), math.sqrt(max(vuu[s], 0.0))
+        out.append(
+            Estimate(
+                float(values[s]), se, float(values[s] - z * se), float(values[s] + z * se), float(lam[s]),
+                float(ht_u[s]), hse, float(ht_u[s] - z * hse), float(ht_u[s] + z * hse), float(base[s]),
+            )
+        )  # fmt: skip
+    return out
+
+
+def estimate_share(
+    llm: np.ndarray,
+    human: np.ndarray,
+    design: Design,
+    threshold: float,
+    *,
+    level: float = 0.95,
+    tuning: str = "ppi++",
+) -> Estimate:
+    """The share of items whose label is at least ``threshold`` (a linear target)."""
+    n = llm.size
+    weights = np.full((1, n), 1.0 / n)
+    x_llm = (llm >= threshold).astype(float)
+    x_human = np.where(np.isnan(human), 0.0, (human >= threshold).astype(float))
+    return estimate_linear(weights, x_llm, x_human, design, level=level, tuning=tuning)[0]
+
+
+def _top(ranking: Mapping[str, float], k: int) -> list[str]:
+    from reljudge.metrics.measures import trec_eval_order
+
+    return trec_eval_order(ranking)[:k]
+
+
+def linear_weights(population: Population, runs: Runs, k: int) -> tuple[list[str], np.ndarray]:
+    """P@k's weights ``a[s, i]`` (see the module doc): the system names (sorted) and the matrix.
+    A system that ranks none of the labelled topics is left out."""
+    names, rows = [], []
+    topics = set(population.topics)
+    for name in sorted(runs):
+        run = runs[name]
+        ranked = [q for q in sorted(run) if q in topics and run[q]]
+        if not ranked:
+            continue
+        row = np.zeros(population.size)
+        for q in ranked:
+            for d in _top(run[q], k):
+                i = population.index.get((q, d))
+                if i is not None:
+                    row[i] += 1.0 / (k * len(ranked))
+        names.append(name)
+        rows.append(row)
+    return names, np.array(rows).reshape(len(rows), population.size)
+
+
+# --- nDCG@k ----------------------------------------------------------------------------------
+
+
+def _discounts(k: int) -> np.ndarray:
+    return 1.0 / np.log2(np.arange(2, k + 2))
+
+
+def idcg(counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ideal DCG@k of grade counts (topics × grades 0..G, fractional allowed) and its
+    derivative ``e[t, y] = ∂IDCG/∂c_{t,y}``: with gains = grades, ``IDCG = Σ_{g≥1} F(min(C_g, k))``,
+    ``C_g`` the count of grades ≥ g and ``F`` the cumulative discount (linear within a position)."""
+    disc = _discounts(k)
+    cum = np.concatenate([[0.0], np.cumsum(disc)])
+    counts = np.maximum(counts, 0.0)
+    at_least = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]  # C_g
+    x = np.minimum(at_least, k)
+    whole = np.floor(x).astype(int)
+    frac = x - whole
+    nxt = np.where(whole < k, disc[np.minimum(whole, k - 1)], 0.0)
+    f = cum[whole] + frac * nxt
+    total = f[:, 1:].sum(axis=1)
+    slope = np.where(at_least < k, nxt, 0.0)  # F'(C_g)
+    slope[:, 0] = 0.0  # grade 0 gains nothing
+    deriv = np.cumsum(slope, axis=1)  # e[t, y] = Σ_{g=1..y} F'(C_g)
+    return total, deriv
+
+
+def ndcg_weights(population: Population, runs: Runs, k: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The systems (sorted), their discount weights ``d[s, i]`` and ``1/T_s`` per topic
+    (systems × topics: ``1/T_s`` where the system ranks the topic, else 0)."""
+    disc = _discounts(k)
+    names, rows, topic_rows = [], [], []
+    for name in sorted(runs):
+        run = runs[name]
+        ranked = [q for q in population.topics if run.get(q)]
+        if not ranked:
+            continue
+        row = np.zeros(population.size)
+        for q in ranked:
+            for r, d in enumerate(_top(run[q], k)):
+                i = population.index.get((q, d))
+                if i is not None:
+                    row[i] = disc[r]
+        trow = np.zeros(len(population.topics))
+        trow[[population.topics.index(q) for q in ranked]] = 1.0 / len(ranked)
+        names.append(name)
+        rows.append(row)
+        topic_rows.append(trow)
+    n, t = population.size, len(population.topics)
+    return names, np.array(rows).reshape(len(rows), n), np.array(topic_rows).reshape(len(rows), t)
+
+
+def _grade_matrix(labels: np.ndarray, grades: int) -> np.ndarray:
+    g = np.clip(np.floor(labels + 0.5).astype(int), 0, grades - 1)
+    out = np.zeros((labels.size, grades))
+    out[np.arange(labels.size), g] = 1.0
+    return out
+
+
+def true_ndcg(
+    population: Population, weights: np.ndarray, topic_w: np.ndarray, labels: np.ndarray, k: int
+) -> np.ndarray:
+    """nDCG@k of every system with ``labels`` for every item (the full-label value)."""
+    grades = int(np.nanmax(labels)) + 1 if labels.size else 1
+    t = len(population.topics)
+    counts = np.zeros((t, grades))
+    np.add.at(counts, population.topic_of, _grade_matrix(labels, grades))
+    ideal, _ = idcg(counts, k)
+    dcg = _per_topic(weights * labels[None, :], population.topic_of, t)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(ideal[None, :] > 0, dcg / ideal[None, :], 0.0)
+    return (ratio * topic_w).sum(axis=1)
+
+
+def _per_topic(values: np.ndarray, topic_of: np.ndarray, topics: int) -> np.ndarray:
+    """Sum the item columns of ``values`` (rows × items) into topic columns."""
+    out = np.zeros((values.shape[0], topics))
+    for row in range(values.shape[0]):
+        out[row] = np.bincount(topic_of, weights=values[row], minlength=topics)
+    return out
+
+
+def _bootstrap_multiplicities(design: Design, replicates: int, seed: int) -> np.ndarray:
+    """Replicates × sampled items: how often each sampled item is drawn when every stratum's
+    sample is redrawn with replacement (a stratum taken whole is kept as it is)."""
+    rng = np.random.default_rng(seed)
+    strata = design.stratum[design.mask]
+    out = np.zeros((replicates, strata.size))
+    for h in range(design.sizes.size):
+        cols = np.flatnonzero(strata == h)
+        if cols.size == 0:
+            continue
+        if design.sampled[h] >= design.sizes[h]:
+            out[:, cols] = 1.0
+            continue
+        draws = rng.integers(0, cols.size, size=(replicates, cols.size))
+        for b in range(replicates):
+            out[b, cols] = np.bincount(draws[b], minlength=cols.size)
+    return out
+
+
+def estimate_ndcg(
+    population: Population,
+    weights: np.ndarray,
+    topic_w: np.ndarray,
+    design: Design,
+    k: int,
+    *,
+    grades: int | None = None,
+    level: float = 0.95,
+    replicates: int = 200,
+    seed: int = 0,
+) -> list[Estimate]:
+    """nDCG@k of every system (rows of ``weights``): the PPI ratio estimate (λ = 1) and the
+    human-only one (λ = 0), each with a stratified-bootstrap percentile interval (module doc)."""
+    design.check()
+    llm, human, mask = population.llm, design.human, design.mask
+    if grades is None:
+        top = max(float(np.nanmax(llm)), float(np.nanmax(human)) if mask.any() else 0.0)
+        grades = int(math.floor(top + 0.5)) + 1
+    t = len(population.topics)
+    topic_of = population.topic_of
+    sampled = np.flatnonzero(mask)
+    pi = design.inclusion[sampled]
+    tops = topic_of[sampled]
+    h_s, y_s = human[sampled], llm[sampled]
+    g_h, g_y = _grade_matrix(h_s, grades), _grade_matrix(y_s, grades)
+    c_base = np.zeros((t, grades))
+    np.add.at(c_base, topic_of, _grade_matrix(llm, grades))
+    d_base = _per_topic(weights * llm[None, :], topic_of, t)
+    w_s = weights[:, sampled]
+    mult = np.vstack([np.ones((1, sampled.size)), _bootstrap_multiplicities(design, replicates, seed)])
+    reps = mult.shape[0]
+    systems = weights.shape[0]
+    # per replicate: HT totals of the people's and the LLM's labels of the sampled items
+    d_h = np.zeros((reps, systems, t))
+    d_y = np.zeros((reps, systems, t))
+    c_h = np.zeros((reps, t, grades))
+    c_y = np.zeros((reps, t, grades))
+    for j in range(t):
+        cols = np.flatnonzero(tops == j)
+        if cols.size == 0:
+            continue
+        m = mult[:, cols] / pi[cols][None, :]
+        d_h[:, :, j] = (m * h_s[cols][None, :]) @ w_s[:, cols].T
+        d_y[:, :, j] = (m * y_s[cols][None, :]) @ w_s[:, cols].T
+        c_h[:, j, :] = m @ g_h[cols]
+        c_y[:, j, :] = m @ g_y[cols]
+
+    def ndcg(dd: np.ndarray, cc: np.ndarray) -> np.ndarray:
+        ideal, _ = idcg(cc.reshape(-1, grades), k)
+        ideal = ideal.reshape(reps, 1, t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(ideal > 1e-12, dd / ideal, 0.0)
+        return (ratio * topic_w[None, :, :]).sum(axis=2)  # reps × systems
+
+    combined = ndcg(d_base[None] + d_h - d_y, c_base[None] + c_h - c_y)
+    alone = ndcg(d_h, c_h)
+    lo_q, hi_q = 100 * (1 - level) / 2, 100 * (1 + level) / 2
+    llm_only = true_ndcg(population, weights, topic_w, llm, k)
+    out = []
+    for s in range(systems):
+        boot, hboot = combined[1:, s], alone[1:, s]
+        lo, hi = np.percentile(boot, [lo_q, hi_q]) if replicates else (math.nan, math.nan)
+        hlo, hhi = np.percentile(hboot, [lo_q, hi_q]) if replicates else (math.nan, math.nan)
+        out.append(
+            Estimate(
+                float(combined[0, s]), float(boot.std(ddof=1)) if replicates > 1 else math.nan, float(lo), float(hi), 1.0,
+                float(alone[0, s]), float(hboot.std(ddof=1)) if replicates > 1 else math.nan, float(hlo), float(hhi),
+                float(llm_only[s]),
+            )
+        )  # fmt: skip
+    return out

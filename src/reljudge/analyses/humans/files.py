@@ -285,6 +285,7 @@ class Assessment:
     mode: str
     seconds: float | None
     source: str  # FILE:LINE of the line that set it
+    llm_label: float | None = None
 
 
 def read_assessments(paths: Sequence[str | Path], task: Task | None = None) -> list[Assessment]:
@@ -305,6 +306,7 @@ def read_assessments(paths: Sequence[str | Path], task: Task | None = None) -> l
                     f"item {qid} {docid} is not in the task {task.path if task else ''}", path, number
                 )
             label = _grade(row.get("label"), path, number, "label")
+            llm_label = _grade(row.get("llm_label"), path, number, "llm_label")
             seconds = row.get("seconds")
             seconds = (
                 float(seconds)
@@ -324,6 +326,7 @@ def read_assessments(paths: Sequence[str | Path], task: Task | None = None) -> l
                     str(row.get("mode") or ""),
                     seconds,
                     f"{path}:{number}",
+                    llm_label,
                 )
             )
         out.extend(a for a in standing.values() if a is not None)

@@ -430,6 +430,21 @@ def _budget_table(design: Any, share: Mapping[str, float], n: int) -> list[dict[
     return out
 
 
+def _measured(measure: str, report: EstimateReport) -> str:
+    """What the simulation measured for intervals of this kind (`ppi.SIMULATED_COVERAGE`)."""
+    from reljudge.analyses.humans.ppi import SIMULATED_COVERAGE
+
+    found = SIMULATED_COVERAGE.get(measure)
+    if found is None or abs(report.level - 0.95) > 1e-9:
+        return f"{measure}: the coverage of these intervals was not simulated at this level"
+    shares = ", ".join(f"{v:.0%} with {n}" for n, v in found.items())
+    where = "DL19-21, the lowest" if measure == "relevant share" else "DL21's 63 runs"
+    return (
+        f"{measure}: 95% intervals covered the full-human value in the simulation ({where}; stratified "
+        f"samples of 100 / 300 / 1000 labels, bench/bench_humans.py) {shares}"
+    )
+
+
 def summary(report: EstimateReport) -> str:
     from reljudge.analyses.text_table import format_table
 
@@ -437,8 +452,9 @@ def summary(report: EstimateReport) -> str:
     lines = [
         f"{report.labelled} items labelled by people; strata (labelled / size): "
         + ", ".join(f"{k} {v['labelled']}/{v['size']}" for k, v in report.strata.items()),
-        f"relevant = grade >= {report.relevance_level}; intervals: {pct} normal (design-based variance; "
-        "coverage measured in bench/bench_humans.py)",
+        f"relevant = grade >= {report.relevance_level}; {pct} intervals: the relevant share and P@k normal with "
+        "the design's variance (PPI++), nDCG@k the percentile interval of a stratified bootstrap (200 "
+        "replicates; PPI, lambda = 1); 'human only' = the same sample's people's labels alone (lambda = 0; its strata still come from the LLM labels)",
         "",
     ]
     s = report.share
@@ -457,6 +473,7 @@ def summary(report: EstimateReport) -> str:
             ],
         )
     )
+    lines.append(_measured("relevant share", report))
     for m, rank in report.ranking.items():
         rows = []
         for name in sorted(report.systems, key=lambda n: -report.systems[n][m]["estimate"]):
@@ -480,6 +497,7 @@ def summary(report: EstimateReport) -> str:
                 rows,
             )
         )
+        lines.append(_measured(m, report))
         lines.append(
             f"ranking by the combined {m} vs LLM only: Kendall tau-b {rank['kendall_tau_b_vs_llm_only']:.3f}; "
             f"{rank['pairs_separated']} of {rank['pairs']} system pairs with intervals apart"

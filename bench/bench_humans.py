@@ -303,7 +303,9 @@ def figure(out: Path) -> None:
                 continue
             rows = [got["results"][str(n)][target] for n in budgets]
             label = f"DL{year} {target}"
-            axes[0].plot(budgets, [r["coverage"] for r in rows], marker=marker, color=colours[year], label=label)
+            axes[0].plot(
+                budgets, [r["coverage"] for r in rows], marker=marker, color=colours[year], label=label
+            )
             axes[1].plot(
                 budgets,
                 [r["width"] / r["width_human_only_srs"] for r in rows],
@@ -312,12 +314,34 @@ def figure(out: Path) -> None:
                 label=label,
             )
         dis = [got["results"][str(n)]["disagreements per label"] for n in budgets]
-        axes[2].plot(budgets, [d["uncertainty"] for d in dis], marker="o", color=colours[year], label=f"DL{year} uncertainty")
-        axes[2].plot(budgets, [d["random"] for d in dis], marker="x", ls="--", color=colours[year], label=f"DL{year} random")
+        axes[2].plot(
+            budgets,
+            [d["uncertainty"] for d in dis],
+            marker="o",
+            color=colours[year],
+            label=f"DL{year} uncertainty",
+        )
+        axes[2].plot(
+            budgets,
+            [d["random"] for d in dis],
+            marker="x",
+            ls="--",
+            color=colours[year],
+            label=f"DL{year} random",
+        )
         if "influence" in dis[0]:
-            axes[2].plot(budgets, [d["influence"] for d in dis], marker="^", ls=":", color=colours[year], label=f"DL{year} influence")
+            axes[2].plot(
+                budgets,
+                [d["influence"] for d in dis],
+                marker="^",
+                ls=":",
+                color=colours[year],
+                label=f"DL{year} influence",
+            )
     axes[0].axhline(LEVEL, color="grey", lw=0.8)
-    axes[0].set(title="coverage of the combined 95% intervals", xlabel="human labels", ylabel="coverage", xscale="log")
+    axes[0].set(
+        title="coverage of the combined 95% intervals", xlabel="human labels", ylabel="coverage", xscale="log"
+    )
     axes[1].axhline(1.0, color="grey", lw=0.8)
     axes[1].set(title="width: combined / human-only (same budget)", xlabel="human labels", xscale="log")
     axes[2].set(title="disagreements (relevant or not) per label", xlabel="human labels", xscale="log")

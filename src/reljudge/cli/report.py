@@ -22,7 +22,10 @@ def report_cmd(
         help="Items listed in a run's browser (failures first, then disagreements with the humans).",
     ),
     assessments: list[Path] = typer.Option(
-        [], "--assessments", "-a", help="Assessment files of judge assess: the people's checks beside the LLM labels."
+        [],
+        "--assessments",
+        "-a",
+        help="Assessment files of judge assess: the people's checks beside the LLM labels.",
     ),
     task: Path | None = typer.Option(None, "--task", help="The task file of the assessments (their strata)."),
 ) -> None:
@@ -30,5 +33,7 @@ def report_cmd(
     figures, tables and, for a run, a per-item browser with filters."""
     from reljudge.report import write_html_report
 
-    path = write_html_report(directory, out, qrels=qrels, max_items=max_items, assessments=assessments, task=task)
+    path = write_html_report(
+        directory, out, qrels=qrels, max_items=max_items, assessments=assessments, task=task
+    )
     typer.echo(f"wrote {path}")

@@ -157,11 +157,25 @@ def _human_checks(page: Page, paths: Sequence[Path], task_path: Path | None) -> 
             strata.setdefault(a.item, label_stratum(a.llm_label))
     threshold = 2.0
     rows = checks.agreement_rows(found, llm, strata, threshold)
-    columns = ["stratum", "checks", "same grade", f"same side of {threshold:g}", "LLM higher", "LLM lower", "median s"]
+    columns = [
+        "stratum",
+        "checks",
+        "same grade",
+        f"same side of {threshold:g}",
+        "LLM higher",
+        "LLM lower",
+        "median s",
+    ]
     wrong, total = checks.disagreement_rows(found, llm, strata)
     tables = [
         Table("human checks by stratum", columns, rows, len(rows), key=True),
-        Table("human checks: disagreements", ["stratum", "qid", "docid", "LLM", "people"], wrong, total, key=True),
+        Table(
+            "human checks: disagreements",
+            ["stratum", "qid", "docid", "LLM", "people"],
+            wrong,
+            total,
+            key=True,
+        ),
     ]
     page.tables[:0] = tables
     page.facts.append(("human checks", f"{len(found)} from {len(paths)} file(s)"))

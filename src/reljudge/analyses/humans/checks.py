@@ -45,9 +45,7 @@ def agreement_rows(
         lower = sum(y < h for y, h, _ in rows)
         secs = sorted(s for _, _, s in rows if s is not None)
         median = f"{secs[len(secs) // 2]:.1f}" if secs else "-"
-        out.append(
-            [name, str(n), f"{exact / n:.1%}", f"{binary / n:.1%}", str(higher), str(lower), median]
-        )
+        out.append([name, str(n), f"{exact / n:.1%}", f"{binary / n:.1%}", str(higher), str(lower), median])
     return out
 
 

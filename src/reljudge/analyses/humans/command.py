@@ -14,7 +14,9 @@ def select_cmd(
     run: Path = typer.Argument(
         ..., help="The run: a run directory, a judgments file or a qrels-like file of LLM labels."
     ),
-    out: Path | None = typer.Option(None, "--out", "-o", help="The task file to write (JSON Lines)."),
+    out: Path | None = typer.Option(
+        None, "--out", "--output", "-o", help="The task file to write (JSON Lines)."
+    ),
     strategy: str = typer.Option(
         "stratified", "--strategy", help="stratified (random, for estimates), uncertainty or influence."
     ),
@@ -106,7 +108,9 @@ def estimate_cmd(
         2, "--relevance-level", help="Grades >= this are relevant (P@k, share)."
     ),
     level: float = typer.Option(0.95, "--level", help="Nominal coverage of the intervals."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write the estimates as JSON to this file."),
+    out: Path | None = typer.Option(
+        None, "--out", "--output", "-o", help="Write the estimates as JSON to this file."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print the JSON instead of tables."),
 ) -> None:
     """Scores from the LLM labels corrected by the people's sample (PPI++), with intervals."""

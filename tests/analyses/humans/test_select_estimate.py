@@ -240,3 +240,17 @@ def test_select_on_dl21_published_labels(shared_data, tmp_path):
                 "--corpus", shared_data / "trec-dl21" / "passages.tsv", "-o", out)  # fmt: skip
     assert ran.returncode == 0, ran.output
     assert all(i["text"] and i["query"] for i in read_task(out).items)
+
+
+def test_uncertainty_from_an_ensemble_of_label_files(tmp_path):
+    a = tmp_path / "a.qrels"
+    b = tmp_path / "b.qrels"
+    a.write_text("".join(f"q 0 {d} {g}\n" for d, g in [("d1", 1), ("d2", 0), ("d3", 2)]))
+    b.write_text("".join(f"q 0 {d} {g}\n" for d, g in [("d1", 1), ("d2", 1), ("d3", 2)]))
+    out = tmp_path / "task.jsonl"
+    ran = judge("select", a, "--strategy", "uncertainty", "--members", b, "--budget", "1", "-o", out)
+    assert ran.returncode == 0, ran.output
+    (item,) = read_task(out).items
+    assert item["docid"] == "d2" and "1 of 2 ensemble members disagree" in item["why"]
+    ran = judge("select", a, "--strategy", "uncertainty", "--budget", "1", "-o", out)
+    assert ran.returncode == 2 and "no uncertainty signal" in ran.stderr

@@ -15,8 +15,9 @@ item, so its choice does not depend on the order of any input.
   ``π = n_h / N_h``: the design `reljudge.analyses.humans.ppi` estimates from.
 - ``uncertainty``: the ``n`` items the LLM is least sure of: the entropy (nats) of the grade
   distribution read from log-probabilities (``extra["expected"]["p"]``), else the share of repeated
-  samples that disagree with the majority (``1 − extra["agreement"]``), else the share of ensemble
-  members (``--members``) that disagree with the members' majority. Items with no signal score 0.
+  samples that disagree with the majority (``1 − extra["agreement"]``), else the share of the
+  ensemble (the run's label and each ``--members`` file's label of the item) that disagrees with
+  its majority. Items with no signal score 0.
 - ``influence``: the ``n`` items whose label, changed to another grade of the scale, swaps the
   order of the most pairs of systems under the measure computed with the LLM labels (P@k exactly;
   nDCG@k by its first-order change, `reljudge.analyses.humans.ppi`).

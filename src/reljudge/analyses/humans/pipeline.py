@@ -145,7 +145,13 @@ def select(
         chosen: Chosen = stratified_sample(strata, budget, seed, allocation, top_share)
     elif strategy == "uncertainty":
         member_sets = [load_run_labels(m).labels for m in members]
-        scored = [uncertainty_score(run.extras.get(k, {}), [m.get(k) for m in member_sets]) for k in keys]
+        scored = [
+            uncertainty_score(
+                run.extras.get(k, {}),
+                [run.labels[k], *(m.get(k) for m in member_sets)] if member_sets else (),
+            )
+            for k in keys
+        ]
         if not any(s for s, _ in scored):
             raise InputError(
                 "no uncertainty signal: the records have no grade distributions (log-probabilities) or "
@@ -240,6 +246,13 @@ def dry_run_lines(sel: Selection) -> list[str]:
         out.append(f"  {name}: {s['sampled']} of {s['size']} items (inclusion probability {pi:.4g})")
     total = sum(s["sampled"] for s in sel.header["strata"].values())
     out.append(f"  total: {total} items for people to check")
+    short = [n for n, v in sel.header["strata"].items() if v["sampled"] < min(2, v["size"])]
+    if sel.header["strategy"] == "stratified" and short:
+        need = sum(min(2, v["size"]) for v in sel.header["strata"].values())
+        out.append(
+            f"  note: {', '.join(short)} get fewer than 2 items: judge estimate needs 2 of each stratum "
+            f"(a budget of at least {need})"
+        )
     return out
 
 
@@ -452,9 +465,12 @@ def summary(report: EstimateReport) -> str:
     lines = [
         f"{report.labelled} items labelled by people; strata (labelled / size): "
         + ", ".join(f"{k} {v['labelled']}/{v['size']}" for k, v in report.strata.items()),
-        f"relevant = grade >= {report.relevance_level}; {pct} intervals: the relevant share and P@k normal with "
-        "the design's variance (PPI++), nDCG@k the percentile interval of a stratified bootstrap (200 "
-        "replicates; PPI, lambda = 1); 'human only' = the same sample's people's labels alone (lambda = 0; its strata still come from the LLM labels)",
+        f"relevant = grade >= {report.relevance_level}. {pct} intervals (docs/guides/humans.md):",
+        "  relevant share, P@k: PPI (lambda = 1), normal, model-assisted stratified variance;",
+        "  nDCG@k: PPI (lambda = 1), the union of a stratified bootstrap's percentile interval (200",
+        "  replicates) and a model-assisted delta-method one (conservative);",
+        "  'human only': the people's labels of the same sample alone (lambda = 0; its strata still",
+        "  come from the LLM labels), design-based variance (P@k) or the bootstrap (nDCG@k).",
         "",
     ]
     s = report.share

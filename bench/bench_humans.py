@@ -134,7 +134,9 @@ def collection(year: str, draws: int) -> dict:
                 for which, d in designs.items():
                     if tw is None:
                         x_h = np.where(np.isnan(d.human), 0.0, (d.human >= REL).astype(float))
-                        got[which] = estimate_linear(w, (y >= REL).astype(float), x_h, d, level=LEVEL)
+                        got[which] = estimate_linear(
+                            w, (y >= REL).astype(float), x_h, d, level=LEVEL, bounds=(0.0, 1.0)
+                        )
                     else:
                         got[which] = estimate_ndcg(pop, w, tw, d, 10, level=LEVEL, seed=seed)
                 r = res[t]
@@ -339,6 +341,7 @@ def figure(out: Path) -> None:
                 label=f"DL{year} influence",
             )
     axes[0].axhline(LEVEL, color="grey", lw=0.8)
+    axes[0].set_ylim(0.85, 1.0)
     axes[0].set(
         title="coverage of the combined 95% intervals", xlabel="human labels", ylabel="coverage", xscale="log"
     )

@@ -391,7 +391,7 @@ def estimate(
         if kind == "P":
             sys_names, w = linear_weights(pop, system_runs, k)
             x_h = np.where(np.isnan(human), 0.0, (human >= rel).astype(float))
-            est = estimate_linear(w, (llm >= rel).astype(float), x_h, design, level=level)
+            est = estimate_linear(w, (llm >= rel).astype(float), x_h, design, level=level, bounds=(0.0, 1.0))
         else:
             sys_names, w, tw = ndcg_weights(pop, system_runs, k)
             est = estimate_ndcg(pop, w, tw, design, k, level=level)

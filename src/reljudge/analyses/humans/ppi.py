@@ -42,7 +42,8 @@ the interval then has no width: at 100 labels it covered 71 % in the simulation.
 *all* sampled items of the stratum, which assumes that within a stratum the LLM's error ``d``
 does not depend on the weight ``a`` (on whether the system ranks the item in its top k). For a
 target with equal weights (the relevant share) the two coincide. The interval is
-``θ̂ ± z_{1−α/2} √V̂`` (normal approximation; a stratum needs ``n_h ≥ 2`` unless it is taken
+``θ̂ ± z_{1−α/2} √V̂``, cut to the target's range ([0, 1] for P@k, a share and nDCG@k, which
+never lowers the coverage) (normal approximation; a stratum needs ``n_h ≥ 2`` unless it is taken
 whole). A stratum with items but no sampled item makes the target inestimable without a model
 assumption: that is an error, never a silent zero.
 
@@ -107,8 +108,8 @@ Runs = Mapping[str, Mapping[str, Mapping[str, float]]]
 #: runs × draws). ``judge estimate`` prints them beside its intervals; the bench checks them.
 SIMULATED_COVERAGE: dict[str, dict[int, float]] = {
     "relevant share": {100: 0.935, 300: 0.93, 1000: 0.92},
-    "P@10": {100: 0.639, 300: 0.877, 1000: 0.938},
-    "nDCG@10": {100: 0.816, 300: 0.921, 1000: 0.953},
+    "P@10": {100: 0.946, 300: 0.963, 1000: 0.963},
+    "nDCG@10": {100: 0.977, 300: 0.970, 1000: 0.965},
 }
 
 
@@ -189,6 +190,18 @@ class Estimate:
     human_only_high: float
     llm_only: float
 
+    def clipped(self, low: float, high: float) -> Estimate:
+        """The intervals cut to the range the target cannot leave (never lowers coverage)."""
+
+        def cut(v: float) -> float:
+            return min(max(v, low), high)
+
+        return Estimate(
+            self.value, self.se, cut(self.low), cut(self.high), self.lam,
+            self.human_only, self.human_only_se, cut(self.human_only_low), cut(self.human_only_high),
+            self.llm_only,
+        )  # fmt: skip
+
     @property
     def width(self) -> float:
         return self.high - self.low
@@ -266,11 +279,13 @@ def estimate_linear(
     level: float = 0.95,
     tuning: str = "ppi",
     variance: str = "pooled",
+    bounds: tuple[float, float] | None = None,
 ) -> list[Estimate]:
     """Estimates of ``θ_s = Σ_i weights[s, i] x(y_i)`` for every row ``s`` (see the module doc).
     ``x_llm``: ``x(ŷ_i)`` of every item; ``x_human``: ``x(y_i)`` (read where sampled).
     ``tuning``: ``ppi`` (λ = 1) or ``ppi++`` (λ̂); ``variance`` of the combined estimate:
-    ``pooled`` (model-assisted) or ``design``. The human-only estimate's is the design's."""
+    ``pooled`` (model-assisted) or ``design``. The human-only estimate's is the design's.
+    ``bounds``: the range of the target (P@k, a share: (0, 1)); the intervals are cut to it."""
     design.check()
     mask = design.mask
     z = normal_quantile(level)
@@ -300,7 +315,7 @@ def estimate_linear(
                 float(ht_u[s]), hse, float(ht_u[s] - z * hse), float(ht_u[s] + z * hse), float(base[s]),
             )
         )  # fmt: skip
-    return out
+    return [e.clipped(*bounds) for e in out] if bounds is not None else out
 
 
 def _pooled_variance(design: Design, a: np.ndarray, d: np.ndarray) -> float:
@@ -336,7 +351,7 @@ def estimate_share(
     weights = np.full((1, n), 1.0 / n)
     x_llm = (llm >= threshold).astype(float)
     x_human = np.where(np.isnan(human), 0.0, (human >= threshold).astype(float))
-    return estimate_linear(weights, x_llm, x_human, design, level=level, tuning=tuning)[0]
+    return estimate_linear(weights, x_llm, x_human, design, level=level, tuning=tuning, bounds=(0.0, 1.0))[0]
 
 
 def _top(ranking: Mapping[str, float], k: int) -> list[str]:
@@ -586,6 +601,6 @@ def estimate_ndcg(
                 value, float(pooled[s]), float(lo), float(hi), 1.0,
                 float(alone[0, s]), float(hboot.std(ddof=1)) if replicates > 1 else math.nan, float(hlo), float(hhi),
                 float(llm_only[s]),
-            )
+            ).clipped(0.0, 1.0)
         )  # fmt: skip
     return out

@@ -195,6 +195,11 @@ def test_a_bad_assessment_line_is_file_line(tmp_path):
     ann.write_text("\n".join(lines) + "\n")
     ran = judge("estimate", task, "-a", ann)
     assert ran.returncode == 2 and f"{ann}:4: item q9 d99 is not in the task" in ran.stderr
+    first = json.loads(lines[0])
+    lines[3] = json.dumps({**first, "label": 7})
+    ann.write_text("\n".join(lines) + "\n")
+    ran = judge("estimate", task, "-a", ann)
+    assert ran.returncode == 2 and f"{ann}:4: label 7 is not on the task's scale (0, 1, 2, 3)" in ran.stderr
 
 
 @pytest.mark.slow

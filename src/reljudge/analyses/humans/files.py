@@ -293,6 +293,7 @@ def read_assessments(paths: Sequence[str | Path], task: Task | None = None) -> l
     ``label: null`` removes the item; an item not in ``task`` is an error FILE:LINE. Sorted by
     (item, assessor)."""
     known = task.by_item() if task is not None else None
+    scale = {float(g) for g in task.header.get("scale") or []} if task is not None else set()
     out: list[Assessment] = []
     for spec in paths:
         path = Path(spec)
@@ -306,6 +307,12 @@ def read_assessments(paths: Sequence[str | Path], task: Task | None = None) -> l
                     f"item {qid} {docid} is not in the task {task.path if task else ''}", path, number
                 )
             label = _grade(row.get("label"), path, number, "label")
+            if label is not None and scale and label not in scale:
+                raise InputError(
+                    f"label {label:g} is not on the task's scale ({', '.join(f'{g:g}' for g in sorted(scale))})",
+                    path,
+                    number,
+                )
             llm_label = _grade(row.get("llm_label"), path, number, "llm_label")
             seconds = row.get("seconds")
             seconds = (

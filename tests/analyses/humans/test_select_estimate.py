@@ -259,3 +259,60 @@ def test_uncertainty_from_an_ensemble_of_label_files(tmp_path):
     assert item["docid"] == "d2" and "1 of 2 ensemble members disagree" in item["why"]
     ran = judge("select", a, "--strategy", "uncertainty", "--budget", "1", "-o", out)
     assert ran.returncode == 2 and "no uncertainty signal" in ran.stderr
+
+
+@pytest.mark.slow
+def test_strata_by_depth_need_the_runs_again(tmp_path):
+    run, runs = _run(tmp_path), _runs_dir(tmp_path)
+    task = tmp_path / "task.jsonl"
+    argv = [
+        "select",
+        run,
+        "--budget",
+        "40",
+        "--runs",
+        runs,
+        "--depth",
+        "3",
+        "--allocation",
+        "top",
+        "-o",
+        task,
+    ]
+    ran = judge(*argv)
+    assert ran.returncode == 0, ran.output
+    header = read_task(task).header
+    assert header["stratify_by"] == "depth+llm_label" and header["depth"] == 3
+    top = {k: v for k, v in header["strata"].items() if k.startswith("top3/")}
+    # 80 % of the budget would be 32: the 24 items some system ranks in its top 3 are all taken
+    assert sum(v["size"] for v in top.values()) == 24 and all(v["sampled"] == v["size"] for v in top.values())
+    ann = tmp_path / "ann.jsonl"
+    _assess(task, ann)
+    ran = judge("estimate", task, "-a", ann)
+    assert ran.returncode == 2 and "give their runs (--runs DIR)" in ran.stderr
+    ran = judge("estimate", task, "-a", ann, "--runs", runs, "--measure", "P@3")
+    assert ran.returncode == 0, ran.output
+    assert "P@3" in ran.stdout
+
+
+@pytest.mark.slow
+def test_estimate_on_dl21_covers_the_nist_share(shared_data, tmp_path):
+    from reljudge.io.trec import read_qrels
+
+    labels = shared_data / "llm-judgments" / "gpt-4o" / "umbrela.dl21.qrels"
+    task = tmp_path / "task.jsonl"
+    assert judge("select", labels, "--budget", "300", "--seed", "1", "-o", task).returncode == 0
+    nist = read_qrels(shared_data / "trec-dl21" / "qrels.txt")
+    people = tmp_path / "people.jsonl"
+    rows = [
+        {"item": it["item"], "qid": it["qid"], "docid": it["docid"], "label": nist[it["qid"]][it["docid"]]}
+        for it in read_task(task).items
+    ]
+    people.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "e.json"
+    ran = judge("estimate", task, "-a", people, "-o", out)
+    assert ran.returncode == 0, ran.output
+    share = json.loads(out.read_text())["relevant_share"]
+    truth = sum(g >= 2 for docs in nist.values() for g in docs.values()) / sum(len(d) for d in nist.values())
+    assert share["low"] <= truth <= share["high"]
+    assert share["high"] - share["low"] < 0.1

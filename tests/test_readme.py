@@ -339,6 +339,7 @@ BLOCKS: dict[str, list[Block]] = {
             needs=("import json\nfrom reljudge.io.trec import read_qrels",),
         ),
         skip("300 items labelled by people", "the output of the block above"),
+        skip("interval width by number of people's labels", "an output of judge estimate (the block above)"),
     ],
     "docs/guides/reports.md": [
         Block(

@@ -269,7 +269,7 @@ class EstimateReport:
     share: dict[str, float]
     systems: dict[str, dict[str, dict[str, float]]]
     ranking: dict[str, dict[str, float]]
-    budgets: list[dict[str, float]]
+    budgets: list[dict[str, Any]]
     notes: list[str]
 
     def as_dict(self) -> dict[str, Any]:
@@ -401,7 +401,16 @@ def estimate(
             systems.setdefault(name, {})[m] = e.as_dict()
         ranking[m] = _ranking(est)
     n = int(design.mask.sum())
-    budgets = _budget_table(design, share, n)
+    widths = {
+        "relevant share": (share["high"] - share["low"], share["human_only_high"] - share["human_only_low"])
+    }
+    for m in ranking:
+        rows = [systems[name][m] for name in systems if m in systems[name]]
+        widths[f"mean {m}"] = (
+            float(np.mean([r["high"] - r["low"] for r in rows])),
+            float(np.mean([r["human_only_high"] - r["human_only_low"] for r in rows])),
+        )
+    budgets = _budget_table(design, widths, n)
     return EstimateReport(
         header, n, {nm: {"size": int(design.sizes[h]), "labelled": int(design.sampled[h])} for h, nm in enumerate(names)},
         level, relevance_level, share, systems, ranking, budgets, notes,
@@ -424,13 +433,13 @@ def _ranking(est: Sequence[Any]) -> dict[str, float]:
     return {"kendall_tau_b_vs_llm_only": tau, "pairs": pairs, "pairs_separated": separated}
 
 
-def _budget_table(design: Any, share: Mapping[str, float], n: int) -> list[dict[str, float]]:
-    """Projected interval width of the relevant share at other budgets (same allocation): the
-    width scales with ``√(1/n − 1/N)`` (a projection from this sample's variances)."""
+def _budget_table(design: Any, widths: Mapping[str, tuple[float, float]], n: int) -> list[dict[str, Any]]:
+    """Projected interval widths (combined, human-only) of each target at other budgets, same
+    allocation: a width scales with ``√(1/n − 1/N)`` -- a projection from this sample's
+    variances, not a measurement (the simulation measures them: docs/guides/humans.md); the cut
+    to [0, 1] is not projected."""
     big = float(design.sizes.sum())
-    width = share["high"] - share["low"]
-    human_width = share["human_only_high"] - share["human_only_low"]
-    out: list[dict[str, float]] = []
+    out: list[dict[str, Any]] = []
     if n < 2 or n >= big:
         return out
     base = math.sqrt(1 / n - 1 / big)
@@ -439,7 +448,14 @@ def _budget_table(design: Any, share: Mapping[str, float], n: int) -> list[dict[
         if m < 2 or m >= big:
             continue
         scale = math.sqrt(1 / m - 1 / big) / base
-        out.append({"labels": m, "combined_width": width * scale, "human_only_width": human_width * scale})
+        out.append(
+            {
+                "labels": m,
+                "widths": {
+                    t: {"combined": w * scale, "human_only": h * scale} for t, (w, h) in widths.items()
+                },
+            }
+        )
     return out
 
 
@@ -519,11 +535,24 @@ def summary(report: EstimateReport) -> str:
             f"{rank['pairs_separated']} of {rank['pairs']} system pairs with intervals apart"
         )
     if report.budgets:
-        lines += ["", "interval width of the relevant share by budget (projected from this sample):"]
+        targets = list(report.budgets[0]["widths"])
+        lines += [
+            "",
+            "interval width by number of people's labels (projected from this sample: combined / human only):",
+        ]
         lines.append(
             format_table(
-                ["labels", "combined width", "human-only width"],
-                [[b["labels"], b["combined_width"], b["human_only_width"]] for b in report.budgets],
+                ["labels", *targets],
+                [
+                    [
+                        b["labels"],
+                        *(
+                            f"{b['widths'][t]['combined']:.3f} / {b['widths'][t]['human_only']:.3f}"
+                            for t in targets
+                        ),
+                    ]
+                    for b in report.budgets
+                ],
             )
         )
     lines += [f"note: {n}" for n in report.notes]

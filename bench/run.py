@@ -51,6 +51,7 @@ def main() -> int:
     import bench_dry_runs
     import bench_fd_coverage
     import bench_hostile
+    import bench_humans
     import bench_memory
     import bench_startup
 
@@ -75,6 +76,8 @@ def main() -> int:
     rows += bench_bootstrap.main(["fd"] if quick else None)
     print("\n== coverage of judge fd's intervals (simulation)")
     rows += bench_fd_coverage.main(quick)
+    print("\n== humans where they matter: combined estimates and selection (simulation on DL19-21)")
+    rows += bench_humans.main(quick)
     print("\n== rate limits: with and without rate headers, random 429s")
     rows += bench_adaptive.main(quick)
     print("\n== a provider not to be taken at its word: the cost cap and batch deadlines")

@@ -366,6 +366,31 @@ BLOCKS: dict[str, list[Block]] = {
         Block("system  prompts  relevance", run=False, reason="console output"),
         Block("set          measure", run=False, reason="console output"),
         Block("import numpy as np\nfrom reljudge.analyses.grids import", slow=True),
+    "docs/guides/humans.md": [
+        Block(
+            "D=../shared/data\njudge select $D/llm-judgments/gpt-4o/umbrela.dl21.qrels --budget 300 --dry-run",
+            shared=True,
+        ),
+        skip("strategy stratified, seed 0, budget 300:", "the output of the block above"),
+        Block(
+            "D=../shared/data\njudge select $D/llm-judgments/gpt-4o/umbrela.dl21.qrels --budget 300 --seed 1",
+            shared=True,
+        ),
+        Block(
+            "import json\nfrom reljudge.io.trec import read_qrels",
+            shared=True,
+            needs=(
+                "D=../shared/data\njudge select $D/llm-judgments/gpt-4o/umbrela.dl21.qrels --budget 300 --seed 1",
+            ),
+        ),
+        Block(
+            "D=../shared/data\njudge estimate task.jsonl --assessments people.jsonl",
+            shared=True,
+            slow=True,
+            needs=("import json\nfrom reljudge.io.trec import read_qrels",),
+        ),
+        skip("300 items labelled by people", "the output of the block above"),
+        skip("interval width by number of people's labels", "an output of judge estimate (the block above)"),
     ],
     "docs/guides/reports.md": [
         Block(

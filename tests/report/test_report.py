@@ -317,3 +317,33 @@ def test_an_oversized_manifest_is_not_read(rundir, tmp_path, monkeypatch):
     monkeypatch.setattr(rundir_module, "MAX_MANIFEST_BYTES", 100)
     with pytest.raises(InputError, match="larger than"):
         collect(copy)
+
+
+@pytest.mark.slow
+def test_human_checks_beside_the_llm_labels(rundir, tmp_path):
+    task = tmp_path / "task.jsonl"
+    ran = judge("select", rundir, "--budget", "12", "-o", task)
+    assert ran.returncode == 0, ran.output
+    items = [json.loads(line) for line in task.read_text().splitlines()[1:]]
+    people = tmp_path / "people.jsonl"
+    rows = []
+    for n, it in enumerate(items):
+        label = it["llm_label"] if n % 3 else (it["llm_label"] + 1) % 4  # every third one differs
+        rows.append({"item": it["item"], "qid": it["qid"], "docid": it["docid"], "label": label,
+                     "llm_label": it["llm_label"], "assessor": "<b>ann</b>", "seconds": 2.0, "seq": n})  # fmt: skip
+    people.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "r.html"
+    ran = judge("report", rundir, "--out", out, "--assessments", people, "--task", task)
+    assert ran.returncode == 0, ran.output
+    page = out.read_text()
+    assert "human checks by stratum" in page and "human checks: disagreements" in page
+    assert "&lt;b&gt;ann&lt;/b&gt;: " in page and "<b>ann</b>" not in page
+    report = collect(rundir, assessments=[people], task=task)
+    by_stratum = report.tables[0]
+    assert by_stratum.rows[-1][:2] == ["all", "12"]
+    assert report.tables[1].total_rows == 4
+    people.write_text(people.read_text() + "{torn")  # a torn last line: the checks before it stand
+    assert judge("report", rundir, "--out", out, "-a", people, "--task", task).returncode == 0
+    people.write_text("{bad\n" + people.read_text())
+    ran = judge("report", rundir, "--out", out, "-a", people, "--task", task)
+    assert ran.returncode == 2 and f"{people}:1:" in ran.stderr

@@ -25,6 +25,7 @@ from reljudge.analyses.evaluate import command as evaluate_command
 from reljudge.analyses.fd import command as fd_command
 from reljudge.analyses.grids import command as grids_command
 from reljudge.analyses.histogram import command as histogram_command
+from reljudge.analyses.humans import command as humans_command
 from reljudge.analyses.leaderboard import command as leaderboard_command
 from reljudge.analyses.pool_bias import command as pool_bias_command
 from reljudge.analyses.shallow import command as shallow_command
@@ -90,6 +91,8 @@ app.command("fd", rich_help_panel=ANALYSE)(fd_command.fd_cmd)
 app.command("plot-summary", rich_help_panel=ANALYSE)(evaluate_command.plot_summary_cmd)
 app.command("combine", rich_help_panel=ANALYSE)(combine_command.combine_cmd)
 app.command("calibrate", rich_help_panel=ANALYSE)(calibrate_command.calibrate_cmd)
+app.command("select", rich_help_panel=ANALYSE)(humans_command.select_cmd)
+app.command("estimate", rich_help_panel=ANALYSE)(humans_command.estimate_cmd)
 app.command("histogram", rich_help_panel=ANALYSE)(histogram_command.histogram_cmd)
 app.command("pool-bias", rich_help_panel=ANALYSE)(pool_bias_command.pool_bias_cmd)
 app.command("sparsify", rich_help_panel=ANALYSE)(sparsify_command.sparsify_cmd)

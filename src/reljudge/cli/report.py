@@ -21,10 +21,19 @@ def report_cmd(
         min=1,
         help="Items listed in a run's browser (failures first, then disagreements with the humans).",
     ),
+    assessments: list[Path] = typer.Option(
+        [],
+        "--assessments",
+        "-a",
+        help="Assessment files of judge assess: the people's checks beside the LLM labels.",
+    ),
+    task: Path | None = typer.Option(None, "--task", help="The task file of the assessments (their strata)."),
 ) -> None:
     """Write one self-contained HTML report (no network, no server): summary, status counts, cost,
     figures, tables and, for a run, a per-item browser with filters."""
     from reljudge.report import write_html_report
 
-    path = write_html_report(directory, out, qrels=qrels, max_items=max_items)
+    path = write_html_report(
+        directory, out, qrels=qrels, max_items=max_items, assessments=assessments, task=task
+    )
     typer.echo(f"wrote {path}")

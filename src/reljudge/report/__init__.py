@@ -24,12 +24,20 @@ def write_html_report(
     *,
     qrels: str | Path | None = None,
     max_items: int = DEFAULT_MAX_ITEMS,
+    assessments: list[Path] | None = None,
+    task: str | Path | None = None,
 ) -> Path:
     """Write the report of ``directory`` to ``out`` (default ``DIRECTORY/report.html``)
     atomically; return its path."""
     from reljudge.io.atomic import write_text_atomic
 
-    page = collect(directory, qrels=Path(qrels) if qrels is not None else None, max_items=max_items)
+    page = collect(
+        directory,
+        qrels=Path(qrels) if qrels is not None else None,
+        max_items=max_items,
+        assessments=assessments or (),
+        task=Path(task) if task is not None else None,
+    )
     target = Path(out) if out is not None else Path(directory) / DEFAULT_REPORT_FILE
     write_text_atomic(target, render_html(page))
     return target

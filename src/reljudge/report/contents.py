@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import csv
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,8 +103,16 @@ def read_json(path: Path) -> Any:
         raise InputError(f"not valid JSON: {err}", path) from err
 
 
-def collect(directory: str | Path, *, qrels: Path | None = None, max_items: int = DEFAULT_MAX_ITEMS) -> Page:
-    """The page of ``directory`` (see the module docstring)."""
+def collect(
+    directory: str | Path,
+    *,
+    qrels: Path | None = None,
+    max_items: int = DEFAULT_MAX_ITEMS,
+    assessments: Sequence[Path] = (),
+    task: Path | None = None,
+) -> Page:
+    """The page of ``directory`` (see the module docstring); with ``assessments`` (files of
+    ``judge assess``) also the people's checks beside the LLM labels (`_human_checks`)."""
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(f"{directory}: not a directory (give a run, evaluation or sweep directory)")
@@ -118,11 +126,62 @@ def collect(directory: str | Path, *, qrels: Path | None = None, max_items: int 
         _sweep_facts(directory, page)
     _tables_and_figures(directory, page)
     _order(page)
+    if assessments:
+        _human_checks(page, assessments, task)
     if kind == "directory" and not page.tables and not page.figures:
         raise InputError(
             f"{directory}: no run, evaluation or sweep outputs (no judgments.jsonl, CSV or PNG files)"
         )
     return page
+
+
+def _human_checks(page: Page, paths: Sequence[Path], task_path: Path | None) -> None:
+    """Two key tables first: agreement of the people with the LLM by stratum, and the items
+    where they disagree (strata and LLM labels from the task file, else from the assessments)."""
+    from reljudge.analyses.humans import checks
+    from reljudge.analyses.humans.files import read_assessments, read_task
+
+    task = read_task(task_path) if task_path is not None else None
+    found = read_assessments(paths, task)
+    llm: dict[str, float | None] = {}
+    strata: dict[str, str] = {}
+    if task is not None:
+        for it in task.items:
+            llm[it["item"]] = it.get("llm_label")
+            strata[it["item"]] = str(it.get("stratum", "-"))
+    else:
+        from reljudge.analyses.humans.design import label_stratum
+
+        for a in found:
+            llm.setdefault(a.item, a.llm_label)
+            strata.setdefault(a.item, label_stratum(a.llm_label))
+    threshold = 2.0
+    rows = checks.agreement_rows(found, llm, strata, threshold)
+    columns = [
+        "stratum",
+        "checks",
+        "same grade",
+        f"same side of {threshold:g}",
+        "LLM higher",
+        "LLM lower",
+        "median s",
+    ]
+    wrong, total = checks.disagreement_rows(found, llm, strata)
+    tables = [
+        Table("human checks by stratum", columns, rows, len(rows), key=True),
+        Table(
+            "human checks: disagreements",
+            ["stratum", "qid", "docid", "LLM", "people"],
+            wrong,
+            total,
+            key=True,
+        ),
+    ]
+    page.tables[:0] = tables
+    page.facts.append(("human checks", f"{len(found)} from {len(paths)} file(s)"))
+    both = checks.assessor_agreement(found)
+    if both is not None:
+        page.facts.append(("people agreeing", f"{both[1]:.1%} of {both[0]} items checked by several people"))
 
 
 def _money(value: Any) -> str:

@@ -316,3 +316,21 @@ def test_estimate_on_dl21_covers_the_nist_share(shared_data, tmp_path):
     truth = sum(g >= 2 for docs in nist.values() for g in docs.values()) / sum(len(d) for d in nist.values())
     assert share["low"] <= truth <= share["high"]
     assert share["high"] - share["low"] < 0.1
+
+
+def test_the_scale_people_grade_on_is_printed_and_can_be_wider_than_the_runs_labels(tmp_path):
+    """A run that never gave a 3 would leave people no 3: the default scale (0 to the run's highest
+    label) is printed with how to widen it, and ``--scale`` declares the method's scale."""
+    labels = tmp_path / "binary.qrels"
+    labels.write_text("".join(f"q1 0 d{j} {j % 2}\n" for j in range(12)), encoding="utf-8")
+    ran = judge("select", labels, "--budget", "6", "-o", tmp_path / "t1")
+    assert ran.returncode == 0, ran.output
+    assert "people grade on 0-1 (from 0 to the run's highest label; --scale LO-HI to widen it)" in ran.output
+    assert read_task(tmp_path / "t1").header["scale"] == [0, 1]
+    ran = judge("select", labels, "--budget", "6", "--scale", "0-3", "-o", tmp_path / "t2")
+    assert ran.returncode == 0 and read_task(tmp_path / "t2").header["scale"] == [0, 1, 2, 3]
+    for bad in ("3", "2-1", "a-b"):
+        ran = judge("select", labels, "--budget", "6", "--scale", bad, "-o", tmp_path / "t3")
+        assert ran.returncode == 2 and "--scale" in ran.output and not (tmp_path / "t3").exists()
+    ran = judge("select", labels, "--budget", "6", "--scale", "2-3", "-o", tmp_path / "t3")
+    assert ran.returncode == 2 and "labels outside it (0, 1)" in ran.output

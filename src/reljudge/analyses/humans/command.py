@@ -57,6 +57,11 @@ def select_cmd(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print how many items each stratum gives; write nothing."
     ),
+    scale: str | None = typer.Option(
+        None,
+        "--scale",
+        help="The grades people may give, LO-HI (e.g. 0-3); default: 0 to the run's highest label.",
+    ),
 ) -> None:
     """Choose the items people should check and write them as an assessment task file."""
     from reljudge.analyses.humans.files import MODES, write_task
@@ -67,6 +72,12 @@ def select_cmd(
         raise InputError(f"unknown --mode {mode!r}; choose from {', '.join(MODES)}")
     if out is None and not dry_run:
         raise InputError("give the task file with --out FILE (or --dry-run)")
+    bounds: tuple[int, int] | None = None
+    if scale is not None:
+        lo, sep, hi = scale.partition("-")
+        if not sep or not lo.strip().isdigit() or not hi.strip().isdigit() or int(lo) >= int(hi):
+            raise InputError(f"--scale {scale!r}: expected LO-HI with whole numbers LO < HI, e.g. 0-3")
+        bounds = (int(lo), int(hi))
     sel = select(
         run,
         strategy=strategy,
@@ -85,6 +96,7 @@ def select_cmd(
         topics=topics,
         corpus=corpus,
         texts=not dry_run,
+        scale=bounds,
     )
     typer.echo("\n".join(dry_run_lines(sel)))
     for note in sel.notes:

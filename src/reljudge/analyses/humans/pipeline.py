@@ -124,8 +124,13 @@ def select(
     topics: str | Path | None = None,
     corpus: str | Path | None = None,
     texts: bool = True,
+    scale: tuple[int, int] | None = None,
 ) -> Selection:
-    """Choose ``budget`` items of the run for people to check (`reljudge.analyses.humans.design`)."""
+    """Choose ``budget`` items of the run for people to check (`reljudge.analyses.humans.design`).
+
+    ``scale`` (lo, hi): the grades people may give. None: every whole grade from 0 (or the run's
+    lowest, if lower) to the run's highest label -- a run that never gave a 3 gives people no 3,
+    so give the method's scale when it is wider than what the run used (printed either way)."""
     from reljudge.records import utc_now
 
     if strategy not in STRATEGIES:
@@ -199,7 +204,23 @@ def select(
         else range(len(rows))
     )
     rows = [rows[int(i)] for i in order]
-    scale = sorted({int(v) for v in run.labels.values() if float(v).is_integer()})
+    whole = [int(v) for v in run.labels.values() if float(v).is_integer()]
+    if scale is None:
+        lo, hi = min([0, *whole]), max([0, *whole])
+    else:
+        lo, hi = scale
+        outside = sorted({v for v in whole if not lo <= v <= hi})
+        if outside:
+            raise InputError(
+                f"--scale {lo}-{hi}: the run has labels outside it ({', '.join(map(str, outside[:5]))})",
+                run.path,
+            )
+    grades = list(range(lo, hi + 1))
+    notes.append(
+        f"people grade on {lo}-{hi} ("
+        + ("--scale" if scale is not None else "from 0 to the run's highest label; --scale LO-HI to widen it")
+        + ")"
+    )
     header = {
         "reljudge_task": 1,
         "run": str(run_spec),
@@ -207,7 +228,7 @@ def select(
         "strategy": strategy,
         "seed": seed,
         "budget": budget,
-        "scale": scale,
+        "scale": grades,
         "scale_names": None,
         "mode": mode,
         "strata": chosen.strata,

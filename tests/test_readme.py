@@ -366,6 +366,7 @@ BLOCKS: dict[str, list[Block]] = {
         Block("system  prompts  relevance", run=False, reason="console output"),
         Block("set          measure", run=False, reason="console output"),
         Block("import numpy as np\nfrom reljudge.analyses.grids import", slow=True),
+    ],
     "docs/guides/humans.md": [
         Block(
             "D=../shared/data\njudge select $D/llm-judgments/gpt-4o/umbrela.dl21.qrels --budget 300 --dry-run",

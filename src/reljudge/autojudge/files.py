@@ -6,7 +6,9 @@ the pool or qrels, the answers as TREC RAG 2024 JSON Lines) and writing the outp
 to ``RUN/inputs/`` -- or, with ``privacy``, to a temporary directory removed when the judging
 ends, so that no copy of a response's text stays on disk beside the outputs. A response is
 judged as the passage ``{run}:{md5}`` of its topic (`response_docid`; the MD5 of its text, as
-in the qrels): a response whose text changed is another item, never the old label.
+in the qrels): a response whose text changed is another item, never the old label. A run giving
+the same text to several topics has the same passage id in each, so a judged passage stands for
+a response by (topic, passage id), never by the id alone.
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ class JobFiles:
     pool: str = "qrels"
     qrels: Path | None = None
     answers: list[Path] | None = None
-    #: the docid of a judged response -> (run, topic)
-    responses: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: (topic, docid) of a judged response -> (run, topic); the docid alone is not enough: a run
+    #: giving one text to several topics (a canned answer) has one docid in each of them
+    responses: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     #: citations (response, document) with no text: not embedded, not in the corpus
     missing_citations: int = 0
 
@@ -144,7 +147,7 @@ def write_response_passages(where: Path, inputs: Inputs) -> JobFiles:
     for response in inputs.responses:
         docid = response_docid(response)
         passages[docid] = (response.answer.text, None)
-        job.responses[docid] = (response.answer.system, response.answer.qid)
+        job.responses[(response.answer.qid, docid)] = (response.answer.system, response.answer.qid)
         pool.append(f"{response.answer.qid} Q0 {docid} 1 1 responses\n")
     _write_lines(job.corpus, _corpus_lines(passages))
     run_file = _write_lines(where / "responses.run", sorted(set(pool)))

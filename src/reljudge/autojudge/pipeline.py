@@ -217,7 +217,7 @@ def _scores(
     if spec.method == GRADE:
         grades: list[tuple[str, str, int]] = []
         for record in records:
-            where = job.responses.get(record.docid or "")
+            where = job.responses.get((record.qid, record.docid or ""))
             if record.method != GRADE or where is None or not record.ok or record.label is None:
                 continue
             values[where] = {GRADE: float(record.label)}
@@ -249,7 +249,7 @@ def _pairwise_scores(records: Any, job: files.JobFiles) -> dict[tuple[str, str],
     from reljudge.autojudge.tournament import scores_by_response
 
     pools: dict[str, list[str]] = {}
-    for docid, (_run, topic) in job.responses.items():
+    for topic, docid in job.responses:
         pools.setdefault(topic, []).append(docid)
     pairs = [
         (r.qid, r.docid or "", r.docid_b or "", r.label if r.ok else None)
@@ -257,8 +257,8 @@ def _pairwise_scores(records: Any, job: files.JobFiles) -> dict[tuple[str, str],
         if r.method == PAIRWISE and r.docid_b
     ]
     values: dict[tuple[str, str], dict[str, float | None]] = {}
-    for (_topic, docid), scores in scores_by_response(pools, pairs).items():
-        values[job.responses[docid]] = {f"{PAIRWISE}.{k}": v for k, v in scores.items()}
+    for (topic, docid), scores in scores_by_response(pools, pairs).items():
+        values[job.responses[(topic, docid)]] = {f"{PAIRWISE}.{k}": v for k, v in scores.items()}
     return values
 
 

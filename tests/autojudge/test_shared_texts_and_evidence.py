@@ -1,0 +1,107 @@
+"""Responses that share a text, and whose evidence is whose: a run giving one canned answer to
+every topic is judged on every topic (UMBRELA and pairwise), never on one of them alone; a
+citation is judged against the text its own run embeds, else the corpus's, and never against the
+text another run embeds (without either it is counted and warned about, its records skipped)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reljudge.autojudge import AutoJudgeSpec, judge_responses
+from reljudge.io.judgments import read_judgments
+from reljudge.testing import AutoResponder, MockLLMServer
+
+KIDDIE = Path(__file__).resolve().parent.parent / "io" / "autojudge_kiddie"
+TOPICS = KIDDIE / "topics" / "kiddie-topics.jsonl"
+RUNS = KIDDIE / "runs"
+TOPIC_IDS = ("bee", "cloud", "earthworms", "hibernation", "leaf")
+CANNED = "I am not sure, please ask a teacher."
+
+
+@pytest.fixture(scope="module")
+def server():
+    with MockLLMServer() as srv:
+        yield srv
+
+
+@pytest.fixture()
+def srv(server):
+    server.responder = AutoResponder()
+    server.reset()
+    return server
+
+
+def rewritten(tmp_path: Path, change: Callable[[dict[str, Any]], None], name: str = "runs") -> Path:
+    """A copy of the kiddie runs with ``change`` applied to every report."""
+    runs = tmp_path / "given" / name
+    runs.mkdir(parents=True)
+    for path in sorted(RUNS.glob("*.jsonl")):
+        lines = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            obj = json.loads(line)
+            change(obj)
+            lines.append(json.dumps(obj))
+        (runs / path.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return runs
+
+
+def spec(tmp_path: Path, srv, runs: Path | list[Path], method: str, name: str, **kw) -> AutoJudgeSpec:
+    return AutoJudgeSpec(
+        responses=runs if isinstance(runs, list) else [runs], topics=TOPICS, method=method,
+        model="openai/mock-model", base_url=srv.openai_url, out_dir=tmp_path / "out", filebase=name,
+        cache_dir=tmp_path / "cache", **kw,
+    )  # fmt: skip
+
+
+def board(result) -> dict[tuple[str, str, str], float]:
+    rows = [line.split("\t") for line in result.eval_txt.read_text(encoding="utf-8").splitlines()]
+    return {(r[0], r[1], r[2]): float(r[3]) for r in rows}
+
+
+def canned_run1(obj: dict[str, Any]) -> None:
+    if obj["metadata"]["run_id"] == "run1":
+        obj["responses"] = [{"text": CANNED, "citations": []}]
+        obj.pop("documents", None)
+
+
+@pytest.mark.slow
+def test_a_canned_answer_given_to_every_topic_is_judged_on_every_topic_umbrela(tmp_path, srv):
+    runs = rewritten(tmp_path, canned_run1)
+    result = judge_responses(spec(tmp_path, srv, runs, "umbrela", "canned"))
+    assert result.unjudged == ()
+    values = board(result)
+    records = [r for r in read_judgments(result.run_dir / "judgments.jsonl") if r.docid.startswith("run1:")]
+    assert sorted(r.qid for r in records) == sorted(TOPIC_IDS) and all(r.ok for r in records)
+    for record in records:  # each topic's row is that topic's own record
+        assert values[("run1", record.qid, "umbrela")] == record.label
+    mean = sum(r.label for r in records) / len(TOPIC_IDS)
+    assert values[("run1", "all", "umbrela")] == pytest.approx(mean, abs=1e-6)
+    # the qrels: the canned text's MD5 once in each topic, with that topic's grade
+    import hashlib
+
+    md5 = hashlib.md5(CANNED.encode()).hexdigest()
+    rows = [line.split() for line in result.qrels.read_text().splitlines()]
+    assert sorted((r[0], int(r[3])) for r in rows if r[2] == md5) == sorted((r.qid, r.label) for r in records)
+    # the order the files are given in changes nothing
+    again = judge_responses(
+        spec(tmp_path, srv, sorted(runs.glob("*.jsonl"), reverse=True), "umbrela", "reversed")
+    )
+    assert again.calls == 0 and again.eval_txt.read_bytes() == result.eval_txt.read_bytes()
+    assert again.qrels.read_bytes() == result.qrels.read_bytes()
+
+
+@pytest.mark.slow
+def test_a_canned_answer_given_to_every_topic_is_judged_on_every_topic_pairwise(tmp_path, srv):
+    runs = rewritten(tmp_path, canned_run1)
+    result = judge_responses(spec(tmp_path, srv, runs, "pairwise", "canned"))
+    assert result.unjudged == ()
+    values = board(result)
+    for topic in TOPIC_IDS:  # every run met the others on every topic: 3 comparisons each
+        for run in ("run1", "run2", "run3", "run4"):
+            assert values[(run, topic, "pairwise.comparisons")] == 3.0
+    assert values[("run1", "all", "pairwise.comparisons")] == 3.0

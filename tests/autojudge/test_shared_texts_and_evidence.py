@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from _cli import judge
 from reljudge.autojudge import AutoJudgeSpec, judge_responses
+from reljudge.errors import EXIT_BAD_INPUT
 from reljudge.io.judgments import read_judgments
 from reljudge.testing import AutoResponder, MockLLMServer
 
@@ -105,3 +107,22 @@ def test_a_canned_answer_given_to_every_topic_is_judged_on_every_topic_pairwise(
         for run in ("run1", "run2", "run3", "run4"):
             assert values[(run, topic, "pairwise.comparisons")] == 3.0
     assert values[("run1", "all", "pairwise.comparisons")] == 3.0
+
+
+@pytest.mark.parametrize("method", ["nuggets", "citation-support", "umbrela"])
+def test_a_cited_document_id_holding_a_space_is_a_file_line_error(tmp_path, srv, method):
+    def spaced(obj: dict[str, Any]) -> None:
+        obj["responses"][0]["citations"] = ["Chloro phyll"]
+        obj["documents"]["Chloro phyll"] = {"id": "Chloro phyll", "text": "Chlorophyll is green."}
+
+    runs = rewritten(tmp_path, spaced)
+    ran = judge(
+        "autojudge", "--responses", runs, "--topics", TOPICS, "--method", method, "--model", "openai/mock-model",
+        "--base-url", srv.openai_url, "--out", tmp_path / "out", "--cache-dir", tmp_path / "cache",
+    )  # fmt: skip
+    assert ran.returncode == EXIT_BAD_INPUT, ran.output
+    assert (
+        f"error: {runs / 'run1.jsonl'}:1: responses[0].citations holds the document id 'Chloro phyll'"
+        in ran.stderr
+    )
+    assert srv.calls == 0 and not (tmp_path / "out").exists()

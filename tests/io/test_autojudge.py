@@ -92,6 +92,17 @@ def test_the_three_citation_shapes_give_one_answer(tmp_path, citations, extra):
             ),
             "longer than",
         ),
+        # a document id must fit one column of a TREC qrels or run file: no whitespace, no control
+        (_line((["Chloro phyll"], None)), "document id 'Chloro phyll', which contains whitespace"),
+        (_line(({"d1": 0.5, "d\t2": 0.9}, None)), "which contains whitespace"),
+        (_line(([0], None), references=["d 1"]), "references[0] holds the document id 'd 1'"),
+        (_line((["d1"], None), documents={"d1 ": {"text": "x"}}), "'documents' holds the document id"),
+        (_line((["d1\u2003"], None)), "which contains whitespace"),
+        (_line((["d\u00001"], None)), "which contains a control character"),
+        (
+            json.dumps({"metadata": {"run_id": "r\u0007", "topic_id": "q"}, "answer": [{"text": "a"}]}),
+            "run_id",
+        ),
         ("[" * 100_000 + "]" * 100_000, "JSON"),
         ('{"metadata": {"run_id": "r", "topic_id": "q"}, "responses": [{"text": "a \\udc80"}]}', "surrogate"),
     ],

@@ -196,6 +196,8 @@ def judge_once(spec: Any) -> Any:
         _fail(f"{stopped} (run directory {stopped.run_dir}; the same command resumes)", stopped.exit_code)
     except InputError as bad:
         _fail(str(bad), 2)
+    for warning in result.warnings:
+        print(f"[reljudge] warning: {warning}", file=sys.stderr)
     print(
         f"[reljudge] {spec.method}: {result.calls} request(s) sent, {result.cached} answer(s) from "
         f"the cache; run directory {result.run_dir}",

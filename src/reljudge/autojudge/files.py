@@ -6,7 +6,9 @@ the pool or qrels, the answers as TREC RAG 2024 JSON Lines) and writing the outp
 to ``RUN/inputs/`` -- or, with ``privacy``, to a temporary directory removed when the judging
 ends, so that no copy of a response's text stays on disk beside the outputs. A response is
 judged as the passage ``{run}:{md5}`` of its topic (`response_docid`; the MD5 of its text, as
-in the qrels): a response whose text changed is another item, never the old label.
+in the qrels): a response whose text changed is another item, never the old label. A run giving
+the same text to several topics has the same passage id in each, so a judged passage stands for
+a response by (topic, passage id), never by the id alone.
 """
 
 from __future__ import annotations
@@ -53,10 +55,17 @@ class JobFiles:
     pool: str = "qrels"
     qrels: Path | None = None
     answers: list[Path] | None = None
-    #: the docid of a judged response -> (run, topic)
-    responses: dict[str, tuple[str, str]] = field(default_factory=dict)
-    #: citations (response, document) with no text: not embedded, not in the corpus
+    #: (topic, docid) of a judged response -> (run, topic); the docid alone is not enough: a run
+    #: giving one text to several topics (a canned answer) has one docid in each of them
+    responses: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    #: citations (response, document) with no text: not embedded by their run, not in the corpus
     missing_citations: int = 0
+    #: the responses holding such a citation
+    missing_responses: int = 0
+    #: nugget sources (topic, passage) by where their text came from: "corpus", "embedded"
+    nugget_sources: dict[str, int] | None = None
+    #: (topic, document) pairs cited with no text to make nuggets from
+    documents_without_text: int = 0
 
 
 def response_files(given: Sequence[Path] | Path | str) -> list[Path]:
@@ -144,7 +153,7 @@ def write_response_passages(where: Path, inputs: Inputs) -> JobFiles:
     for response in inputs.responses:
         docid = response_docid(response)
         passages[docid] = (response.answer.text, None)
-        job.responses[docid] = (response.answer.system, response.answer.qid)
+        job.responses[(response.answer.qid, docid)] = (response.answer.system, response.answer.qid)
         pool.append(f"{response.answer.qid} Q0 {docid} 1 1 responses\n")
     _write_lines(job.corpus, _corpus_lines(passages))
     run_file = _write_lines(where / "responses.run", sorted(set(pool)))
@@ -152,66 +161,144 @@ def write_response_passages(where: Path, inputs: Inputs) -> JobFiles:
     return job
 
 
+#: the suffix of the id a citation without a text is judged under: no passage has that id, so
+#: the citation judge finds no text and records the citation ``skipped`` (`cited_documents`)
+NO_TEXT = "#no-text"
+
+#: a document's text as the judging uses it: (body, title)
+Text = tuple[str, str | None]
+
+
+def _from_corpus(corpus: Path | None, docids: set[str]) -> dict[str, Text]:
+    """The corpus's texts of ``docids`` (those it holds; none without a corpus)."""
+    if not docids or corpus is None:
+        return {}
+    from reljudge.io.corpus import load_corpus
+
+    found = load_corpus(corpus, docids=docids)
+    return {d: (found[d], None) for d in sorted(docids) if d in found}
+
+
+def _passage_ids(texts: Mapping[str, set[Text]]) -> dict[tuple[str, Text], str]:
+    """The passage id of each (document id, text): the document id when the judging uses one
+    text for the document, else ``{docid}#{md5 of title and text}`` for each of its texts."""
+    ids: dict[tuple[str, Text], str] = {}
+    for docid, variants in texts.items():
+        for body, title in variants:
+            pid = docid
+            if len(variants) > 1:
+                digest = hashlib.md5(f"{title or ''}\n{body}".encode()).hexdigest()[:12]
+                pid = f"{docid}#{digest}"
+            ids[(docid, (body, title))] = pid
+    return ids
+
+
 @dataclass
 class Cited:
-    """The cited documents' texts as the judging uses them: ``passages`` by passage id, each
-    topic's passage ids, each response's answer with its references as passage ids, and the
-    citations left without a text."""
+    """The cited documents' texts as the citation judge uses them: ``passages`` by passage id,
+    each response's answer with its references as passage ids, and the citations (response,
+    document) left without a text (``missing``, in ``missing_responses`` responses)."""
 
-    passages: dict[str, tuple[str, str | None]] = field(default_factory=dict)
-    by_topic: dict[str, set[str]] = field(default_factory=dict)
+    passages: dict[str, Text] = field(default_factory=dict)
     answers: list[Answer] = field(default_factory=list)
     missing: int = 0
+    missing_responses: int = 0
 
 
 def cited_documents(inputs: Inputs, corpus: Path | None) -> Cited:
     """Which text each citation is judged against: the text the citing response embeds for the
-    document; else the corpus's (``corpus``); else, when other responses embed the document,
-    the first of their texts (by run, topic). A document cited with two different texts (runs
-    embedding different passages under one id) is two passages, ``{docid}#{md5 of the text}``;
-    one text keeps the document id. A citation with no text anywhere is counted in ``missing``
-    (its records are ``skipped``)."""
-    embedded: dict[str, tuple[str, str | None]] = {}
-    for response in inputs.responses:
-        for docid, doc in response.documents.items():
-            embedded.setdefault(docid, (doc.text, doc.title))
-    wanted = {d for r in inputs.responses for d in r.answer.references}
+    document, else the corpus's (``corpus``), else none -- never a text another response embeds
+    (one team's file must not supply the evidence another team's citations are judged on). A
+    document cited with two different texts (runs embedding different passages under one id)
+    is two passages, ``{docid}#{md5 of the text}``; one text keeps the document id. A citation
+    with no text is counted in ``missing`` and refers to ``{docid}#no-text`` (`NO_TEXT`), an id
+    no passage has: its records are ``skipped`` (left out of precision; a sentence whose
+    citations were none judged adds 0 to recall)."""
     outside = {d for r in inputs.responses for d in r.answer.references if d not in r.documents}
-    looked_up: dict[str, tuple[str, str | None]] = {}
-    if outside and corpus is not None:
-        from reljudge.io.corpus import load_corpus
-
-        found = load_corpus(corpus, docids=outside)
-        looked_up = {d: (found[d], None) for d in sorted(outside) if d in found}
-    chosen: list[list[tuple[str, tuple[str, str | None]] | None]] = []
-    texts: dict[str, set[tuple[str, str | None]]] = {d: set() for d in wanted}
+    looked_up = _from_corpus(corpus, outside)
+    chosen: list[list[Text | None]] = []
+    texts: dict[str, set[Text]] = {}
     for response in inputs.responses:
-        picks: list[tuple[str, tuple[str, str | None]] | None] = []
+        picks: list[Text | None] = []
         for docid in response.answer.references:
             own = response.documents.get(docid)
-            text = (own.text, own.title) if own is not None else looked_up.get(docid) or embedded.get(docid)
-            picks.append(None if text is None else (docid, text))
+            text = (own.text, own.title) if own is not None else looked_up.get(docid)
+            picks.append(text)
             if text is not None:
-                texts[docid].add(text)
+                texts.setdefault(docid, set()).add(text)
         chosen.append(picks)
-    cited = Cited()
+    ids = _passage_ids(texts)
+    cited = Cited(passages={pid: text for (_docid, text), pid in ids.items()})
     for response, picks in zip(inputs.responses, chosen, strict=True):
         references = []
-        for docid, pick in zip(response.answer.references, picks, strict=True):
-            if pick is None:
-                cited.missing += 1
-                references.append(docid)
+        for docid, text in zip(response.answer.references, picks, strict=True):
+            if text is not None:
+                references.append(ids[(docid, text)])
                 continue
-            body, title = pick[1]
-            pid = docid
-            if len(texts[docid]) > 1:
-                digest = hashlib.md5(f"{title or ''}\n{body}".encode()).hexdigest()[:12]
-                pid = f"{docid}#{digest}"
-            cited.passages[pid] = (body, title)
-            cited.by_topic.setdefault(response.answer.qid, set()).add(pid)
-            references.append(pid)
+            cited.missing += 1
+            absent = docid + NO_TEXT
+            while absent in cited.passages:  # a document id ending in '#no-text' that has a text
+                absent += "#"
+            references.append(absent)
+        if any(p is None for p in picks):
+            cited.missing_responses += 1
         cited.answers.append(replace(response.answer, references=tuple(references)))
     return cited
+
+
+@dataclass
+class NuggetSources:
+    """The passages a topic's nuggets are made from (``nugget_source="documents"``): the
+    passages by id, each topic's passage ids, how many (topic, passage) sources have the
+    corpus's text and how many a text the responses embed, and the (topic, document) pairs
+    cited with no text (not a source)."""
+
+    passages: dict[str, Text] = field(default_factory=dict)
+    by_topic: dict[str, set[str]] = field(default_factory=dict)
+    from_corpus: int = 0
+    from_embedded: int = 0
+    without_text: int = 0
+
+
+def nugget_sources(inputs: Inputs, corpus: Path | None) -> NuggetSources:
+    """A topic's nugget sources: the documents its responses cite, pooled over the runs (as
+    AutoNuggetizer pools a topic's documents: the nuggets are the topic's, made once for every
+    run). A document's text is the corpus's when ``corpus`` holds it; else every text the
+    topic's responses embed for it, whichever run embeds it (a document one run cites and
+    another run embeds is a source with that run's text; two texts are two passages); else it
+    is no source (counted in ``without_text``). Texts embedded for another topic are never used."""
+    cited: dict[str, set[str]] = {}
+    embedded: dict[tuple[str, str], set[Text]] = {}
+    for response in inputs.responses:
+        qid = response.answer.qid
+        cited.setdefault(qid, set()).update(response.answer.references)
+        for docid, doc in response.documents.items():
+            embedded.setdefault((qid, docid), set()).add((doc.text, doc.title))
+    looked_up = _from_corpus(corpus, {d for docids in cited.values() for d in docids})
+    chosen: dict[tuple[str, str], tuple[bool, set[Text]]] = {}
+    texts: dict[str, set[Text]] = {}
+    sources = NuggetSources()
+    for qid in sorted(cited):
+        for docid in sorted(cited[qid]):
+            if docid in looked_up:
+                chosen[(qid, docid)] = (True, {looked_up[docid]})
+            elif (qid, docid) in embedded:
+                chosen[(qid, docid)] = (False, embedded[(qid, docid)])
+            else:
+                sources.without_text += 1
+                continue
+            texts.setdefault(docid, set()).update(chosen[(qid, docid)][1])
+    ids = _passage_ids(texts)
+    for (qid, docid), (from_corpus, variants) in chosen.items():
+        for text in variants:
+            pid = ids[(docid, text)]
+            sources.passages[pid] = text
+            sources.by_topic.setdefault(qid, set()).add(pid)
+            if from_corpus:
+                sources.from_corpus += 1
+            else:
+                sources.from_embedded += 1
+    return sources
 
 
 def write_answers(where: Path, answers: Sequence[Answer]) -> list[Path]:
@@ -230,8 +317,8 @@ def write_answers(where: Path, answers: Sequence[Answer]) -> list[Path]:
 
 def write_nugget_inputs(where: Path, inputs: Inputs, source: str, corpus: Path | None) -> JobFiles:
     """The nugget method's inputs: the answers, and as the passages nuggets are made from
-    (qrels grade 1) the documents each topic's responses cite (``source="documents"``) or the
-    responses themselves (``"responses"``)."""
+    (qrels grade 1) the documents each topic's responses cite (``source="documents"``,
+    `nugget_sources`) or the responses themselves (``"responses"``)."""
     job = JobFiles(topics=write_topics(where, inputs), corpus=where / "corpus.jsonl")
     passages: dict[str, tuple[str, str | None]] = {}
     qrels: list[str] = []
@@ -241,11 +328,12 @@ def write_nugget_inputs(where: Path, inputs: Inputs, source: str, corpus: Path |
             passages[docid] = (response.answer.text, None)
             qrels.append(f"{response.answer.qid} 0 {docid} 1\n")
     else:
-        cited = cited_documents(inputs, corpus)
-        job.missing_citations = cited.missing
-        for qid, pids in cited.by_topic.items():
+        sources = nugget_sources(inputs, corpus)
+        job.nugget_sources = {"corpus": sources.from_corpus, "embedded": sources.from_embedded}
+        job.documents_without_text = sources.without_text
+        for qid, pids in sources.by_topic.items():
             for pid in pids:
-                passages[pid] = cited.passages[pid]
+                passages[pid] = sources.passages[pid]
                 qrels.append(f"{qid} 0 {pid} 1\n")
     if not passages:
         raise InputError(
@@ -263,6 +351,7 @@ def write_citation_inputs(where: Path, inputs: Inputs, corpus: Path | None) -> J
     job = JobFiles(topics=write_topics(where, inputs), corpus=where / "corpus.jsonl")
     cited = cited_documents(inputs, corpus)
     job.missing_citations = cited.missing
+    job.missing_responses = cited.missing_responses
     passages = dict(cited.passages)
     if not passages:  # the corpus reader refuses an empty file; a placeholder no answer cites
         passages = {"-": ("", None)}

@@ -9,12 +9,14 @@ are the run's. The methods, with no qrels:
   grade is read from the model's answer only (`reljudge.judges.reading`). Measure ``umbrela``
   (the grade); qrels ``topic 0 md5(response text) grade``.
 - **AutoNuggetizer** (``nuggets``): per topic, nuggets are created from the documents the
-  topic's responses cite (their embedded texts, else the corpus) -- or, with ``nugget_source
-  = "responses"``, from the responses -- then scored vital/okay and assigned to each response
+  topic's responses cite, pooled over the runs (the corpus's text, else the texts the topic's
+  responses embed: `files.nugget_sources`) -- or, with ``nugget_source = "responses"``, from
+  the responses -- then scored vital/okay and assigned to each response
   (`reljudge.judges.nuggets`). Measures ``nuggets.<score>`` (the six TREC RAG 2024 scores);
   the nugget bank in the Nuggetizer format.
 - **Citation support** (``citation-support``): every sentence against every document it cites
-  (`reljudge.judges.citations`). Measures ``citation-support.<score>`` (precision, recall,
+  (`reljudge.judges.citations`), the document's text the one its own run embeds, else the
+  corpus's, never another run's (`files.cited_documents`; a citation with neither is unjudged). Measures ``citation-support.<score>`` (precision, recall,
   F1, cited share).
 
 Outputs (`reljudge.autojudge.outputs`) are written only when the job finished, each atomically;
@@ -217,7 +219,7 @@ def _scores(
     if spec.method == GRADE:
         grades: list[tuple[str, str, int]] = []
         for record in records:
-            where = job.responses.get(record.docid or "")
+            where = job.responses.get((record.qid, record.docid or ""))
             if record.method != GRADE or where is None or not record.ok or record.label is None:
                 continue
             values[where] = {GRADE: float(record.label)}
@@ -249,7 +251,7 @@ def _pairwise_scores(records: Any, job: files.JobFiles) -> dict[tuple[str, str],
     from reljudge.autojudge.tournament import scores_by_response
 
     pools: dict[str, list[str]] = {}
-    for docid, (_run, topic) in job.responses.items():
+    for topic, docid in job.responses:
         pools.setdefault(topic, []).append(docid)
     pairs = [
         (r.qid, r.docid or "", r.docid_b or "", r.label if r.ok else None)
@@ -257,8 +259,8 @@ def _pairwise_scores(records: Any, job: files.JobFiles) -> dict[tuple[str, str],
         if r.method == PAIRWISE and r.docid_b
     ]
     values: dict[tuple[str, str], dict[str, float | None]] = {}
-    for (_topic, docid), scores in scores_by_response(pools, pairs).items():
-        values[job.responses[docid]] = {f"{PAIRWISE}.{k}": v for k, v in scores.items()}
+    for (topic, docid), scores in scores_by_response(pools, pairs).items():
+        values[job.responses[(topic, docid)]] = {f"{PAIRWISE}.{k}": v for k, v in scores.items()}
     return values
 
 
@@ -340,6 +342,10 @@ def _write(
     }
     if job.missing_citations:
         config["citations_without_text"] = job.missing_citations
+    if job.nugget_sources is not None:
+        config["nugget_source_texts"] = dict(job.nugget_sources)
+    if job.documents_without_text:
+        config["cited_documents_without_text"] = job.documents_without_text
     texts[config_yml] = outputs.config_yaml(config)
     for path, text in texts.items():
         files.write_text(path, text)
@@ -355,5 +361,25 @@ def _write(
         method=spec.method,
         responses=len(inputs.responses),
         unjudged=unjudged,
-        warnings=tuple(inputs.warnings),
+        warnings=(*inputs.warnings, *evidence_warnings(spec, job)),
     )
+
+
+def evidence_warnings(spec: AutoJudgeSpec, job: files.JobFiles) -> list[str]:
+    """One line each: the citations judged against no text (their run does not embed the
+    document, the corpus does not hold it) and the cited documents no nugget was made from."""
+    where = "the corpus does not hold it" if spec.corpus is not None else "no --corpus was given"
+    found = []
+    if job.missing_citations:
+        found.append(
+            f"{job.missing_citations} citation(s) in {job.missing_responses} response(s) have no text to be "
+            f"judged against (their run does not embed the document and {where}): unjudged, left out of "
+            "precision (citations_without_text in the config)"
+        )
+    if job.documents_without_text:
+        found.append(
+            f"{job.documents_without_text} cited (topic, document) pair(s) have no text to make nuggets from "
+            f"(no response to the topic embeds the document and {where}): not nugget sources "
+            "(cited_documents_without_text in the config)"
+        )
+    return found

@@ -92,8 +92,9 @@ class AutoJudgeResult:
     """The files written (``qrels`` and ``nuggets`` None where the method makes none), the run
     directory, the requests sent (``calls``) and the answers the cache gave (``cached``) over
     all jobs of this judging, the responses judged and those left without a score
-    (``unjudged``: ``(run, topic)``, e.g. an answer that could not be read), the track's
-    warnings, and the job's exit code and share of failed records."""
+    (``unjudged``: ``(run, topic)``, e.g. an answer that could not be read), the warnings (the
+    track's, and the citations or cited documents left without a text), and the job's exit code
+    and share of failed records."""
 
     eval_txt: Path
     measures_yml: Path

@@ -25,13 +25,16 @@ A response is read into reljudge's `reljudge.io.answers.Answer` (system = run id
 references = the documents cited, in the order first cited), so every judge of answers reads
 it. Everything is bounded (line length, sentences, characters, references, documents) and
 checked, with ``FILE:LINE: what is wrong`` (`InputError`): a run answering a topic twice, a
-citation outside ``references``, a confidence that is no number, text that is no string. The
+citation outside ``references``, a confidence that is no number, text that is no string, an id
+(run, topic or document: cited, in ``references`` or a key of ``documents``) that could not be one
+column of a TREC qrels or run file (whitespace or a control character; `column_problem`). The
 text of a response is data to judge, never an instruction: nothing here reads a label from it.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,13 +179,37 @@ def _json_object(line: str, path: Path, number: int) -> dict[str, Any]:
     return obj
 
 
+def column_problem(value: str) -> str | None:
+    """Why ``value`` cannot be one column of a TREC qrels or run file (whitespace, which splits
+    it, or a control character), or None when it can."""
+    if any(c.isspace() for c in value):
+        return "contains whitespace"
+    if any(unicodedata.category(c) == "Cc" for c in value):
+        return "contains a control character"
+    return None
+
+
 def _identifier(value: Any, name: str, fail: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str) or not value.strip():
         raise fail(f"{name!r} must be a non-empty string or an integer, found {shown(value)}")
-    if any(c.isspace() for c in value):
-        raise fail(f"{name!r} must not contain whitespace, found {shown(value)}")
+    if column_problem(value) is not None:
+        raise fail(f"{name!r} must not contain whitespace or control characters, found {shown(value)}")
+    return value
+
+
+def _document_id(value: Any, where: str, fail: Any) -> str:
+    """A document id (cited, in ``references`` or a key of ``documents``): a non-empty string
+    that fits one column of a TREC qrels or run file (reljudge writes it into both)."""
+    if not isinstance(value, str) or not value.strip():
+        raise fail(f"{where} holds {shown(value)}: a document id must be a non-empty string")
+    problem = column_problem(value)
+    if problem is not None:
+        raise fail(
+            f"{where} holds the document id {shown(value)}, which {problem}: a document id must "
+            "fit one column of a TREC qrels or run file"
+        )
     return value
 
 
@@ -220,6 +247,8 @@ def _response(obj: dict[str, Any], path: Path, number: int) -> Response:
         raise fail("'references' must be a list of document ids")
     if given_refs is not None and len(given_refs) > MAX_REFERENCES:
         raise fail(f"more than {MAX_REFERENCES:,} references ({len(given_refs):,})")
+    for i, ref in enumerate(given_refs or ()):
+        _document_id(ref, f"references[{i}]", fail)
     cited_ids: list[list[str]] = []
     texts: list[str] = []
     chars = 0
@@ -270,6 +299,7 @@ def _citations(
         for docid, confidence in value.items():
             if not docid.strip():
                 raise fail(f"{where}.citations names an empty document id")
+            _document_id(docid, f"{where}.citations", fail)
             if (
                 not isinstance(confidence, (int, float))
                 or isinstance(confidence, bool)
@@ -299,6 +329,7 @@ def _citations(
             raise fail(
                 f"{where}.citations holds {shown(cite)}: cite document ids (strings) or indices, not both"
             )
+        _document_id(cite, f"{where}.citations", fail)
     return ("a list of document ids" if value else None), list(value)
 
 
@@ -311,6 +342,7 @@ def _documents(value: Any, fail: Any) -> dict[str, Document]:
         raise fail(f"more than {MAX_DOCUMENTS:,} embedded documents ({len(value):,})")
     out: dict[str, Document] = {}
     for docid, doc in value.items():
+        _document_id(docid, "'documents'", fail)
         if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
             raise fail(f"documents[{shown(docid)}] must be an object with a 'text' string")
         text = doc["text"]

@@ -351,6 +351,61 @@ def test_the_purity_check_catches_io_and_application_imports(tmp_path):
     ], found
 
 
+#: judge packages held to "the judge opens no file": the run's input stage reads what they get
+#: (their resources' readers live in reljudge.io). Other judge packages define their resources'
+#: readers beside the judge (an EXAM question bank), which the run calls for them.
+NO_FILE_IO_JUDGES = ("reljudge.judges.vision",)
+
+
+def file_io(path: Path, name: str | None = None) -> list[str]:
+    """What in the module at ``path`` touches files: an import of a file or process I/O module,
+    a call of `IO_CALLS`, or a call of a reader imported from ``reljudge.io`` (``read_*``,
+    ``describe_*``, ``load_*``; naming one as a resource's reader is not a call)."""
+    me = name or module_name(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    readers: set[str] = set()
+    wrong = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reljudge.io"):
+            readers.update(
+                a.asname or a.name for a in node.names if a.name.startswith(("read", "describe", "load"))
+            )
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            wrong += [f"{me} imports {n}" for n in names if n.split(".")[0] in IO_MODULES]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            called = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+            if called in IO_CALLS or called in readers:
+                wrong.append(f"{me}:{node.lineno} calls {called}")
+    return wrong
+
+
+@pytest.mark.parametrize("package", NO_FILE_IO_JUDGES)
+def test_these_judges_open_no_file(package: str):
+    wrong = [w for f in package_files(package) for w in file_io(f)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_file_io_check_catches_open_readers_and_io_modules(tmp_path):
+    bad = tmp_path / "inputs.py"
+    bad.write_text(
+        "from pathlib import Path\nfrom reljudge.io.image_table import read_image_table\n"
+        "from reljudge.judges.base import Resource\nR = Resource('images', read=read_image_table)\n"
+        "def f(p):\n    from reljudge.io.image_files import read_image_file as r\n"
+        "    from reljudge.io.lines import read_lines\n"
+        "    return r(p), open(p), Path(p).read_bytes(), list(read_lines(p))\n"
+    )
+    assert file_io(bad, "reljudge.judges.vision.inputs") == [
+        "reljudge.judges.vision.inputs imports pathlib",
+        "reljudge.judges.vision.inputs:8 calls r",
+        "reljudge.judges.vision.inputs:8 calls open",
+        "reljudge.judges.vision.inputs:8 calls read_bytes",
+        "reljudge.judges.vision.inputs:8 calls read_lines",
+    ]
+
+
 def test_importing_metrics_loads_no_application_module():
     code = (
         "import sys, reljudge.metrics, reljudge.metrics.registry\n"

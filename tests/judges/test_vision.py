@@ -94,6 +94,53 @@ def test_a_changed_image_is_judged_again_and_only_it(files, tmp_path):
         assert latest[-1].extra["image"]["size"] == [6, 6]
 
 
+class _ChangesAFile:
+    """The auto responder, which on the first request rewrites an image file (after the run read
+    its inputs, before the requests of the later items are built)."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.auto, self.path, self.data, self.done = AutoResponder(), path, data, False
+
+    def __call__(self, req):
+        if not self.done:
+            self.path.write_bytes(self.data)
+            self.done = True
+        return self.auto(req)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["image-relevance", "grid-pairwise"])
+def test_an_image_file_changed_during_the_run_is_skipped_never_sent_under_the_old_hash(
+    method, files, tmp_path
+):
+    # the last items' image (p2, C, position 4) changes while the first request is answered;
+    # one request in flight (fan-out 4 items, 2 pairs): its items are built long after
+    changed = files["images"].parent / "img" / "C-p2-4.png"
+    old, new = changed.read_bytes(), png(7, 5, (9, 9, 9))
+    out = tmp_path / "run"
+    with MockLLMServer(responder=_ChangesAFile(changed, new)) as srv:
+        ran = judge(*_argv(srv, method, out, files, "--concurrency", "fixed:1"), env=ENV)
+        assert ran.returncode == 0, ran.output
+        sent = json.dumps([r.messages for r in srv.requests])
+        assert base64.b64encode(new).decode() not in sent  # never sent under the old hash
+        skipped = [r for r in records(out) if r.status == "skipped"]
+        if method == "image-relevance":
+            assert [(r.qid, r.docid) for r in skipped] == [("p2", "C-p2-4")]
+            assert srv.calls == N_IMAGES - 1
+        else:
+            assert {(r.qid, r.docid, r.docid_b) for r in skipped} == {("p2", "A", "C"), ("p2", "B", "C")}
+            assert srv.calls == 2 * (N_PAIRS - 2)
+        assert all("C-p2-4.png changed after the run read it" in (r.error or "") for r in skipped)
+        assert all(r.ok for r in records(out) if r.status != "skipped")
+        # resumed: the skipped items are judged with the new bytes, and nothing else is asked
+        srv.reset()
+        ran = judge(*_argv(srv, method, out, files), env=ENV)
+        assert ran.returncode == 0, ran.output
+        assert srv.calls == len(skipped) * (1 if method == "image-relevance" else 2)
+        assert base64.b64encode(new).decode() in json.dumps([r.messages for r in srv.requests])
+        assert base64.b64encode(old).decode() not in json.dumps([r.messages for r in srv.requests])
+
+
 @pytest.mark.slow
 def test_grid_pairwise_both_orders_preferences_file_and_net_scores(files, tmp_path):
     out = tmp_path / "run"

@@ -6,21 +6,24 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 
 import pytest
 
 from _images import gif, jpeg, png, webp
 from reljudge.errors import InputError
-from reljudge.io.image_files import check_url, dimensions, read_image_file, sniff
+from reljudge.io.image_files import check_url, describe_image_file, dimensions, read_image_file, sniff
 from reljudge.llm import ClientConfig, LLMClient
 from reljudge.llm.image_messages import attach_images, placeholder
 from reljudge.llm.images import (
+    ImageChanged,
     ImagePart,
     TextPart,
     content_image_tokens,
     image_bound,
     image_from_bytes,
+    image_from_file,
     image_from_url,
     image_tokens,
     tiles,
@@ -180,3 +183,45 @@ def test_the_client_sends_images_and_a_backend_without_them_refuses(tmp_path):
         with pytest.raises(InputError, match="cannot send images"):
             asyncio.run(ask(ollama))
         assert srv.calls == 2
+
+
+def test_a_file_image_holds_no_bytes_and_is_read_and_checked_when_its_request_is_built(tmp_path):
+    path = tmp_path / "a.png"
+    path.write_bytes(png(4, 3))
+    image = image_from_file(describe_image_file(path))
+    assert image.data == b"" and image.sha256 == hashlib.sha256(png(4, 3)).hexdigest()
+    assert (image.media_type, image.size, image.width, image.height) == ("image/png", len(png(4, 3)), 4, 3)
+    hashed = ImagePart(image).hashed()
+    assert hashed == ImagePart(image_from_bytes(png(4, 3))).hashed()  # the same key as the bytes'
+    wire = ImagePart(image).wire()["image_url"]["url"]
+    assert wire == "data:image/png;base64," + base64.b64encode(png(4, 3)).decode()
+    path.write_bytes(png(4, 3, (1, 1, 1)))  # changed after it was read: not sent under the old hash
+    with pytest.raises(ImageChanged, match=r"a\.png changed after the run read it .*not sent"):
+        ImagePart(image).wire()
+    path.unlink()
+    with pytest.raises(ImageChanged, match="cannot be read again.*not found"):
+        ImagePart(image).wire()
+    assert ImagePart(image).hashed() == hashed
+
+
+@pytest.mark.slow
+def test_the_client_reads_a_file_image_only_for_a_request_it_sends(tmp_path):
+    path = tmp_path / "a.png"
+    path.write_bytes(png(6, 2))
+    image = image_from_file(describe_image_file(path))
+    message = Message("user", (TextPart("Prompt: a fox\nFinal grade: N"), ImagePart(image)))
+    with MockLLMServer() as srv:
+        config = ClientConfig(model="openai/mock", base_url=srv.openai_url, cache_path=tmp_path / "c.sqlite")
+
+        async def ask():
+            async with LLMClient(config) as client:
+                return await client.chat([message])
+
+        first = asyncio.run(ask())
+        assert first.status == "ok" and srv.calls == 1
+        path.write_bytes(png(6, 2, (0, 0, 0)))  # a cache hit reads no file
+        assert asyncio.run(ask()).cached and srv.calls == 1
+        config = ClientConfig(model="openai/mock", base_url=srv.openai_url, use_cache=False)
+        with pytest.raises(ImageChanged):  # a miss: nothing sent
+            asyncio.run(ask())
+        assert srv.calls == 1

@@ -171,16 +171,20 @@ def read_grids(path: str | Path) -> Grids:
 def read_images(path: str | Path) -> dict[str, str]:
     """``image -> path or URL`` from ``image<TAB>path-or-url``; relative paths are resolved
     against the table's directory, URLs kept as they are."""
+    return {image: where for image, (_line, where) in read_image_rows(path).items()}
+
+
+def read_image_rows(path: str | Path) -> dict[str, tuple[int, str]]:
+    """``image -> (its line, path or URL)``, as `read_images` (for messages naming the line)."""
     base = Path(path).resolve().parent
-    out: dict[str, str] = {}
-    seen: dict[str, int] = {}
+    out: dict[str, tuple[int, str]] = {}
     for number, (image, where) in _rows(path, "image", (2,)):
-        if image in seen:
+        if image in out:
             raise InputError(
-                f"image {clip(image)!r} listed twice (first on line {seen[image]})", path, number
+                f"image {clip(image)!r} listed twice (first on line {out[image][0]})", path, number
             )
-        seen[image] = number
-        out[image] = where if _URL.match(where) else str((base / Path(where).expanduser()).resolve())
+        location = where if _URL.match(where) else str((base / Path(where).expanduser()).resolve())
+        out[image] = (number, location)
     if not out:
         raise InputError("no images in file (expected image<TAB>path-or-url)", path)
     return out
@@ -334,6 +338,7 @@ __all__ = [
     "Preference",
     "read_embeddings",
     "read_grids",
+    "read_image_rows",
     "read_images",
     "read_preferences",
     "read_salience",

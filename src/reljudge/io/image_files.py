@@ -7,6 +7,10 @@ chat API takes -- whatever its name says, and `dimensions` reads its width and h
 header (PNG ``IHDR``, GIF's logical screen, JPEG's first ``SOF`` marker, WebP's ``VP8 ``/``VP8L``/
 ``VP8X`` chunk), None when the header does not say. Nothing here decodes pixels.
 
+`describe_image_file` reads a file once for what a run keeps of it until it sends it (`ImageFile`:
+path, type, SHA-256, size in bytes and pixels), and lets the bytes go; `ImageFile.read` reads them
+again when a request is built.
+
 `check_url` accepts the image locations that are not files: ``http://`` and ``https://`` URLs
 (sent to the provider as they are; reljudge never fetches them). Every other scheme (``file://``,
 ``ftp://``, ``data:``...) is refused: a local file is named by its path.
@@ -17,9 +21,11 @@ Every problem is a `ValueError` whose text says what is wrong; the caller names 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 
 #: the most bytes of one image by default (OpenAI takes up to 20 MB an image; 5 MiB keeps a
@@ -139,6 +145,41 @@ def read_image_file(path: str | Path, max_bytes: int = DEFAULT_MAX_IMAGE_BYTES) 
     return data
 
 
+@dataclass(frozen=True)
+class ImageFile:
+    """What the input stage read of an image file (`describe_image_file`): its path, type, SHA-256,
+    size in bytes and pixels -- not its bytes. `read` reads them again (at send time), bounded and
+    checked as at first; the caller compares their SHA-256 with ``sha256``."""
+
+    path: str
+    media_type: str
+    sha256: str
+    size: int
+    width: int | None
+    height: int | None
+    max_bytes: int = DEFAULT_MAX_IMAGE_BYTES
+
+    def read(self) -> bytes:
+        return read_image_file(self.path, self.max_bytes)
+
+
+def describe_image_file(path: str | Path, max_bytes: int = DEFAULT_MAX_IMAGE_BYTES) -> ImageFile:
+    """The `ImageFile` of ``path``: the file read once (`read_image_file`), hashed, its header
+    read, and its bytes let go; ValueError with the reason as `read_image_file`."""
+    data = read_image_file(path, max_bytes)
+    media_type = check_bytes(data, max_bytes)
+    size = dimensions(data, media_type)
+    return ImageFile(
+        str(path),
+        media_type,
+        hashlib.sha256(data).hexdigest(),
+        len(data),
+        size[0] if size else None,
+        size[1] if size else None,
+        max_bytes,
+    )
+
+
 def check_url(location: str) -> str:
     """``location`` when it is an ``http(s)://`` URL; ValueError for any other scheme."""
     scheme = _SCHEME.match(location)
@@ -161,8 +202,10 @@ def is_url(location: str) -> bool:
 __all__ = [
     "DEFAULT_MAX_IMAGE_BYTES",
     "MEDIA_TYPES",
+    "ImageFile",
     "check_bytes",
     "check_url",
+    "describe_image_file",
     "dimensions",
     "is_url",
     "read_image_file",

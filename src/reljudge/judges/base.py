@@ -140,6 +140,9 @@ class Resource:
     dataset_file: str | None = None
     #: what the judge does with it, as the option's help says it per judge (``--answers``)
     help: str = ""
+    #: settings of the judge the run passes to ``read`` as keywords, by name (e.g. the most
+    #: bytes an image may have: ``("max_image_bytes",)``)
+    options: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -188,6 +188,8 @@ class LLMClient:
         ``refresh=True`` asks the provider again instead of answering from the cache (or from an
         identical call in flight); a good new answer replaces the cached one.
         Malformed messages raise ValueError/TypeError (a programming error, not a provider one).
+        An image file whose bytes changed since its hash was taken raises
+        `reljudge.llm.images.ImageChanged` before anything is sent (the caller records the item).
         Raises `ProviderAbort` once the client has given up on the provider (module docstring).
         """
         if self._failfast.aborted is not None:
@@ -201,14 +203,12 @@ class LLMClient:
         assert backend is not None
         self.stats.chats += 1
         msg_dicts = [m.to_dict() for m in msgs]  # image parts by their SHA-256 (`reljudge.llm.images`)
-        sent_msgs = msg_dicts
-        if any(m.has_images for m in msgs):
-            if not self.resolved.capabilities.sends_images:
-                raise InputError(
-                    f"the {self.backend_name} backend cannot send images: use an OpenAI-compatible server "
-                    "(openai/MODEL with --base-url) or litellm/PROVIDER/MODEL"
-                )
-            sent_msgs = [m.to_wire() for m in msgs]  # base64 only in the request itself
+        images = any(m.has_images for m in msgs)
+        if images and not self.resolved.capabilities.sends_images:
+            raise InputError(
+                f"the {self.backend_name} backend cannot send images: use an OpenAI-compatible server "
+                "(openai/MODEL with --base-url) or litellm/PROVIDER/MODEL"
+            )
         wire, effective = backend.adapt_params(self._params(overrides))
         # one canonical JSON of the messages for both hashes (provenance and cache key)
         messages_json = canonical_json(msg_dicts)
@@ -238,6 +238,9 @@ class LLMClient:
                 f"model {self.config.model})",
                 hint="run without --cache-only to ask the provider, or point --cache at the cache that holds the answers",
             )
+        # the request's images, read (and checked against their hashes) only now that it is sent:
+        # base64 only in the request itself (`reljudge.llm.images`: ImageChanged when one changed)
+        sent_msgs = [m.to_wire() for m in msgs] if images else msg_dicts
         if self.batch is not None:  # answered by its batch failure, or collected: raises `Deferred`
             body = lambda: backend.batch_body(sent_msgs, wire)  # noqa: E731
             result = self.batch.miss(key, body, self._results, digest, effective, start)

@@ -1,9 +1,12 @@
 """Images in chat messages: OpenAI's content parts, hashed by their bytes, never stored as base64.
 
 A user message may carry a tuple of parts instead of a string (`reljudge.llm.types.Message`):
-`TextPart` and `ImagePart`. An `Image` is either the bytes of a local file, read once and checked
-(`image_from_bytes`: at most ``max_bytes``, PNG/JPEG/WebP/GIF by its magic bytes, see
-`reljudge.io.image_files`), or an ``http(s)://`` URL the provider fetches (`image_from_url`).
+`TextPart` and `ImagePart`. An `Image` is checked bytes held in memory (`image_from_bytes`: at
+most ``max_bytes``, PNG/JPEG/WebP/GIF by its magic bytes, see `reljudge.io.image_files`), a local
+file of which only its hash, type and sizes are held (`image_from_file`: its bytes are read again
+when its request is built, and sent only if their SHA-256 is still the one the hashed form names;
+otherwise `ImageChanged` and nothing is sent), or an ``http(s)://`` URL the provider fetches
+(`image_from_url`).
 
 A message has two forms:
 
@@ -14,7 +17,8 @@ A message has two forms:
   SHA-256, and no base64 ever reaches a record, a log, a manifest or the response cache.
 - the **wire form** (`Message.to_wire`): the request the provider gets, OpenAI's
   ``{"type": "image_url", "image_url": {"url": "data:image/png;base64,...", "detail": ...}}``,
-  made when the request is sent. A URL image is sent as its URL: the cache key covers the URL's
+  made when the request is sent (after the response cache missed: a cached answer reads no
+  file). A URL image is sent as its URL: the cache key covers the URL's
   text, not what it serves (reljudge never fetches it).
 
 Token rules (`image_tokens`, stated): the **estimate** (``--dry-run``, the cost cap's expected
@@ -32,11 +36,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reljudge.io.image_files import DEFAULT_MAX_IMAGE_BYTES, check_bytes, check_url, dimensions
+
+if TYPE_CHECKING:
+    from reljudge.io.image_files import ImageFile
 
 #: ``detail`` values OpenAI takes
 DETAILS: tuple[str, ...] = ("auto", "low", "high")
@@ -48,9 +55,15 @@ BOUND_BASE, BOUND_TILE = 2833, 5667
 MAX_TILES = 8
 
 
+class ImageChanged(Exception):
+    """An image file's bytes, read again when its request is built, are no longer the ones hashed
+    when the run read its inputs (or can no longer be read): the request is not sent."""
+
+
 @dataclass(frozen=True)
 class Image:
-    """One image: the checked bytes of a file (``data``) or an ``http(s)`` URL (``url``)."""
+    """One image: checked bytes held in memory (``data``), a file read when its request is built
+    (``source``: its bytes must still have ``sha256``), or an ``http(s)`` URL (``url``)."""
 
     media_type: str | None
     sha256: str | None
@@ -59,6 +72,10 @@ class Image:
     height: int | None = None
     url: str | None = None
     data: bytes = field(default=b"", repr=False, compare=False)
+    #: reads the image's bytes again (a file's `reljudge.io.image_files.ImageFile.read`)
+    source: Callable[[], bytes] | None = field(default=None, repr=False, compare=False)
+    #: where ``source`` reads (its path), for the message of `ImageChanged` only
+    origin: str | None = field(default=None, repr=False, compare=False)
 
     def hashed(self) -> dict[str, Any]:
         """What the hashes and records see of it (module docstring)."""
@@ -69,11 +86,29 @@ class Image:
             out.update(width=self.width, height=self.height)
         return out
 
+    def payload(self) -> bytes:
+        """The bytes to send: ``data``, or ``source`` read now and checked against ``sha256``
+        (`ImageChanged` when they differ or cannot be read)."""
+        if self.source is None:
+            return self.data
+        try:
+            data = self.source()
+        except ValueError as err:
+            raise ImageChanged(f"the image cannot be read again when its request is built: {err}") from None
+        now = hashlib.sha256(data).hexdigest()
+        if now != self.sha256:
+            where = f" {self.origin}" if self.origin else ""
+            raise ImageChanged(
+                f"the image file{where} changed after the run read it (SHA-256 "
+                f"{str(self.sha256)[:12]}... then, {now[:12]}... now): not sent"
+            )
+        return data
+
     def wire_url(self) -> str:
-        """The URL the provider gets: the URL, or a base64 data URL of the bytes."""
+        """The URL the provider gets: the URL, or a base64 data URL of the bytes (`payload`)."""
         if self.url is not None:
             return self.url
-        return f"data:{self.media_type};base64,{base64.b64encode(self.data).decode('ascii')}"
+        return f"data:{self.media_type};base64,{base64.b64encode(self.payload()).decode('ascii')}"
 
 
 def image_from_bytes(data: bytes, max_bytes: int = DEFAULT_MAX_IMAGE_BYTES) -> Image:
@@ -87,6 +122,14 @@ def image_from_bytes(data: bytes, max_bytes: int = DEFAULT_MAX_IMAGE_BYTES) -> I
         size[0] if size else None,
         size[1] if size else None,
         data=bytes(data),
+    )
+
+
+def image_from_file(file: ImageFile) -> Image:
+    """An `Image` of what the input stage read of a file: its hash, type and sizes, its bytes read
+    again when its request is built (`Image.payload`)."""
+    return Image(
+        file.media_type, file.sha256, file.size, file.width, file.height, source=file.read, origin=file.path
     )
 
 
@@ -243,6 +286,7 @@ def _int(value: Any) -> int | None:
 __all__ = [
     "DETAILS",
     "Image",
+    "ImageChanged",
     "ImagePart",
     "Part",
     "TextPart",
@@ -253,6 +297,7 @@ __all__ = [
     "image_bound",
     "image_from_bytes",
     "image_from_data_url",
+    "image_from_file",
     "image_from_url",
     "image_tokens",
     "tiles",

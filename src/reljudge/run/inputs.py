@@ -136,5 +136,6 @@ def load_resources(config: RunConfig, judge: Judge | type[Judge]) -> dict[str, A
             continue
         else:
             path = Path(value)
-        resources[name] = resource.read(path)
+        settings = {} if isinstance(judge, type) else {o: getattr(judge, o) for o in resource.options}
+        resources[name] = resource.read(path, **settings)
     return resources

@@ -14,7 +14,9 @@ system_y). The record's label is the mean of the two, rounded toward 0 (``(-2, -
 ``(-1, +1)`` 0, ``(+2, +2)`` +2): a position bias that flips the answer with the order cancels to
 "same", and a preference is never stronger than both orders' mean. ``extra["orders"]`` keeps
 both answers, their parse and rendered-message hashes, ``extra["mean"]`` the unrounded mean. If
-either order fails (API error, refusal, unreadable answer) the pair has no label.
+either order fails (API error, refusal, unreadable answer) the pair has no label; if an image
+file of either grid changed after the run read it (its bytes no longer have the SHA-256 read
+then), the pair gets a ``skipped`` record with the reason and that order is not sent.
 
 Output: the run's ``preferences.tsv`` (``prompt<TAB>system_x<TAB>system_y<TAB>pref``, the format
 the grids analysis reads as human preferences, `reljudge.io.grids.read_preferences`) and, as the
@@ -43,7 +45,7 @@ from reljudge.judges.vision.inputs import (
     check_options,
     grid_inputs,
     image_extra,
-    load_images,
+    resolve_images,
 )
 from reljudge.records import Judgment
 
@@ -126,7 +128,7 @@ class GridPairwiseJudge(Judge):
     # -- items -----------------------------------------------------------------------------
 
     def pool(self, request: PoolRequest) -> JudgePool:
-        """Per prompt (sorted), every pair of its systems (sorted); their images read once."""
+        """Per prompt (sorted), every pair of its systems (sorted), their images as the run read them."""
         grids, table, prompts = grid_inputs(request, self.name)
         kept = set(prompts)
         systems: dict[str, list[str]] = {p: [] for p in prompts}
@@ -139,7 +141,7 @@ class GridPairwiseJudge(Judge):
             p: [f"{a}{_PAIR}{b}" for i, a in enumerate(sorted(s)) for b in sorted(s)[i + 1 :]]
             for p, s in systems.items()
         }
-        loaded = load_images(table, wanted, max_bytes=self.max_image_bytes, bad=self.bad_images)
+        loaded = resolve_images(table, wanted, bad=self.bad_images)
         pairs = sum(len(d) for d in docs.values())
         return JudgePool(
             docs=docs,
@@ -193,6 +195,7 @@ class GridPairwiseJudge(Judge):
 
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         from reljudge.llm.image_messages import placeholder
+        from reljudge.llm.images import ImageChanged
 
         grids = inputs.resources["grids"]
         loaded: LoadedImages = inputs.resources.get("loaded_images") or LoadedImages()
@@ -219,7 +222,20 @@ class GridPairwiseJudge(Judge):
                     )
                 )
                 return
-            forward, backward = await asyncio.gather(ask(prompt, x, y), ask(prompt, y, x))
+            both = await asyncio.gather(ask(prompt, x, y), ask(prompt, y, x), return_exceptions=True)
+            for outcome in both:  # an abort, a cancellation or a bug ends the job as before
+                if isinstance(outcome, BaseException) and not isinstance(outcome, ImageChanged):
+                    raise outcome
+            changed = next((o for o in both if isinstance(o, ImageChanged)), None)
+            if changed is not None:  # an image file changed after the run read it: not judged
+                ctx.emit(
+                    skipped_record(
+                        ctx, self.prompt, str(changed), method=self.name, qid=prompt, docid=x, docid_b=y
+                    )
+                )
+                return
+            forward, backward = both
+            assert not isinstance(forward, BaseException) and not isinstance(backward, BaseException)
             ctx.emit(
                 self._record(ctx, prompt, x, y, forward, backward, self._hashes(loaded, grids, prompt, x, y))
             )

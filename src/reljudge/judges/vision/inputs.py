@@ -1,64 +1,55 @@
-"""What the vision judges read: the grids, the images table and the images it names.
+"""What the vision judges get: the grids, the images table and what was read of its images.
 
-The run reads the two files for the judge (`GRIDS`, `IMAGES`: `reljudge.io.grids`); the judge's
-pool (`load_images`) then reads each image its items need once (`reljudge.io.image_files`: at most
-``max_image_bytes``, PNG/JPEG/WebP/GIF by its magic bytes) or takes its ``http(s)`` URL, before any
-call is made. A bad image -- a missing or unreadable file, another type, too many bytes, a
-``file://`` or other non-http URL, an id the table lacks -- is an `InputError` naming the images
-table's line (``FILE:LINE``) with ``bad_images="error"`` (the default); with
-``bad_images="skip"`` the items that need it get a ``skipped`` record with the reason.
+The run's input stage reads the two files for the judge (`GRIDS`, `IMAGES`: `reljudge.io.grids`,
+`reljudge.io.image_table`), and with the table each image file it names, once: at most
+``max_image_bytes`` (the judge's setting, passed to the reader), PNG/JPEG/WebP/GIF by its magic
+bytes, hashed, its size in pixels from its header -- and its bytes let go. The judge opens no file:
+its pool (`resolve_images`) takes, for the images its items need, the table's entries as they are.
+A bad image -- a missing or unreadable file, another type, too many bytes, a ``file://`` or other
+non-http URL, an id the table lacks -- is an `InputError` naming the images table's line
+(``FILE:LINE``) with ``bad_images="error"`` (the default); with ``bad_images="skip"`` the items
+that need it get a ``skipped`` record with the reason.
 
-Memory: the bytes of the images a run judges are held for the run (each at most
-``max_image_bytes``), so each is read once and the bytes hashed are the bytes sent.
+Memory: a run holds no image's bytes, only its path, SHA-256, type and sizes; the bytes are read
+again when a request is built and sent only if their SHA-256 is still the one the record notes
+(`reljudge.llm.images.ImageChanged`): an image file changed during the run gives its items a
+``skipped`` record with the reason, never an answer about other bytes under the old hash.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reljudge.errors import InputError, clip
+from reljudge.io.image_table import read_grid_file, read_image_table
 from reljudge.judges.base import PoolRequest, Resource
 from reljudge.llm.images import Image, ImagePart
 
 if TYPE_CHECKING:
     from reljudge.io.grids import Grids
+    from reljudge.io.image_table import ImageTable
 
 #: what a bad image does: an input error (the default), or a skipped record with the reason
 BAD_IMAGES = ("error", "skip")
 
 
-@dataclass(frozen=True)
-class ImageTable:
-    """The images table: its path and ``image -> path or URL`` (`reljudge.io.grids.read_images`)."""
-
-    path: str
-    locations: dict[str, str]
-
-
-def read_image_table(path: Path) -> ImageTable:
-    from reljudge.io.grids import read_images  # (numpy, imported by the grids formats, when used)
-
-    return ImageTable(str(path), read_images(path))
-
-
-def read_grid_file(path: Path) -> Grids:
-    from reljudge.io.grids import read_grids
-
-    return read_grids(path)
-
-
 GRIDS = Resource(
     "grids", read=read_grid_file, help="the grids file: prompt<TAB>system<TAB>position<TAB>image"
 )
-IMAGES = Resource("images", read=read_image_table, help="the images table: image<TAB>path-or-url")
+IMAGES = Resource(
+    "images",
+    read=read_image_table,
+    help="the images table: image<TAB>path-or-url",
+    options=("max_image_bytes",),
+)
 
 
 @dataclass
 class LoadedImages:
-    """The images of a run's items, by id, and the reason of each image that could not be used."""
+    """The images of a run's items, by id (what was read of them: `reljudge.llm.images.Image`
+    without their bytes), and the reason of each image that cannot be used."""
 
     images: dict[str, Image] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)
@@ -67,36 +58,27 @@ class LoadedImages:
         return (ImagePart(self.images[image_id], detail),)
 
 
-def table_line(path: str, image_id: str) -> int | None:
-    """The line of ``image_id`` in the images table (for the message of a bad image)."""
-    from reljudge.io.lines import read_lines
-
-    for number, line in read_lines(path):
-        if line.split("\t", 1)[0].strip() == image_id:
-            return number
-    return None
-
-
-def load_images(table: ImageTable, wanted: Iterable[str], *, max_bytes: int, bad: str) -> LoadedImages:
-    """The ``wanted`` images, each read once (module docstring), in sorted order."""
-    from reljudge.io.image_files import is_url, read_image_file
-    from reljudge.llm.images import image_from_bytes, image_from_url
+def resolve_images(table: ImageTable, wanted: Iterable[str], *, bad: str) -> LoadedImages:
+    """The ``wanted`` images from the table's entries (module docstring), in sorted order."""
+    from reljudge.llm.images import image_from_file, image_from_url
 
     loaded = LoadedImages()
     for image_id in sorted(set(wanted)):
-        location = table.locations.get(image_id)
-        try:
-            if location is None:
-                raise ValueError(f"image {clip(image_id)!r} of the grids is not in the images table")
-            if is_url(location):
-                loaded.images[image_id] = image_from_url(location)
+        entry = table.entries.get(image_id)
+        if entry is None:
+            problem, line = f"image {clip(image_id)!r} of the grids is not in the images table", None
+        elif entry.problem is not None:
+            problem, line = entry.problem, entry.line
+        else:
+            if entry.url is not None:
+                loaded.images[image_id] = image_from_url(entry.url)
             else:
-                loaded.images[image_id] = image_from_bytes(read_image_file(location, max_bytes), max_bytes)
-        except ValueError as err:
-            if bad == "error":
-                line = table_line(table.path, image_id) if location is not None else None
-                raise InputError(f"image {clip(image_id)!r}: {err}", table.path, line) from None
-            loaded.problems[image_id] = str(err)
+                assert entry.file is not None
+                loaded.images[image_id] = image_from_file(entry.file)
+            continue
+        if bad == "error":
+            raise InputError(f"image {clip(image_id)!r}: {problem}", table.path, line)
+        loaded.problems[image_id] = problem
     return loaded
 
 

@@ -13,7 +13,9 @@ pixels (or its URL) -- never its bytes. The run's ``qrels.txt`` holds the grades
 (``prompt 0 image grade``), so the grids analysis can read them as relevance labels. A resumed
 run skips what is recorded for the same image bytes; an image whose bytes changed is judged
 again. A bad image with ``bad_images="skip"`` is a ``skipped`` record with the reason
-(`reljudge.judges.vision.inputs`).
+(`reljudge.judges.vision.inputs`), and so is an image whose file changed after the run read it
+(its bytes no longer have the SHA-256 read then: nothing is sent; a resumed run judges the new
+bytes).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from reljudge.judges.vision.inputs import (
     check_options,
     grid_inputs,
     image_extra,
-    load_images,
+    resolve_images,
 )
 
 if TYPE_CHECKING:
@@ -79,7 +81,7 @@ class ImageRelevanceJudge(Judge):
         return (0, 1) if spec.type == "binary" else None
 
     def pool(self, request: PoolRequest) -> JudgePool:
-        """Per prompt (sorted), its grids' distinct images (sorted); each image read once."""
+        """Per prompt (sorted), its grids' distinct images (sorted), as the run read them."""
         grids, table, prompts = grid_inputs(request, self.name)
         kept = set(prompts)
         docs: dict[str, list[str]] = {}
@@ -87,9 +89,7 @@ class ImageRelevanceJudge(Judge):
             if prompt in kept:
                 docs.setdefault(prompt, []).extend(images)
         docs = {p: sorted(set(docs[p])) for p in prompts}
-        loaded = load_images(
-            table, (i for d in docs.values() for i in d), max_bytes=self.max_image_bytes, bad=self.bad_images
-        )
+        loaded = resolve_images(table, (i for d in docs.values() for i in d), bad=self.bad_images)
         items = sum(len(d) for d in docs.values())
         return JudgePool(
             docs=docs,
@@ -118,6 +118,7 @@ class ImageRelevanceJudge(Judge):
 
     async def run(self, inputs: JudgeInputs, ctx: JudgeContext) -> None:
         from reljudge.llm.image_messages import placeholder
+        from reljudge.llm.images import ImageChanged
 
         loaded: LoadedImages = inputs.resources.get("loaded_images") or LoadedImages()
         parser = self.prompt.output.parse
@@ -132,14 +133,27 @@ class ImageRelevanceJudge(Judge):
                 return
             image = loaded.images[image_id]
             marker = placeholder()
-            answer = await ctx.ask(
-                self.prompt,
-                {"query": inputs.topics[prompt], "document": marker},
-                parser,
-                budget=self.answer_budget,
-                images={marker: loaded.parts(image_id, self.detail)},
-                **params,
-            )
+            try:
+                answer = await ctx.ask(
+                    self.prompt,
+                    {"query": inputs.topics[prompt], "document": marker},
+                    parser,
+                    budget=self.answer_budget,
+                    images={marker: loaded.parts(image_id, self.detail)},
+                    **params,
+                )
+            except ImageChanged as err:  # its file changed after the run read it: nothing sent
+                ctx.emit(
+                    skipped_record(
+                        ctx,
+                        self.prompt,
+                        f"image {image_id!r}: {err}",
+                        method=self.name,
+                        qid=prompt,
+                        docid=image_id,
+                    )
+                )
+                return
             ctx.emit(
                 record_from_answer(
                     ctx,

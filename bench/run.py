@@ -54,6 +54,7 @@ def main() -> int:
     import bench_humans
     import bench_memory
     import bench_startup
+    import bench_vision_memory
 
     load_before = _history.load()
     history = _history.entries()
@@ -70,6 +71,8 @@ def main() -> int:
     print("\n== a few passages of a large collection")
     rows += bench_corpus_memory.main(50 if quick else 1024)
     rows += bench_corpus_memory.run_top_k(50 if quick else 500)
+    print("\n== images: a vision judge over many image files")
+    rows += bench_vision_memory.main(200 if quick else 2000)
     print("\n== dry-runs and the published-release analysis")
     rows += bench_dry_runs.main()
     print("\n== bootstraps")

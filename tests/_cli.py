@@ -9,6 +9,7 @@ missing module or the interpreter's own start is what it tests; those use `subpr
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Mapping
@@ -46,6 +47,10 @@ def judge(
     from reljudge.cli import main
 
     argv = [os.fspath(a) for a in args]
+    # what earlier commands of this process left for the garbage collector goes now, outside any
+    # event loop: an SDK client collected later, inside this command's loop, schedules its own
+    # close there, which may outlive the loop and print a traceback into this command's output
+    gc.collect()
     before, saved_argv = Path.cwd(), sys.argv
     code = 0
     with CliRunner().isolation(input=input, env=env) as (out, err, _):

@@ -29,15 +29,39 @@ From Python, on in-memory arrays::
     report = evaluate_grids({("q1", "A"): ["a1", "a2"]}, {"a1": v1, "a2": v2}, {"q1": target})
 """
 
-from reljudge.analyses.grids.agreement import GridPreference
-from reljudge.analyses.grids.evaluate import (
-    MEASURES,
-    VARIANTS,
-    GridReport,
-    GridSettings,
-    evaluate_grids,
-    grid_values,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reljudge.analyses.grids.agreement import GridPreference
+    from reljudge.analyses.grids.evaluate import (
+        MEASURES,
+        VARIANTS,
+        GridReport,
+        GridSettings,
+        evaluate_grids,
+        grid_values,
+    )
+
+#: the Python API, imported when first used: `judge` registers `judge grids` through this package,
+#: and numpy (which the measures need) should not slow every other command's start
+_API = {
+    "GridPreference": "agreement",
+    "MEASURES": "evaluate",
+    "VARIANTS": "evaluate",
+    "GridReport": "evaluate",
+    "GridSettings": "evaluate",
+    "evaluate_grids": "evaluate",
+    "grid_values": "evaluate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        import importlib
+
+        return getattr(importlib.import_module(f"reljudge.analyses.grids.{_API[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "MEASURES",

@@ -88,6 +88,13 @@ class JudgeInputs:
             self._derived[name] = make()
         return self._derived[name]
 
+    def recorded(self, key: Key) -> Judgment | None:
+        """The finished record with ``key`` that the run directory already holds, as a dry run that
+        resumes sees it (``resources["existing_records"]``); while running, `JudgeContext.done`
+        answers the same question."""
+        existing: Mapping[Key, Judgment] = self.resources.get("existing_records") or {}
+        return existing.get(key)
+
 
 @dataclass(frozen=True)
 class CallEstimate:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _batch_run import batch_argv
 
+from _batch_run import batch_argv
 from _cli import judge, records
 from reljudge.errors import EXIT_BAD_INPUT, EXIT_OK
 from reljudge.testing import MockLLMServer

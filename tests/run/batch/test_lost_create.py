@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from _batch_run import batch_argv
 
+from _batch_run import batch_argv
 from _cli import judge, records
 from reljudge.errors import EXIT_OK
 from reljudge.testing import MockLLMServer

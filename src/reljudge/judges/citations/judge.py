@@ -25,7 +25,7 @@ Only TREC RAG 2024 answer files carry citations: a ``system<TAB>qid<TAB>answer``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from reljudge.judges.context import JudgeContext
     from reljudge.prompts import PromptTemplate
     from reljudge.prompts.parsing import Parsed
+    from reljudge.records import Judgment, Key
 
 #: open-rag-eval's ``CitationMetric.score_map``
 SUPPORT_SCORES: dict[str, float] = {"full_support": 1.0, "partial_support": 0.5, "no_support": 0.0}
@@ -220,14 +221,18 @@ class CitationSupportJudge(Judge):
         table = citation_table(records, current={(a.system, a.qid): a.citations_sha256 for a in answers})
         return AnswerScores(table.topics, table.systems, table.incomplete, render_citation_table(table))
 
-    def _items(self, inputs: JudgeInputs, ctx: JudgeContext | None) -> Iterator[tuple[str, Any]]:
-        """("ask", Citation) for each item to judge, ("skip", (record args)) for each to skip."""
+    def _items(
+        self, inputs: JudgeInputs, recorded: Callable[[Key], Judgment | None] | None
+    ) -> Iterator[tuple[str, Any]]:
+        """("ask", Citation) for each item to judge, ("skip", (record args)) for each to skip; with
+        ``recorded`` (`JudgeContext.done`, or `JudgeInputs.recorded` for a dry run), the items
+        recorded for the same answer text are left out."""
         for answer in inputs.resources.get("answers") or ():
             extra = answer_extra(answer)
             items = citations_of(answer)
             if not items:
-                if ctx is None or not _done(
-                    ctx.done(key(self.name, answer.qid, "", "", f"{answer.system}/{UNCITED}")), answer
+                if recorded is None or not _done(
+                    recorded(key(self.name, answer.qid, "", "", f"{answer.system}/{UNCITED}")), answer
                 ):
                     yield (
                         "skip",
@@ -241,8 +246,8 @@ class CitationSupportJudge(Judge):
                     )
                 continue
             for item in items:
-                if ctx is not None and _done(
-                    ctx.done(key(self.name, answer.qid, item.docid, "", item.item_id)), answer
+                if recorded is not None and _done(
+                    recorded(key(self.name, answer.qid, item.docid, "", item.item_id)), answer
                 ):
                     continue
                 problem = passage_problem(inputs.corpus, item.docid)
@@ -298,7 +303,7 @@ class CitationSupportJudge(Judge):
                 )
             )
 
-        await run_bounded(self._items(inputs, ctx), judge, limit=ctx.fan_out)
+        await run_bounded(self._items(inputs, ctx.done), judge, limit=ctx.fan_out)
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
         """One call per distinct (sentence text, cited passage) with a passage text (two systems
@@ -306,15 +311,9 @@ class CitationSupportJudge(Judge):
         sharing of an identical call in flight, answers the other; with ``--no-cache`` a repeat
         that is not in flight at the same time is a call more); with the run directory's records (a dry run
         that resumes) the items already recorded for the same answer text are not counted."""
-        existing = inputs.resources.get("existing_records") or {}
-
-        class _Done:
-            def done(self, k: Any) -> Any:
-                return existing.get(k)
-
         calls = tokens = 0
         asked: set[tuple[str, str]] = set()
-        for kind, value in self._items(inputs, _Done()):  # type: ignore[arg-type]
+        for kind, value in self._items(inputs, inputs.recorded):
             if kind != "ask" or (value.statement, value.docid) in asked:
                 continue  # the same sentence citing the same passage again: one prompt, one call
             asked.add((value.statement, value.docid))
@@ -326,6 +325,6 @@ class CitationSupportJudge(Judge):
             f"{self.name}: one call per distinct (answer sentence, cited passage) with a passage text "
             "(a repeated one is answered by the response cache)"
         )
-        if existing:
+        if inputs.resources.get("existing_records"):
             note += "; the pairs already recorded for the same answer text are not counted"
         return CallEstimate(calls, tokens, calls * answer, note=note)

@@ -29,32 +29,22 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from reljudge.io.image_files import DEFAULT_MAX_IMAGE_BYTES
-from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, JudgePool, PoolRequest, run_bounded
+from reljudge.judges.base import CallEstimate, JudgeInputs, JudgePool, PoolRequest, run_bounded
 from reljudge.judges.call_records import answer_provenance, key, skipped_record, unreadable_record
-from reljudge.judges.option_checks import check_output, resolve_prompt
 from reljudge.judges.reading import clip
 from reljudge.judges.registry import register
-from reljudge.judges.vision.inputs import (
-    GRIDS,
-    IMAGES,
-    LoadedImages,
-    check_options,
-    grid_inputs,
-    image_extra,
-    resolve_images,
-)
-from reljudge.records import Judgment
+from reljudge.judges.vision.base import VisionJudge
+from reljudge.judges.vision.inputs import LoadedImages, grid_inputs, image_extra, resolve_images
+from reljudge.records import Judgment, Key
 
 if TYPE_CHECKING:
     from reljudge.aggregation import AggregatedScores
     from reljudge.judges.context import JudgeContext
     from reljudge.judges.reading import Answer
     from reljudge.llm.images import Part
-    from reljudge.prompts import PromptTemplate
 
 METHOD = "grid-pairwise"
 #: the five answers, X much better .. Y much better, as preferences of Y over X
@@ -77,27 +67,17 @@ def combine(forward: int, backward: int) -> tuple[int, float]:
 
 
 @register
-class GridPairwiseJudge(Judge):
+class GridPairwiseJudge(VisionJudge):
     """Compares two systems' grids for a prompt in both orders; see the module docstring."""
 
     name = METHOD
     default_prompt = "vision/grid-pairwise"
     label_methods = (METHOD,)
-    resources = (GRIDS, IMAGES)
-    reads_passages = False  # the items are pairs of grids; their prompts are the topics
+    output_types = ("choice",)
     answer_tokens: ClassVar[int] = 4
-    answer_budget: ClassVar[int] = 256
 
-    def __init__(
-        self,
-        prompt: str | PromptTemplate | None = None,
-        max_tokens: int | None = None,
-        detail: str = "auto",
-        max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
-        bad_images: str = "error",
-    ) -> None:
-        self.prompt: PromptTemplate = resolve_prompt(prompt if prompt is not None else self.default_prompt)
-        check_output(self.prompt, ("choice",), self.name)
+    def check_prompt(self) -> None:
+        """The prompt's labels must be the five answers (`FIVE_POINTS`)."""
         vocabulary = tuple(self.prompt.output.vocabulary or ())
         if set(vocabulary) != set(FIVE_POINTS):
             from reljudge.errors import InputError
@@ -105,11 +85,6 @@ class GridPairwiseJudge(Judge):
             raise InputError(
                 f"prompt {self.prompt.id!r}: its labels {list(vocabulary)} must be {list(FIVE_POINTS)}"
             )
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        check_options(detail, max_image_bytes, bad_images)
-        self.max_tokens, self.detail = max_tokens, detail
-        self.max_image_bytes, self.bad_images = max_image_bytes, bad_images
 
     def parser(self) -> Any:
         """One of the five labels, as its preference (-2..2) with the label in ``items``."""
@@ -151,9 +126,12 @@ class GridPairwiseJudge(Judge):
             check_texts=False,
         )
 
-    def _pairs(self, inputs: JudgeInputs, ctx: Any) -> Iterator[tuple[str, str, str, str | None]]:
-        """(prompt, system_x, system_y, problem) of each pair to judge; with ``ctx``, the pairs
-        recorded for the same images are left out."""
+    def _pairs(
+        self, inputs: JudgeInputs, recorded: Callable[[Key], Judgment | None] | None
+    ) -> Iterator[tuple[str, str, str, str | None]]:
+        """(prompt, system_x, system_y, problem) of each pair to judge; with ``recorded``
+        (`JudgeContext.done`, or `JudgeInputs.recorded` for a dry run), the pairs recorded for the
+        same images are left out."""
         grids = inputs.resources["grids"]
         loaded: LoadedImages = inputs.resources.get("loaded_images") or LoadedImages()
         for prompt, entries in inputs.pool.items():
@@ -163,8 +141,8 @@ class GridPairwiseJudge(Judge):
                 problem = next(
                     (f"image {i!r}: {loaded.problems[i]}" for i in images if i in loaded.problems), None
                 )
-                if ctx is not None:
-                    done = ctx.done(key(self.name, prompt, x, y))
+                if recorded is not None:
+                    done = recorded(key(self.name, prompt, x, y))
                     if done is not None and (
                         done.status == "skipped"
                         if problem is not None
@@ -200,7 +178,7 @@ class GridPairwiseJudge(Judge):
         grids = inputs.resources["grids"]
         loaded: LoadedImages = inputs.resources.get("loaded_images") or LoadedImages()
         parser = self.parser()
-        params: dict[str, Any] = {"max_tokens": self.max_tokens} if self.max_tokens is not None else {}
+        params = self.call_params()
 
         async def ask(prompt: str, first: str, second: str) -> Answer:
             mx, my = placeholder(), placeholder()
@@ -241,7 +219,7 @@ class GridPairwiseJudge(Judge):
             )
 
         # a pair makes two calls: half as many pairs as single items keep the client as busy
-        await run_bounded(self._pairs(inputs, ctx), judge, limit=max(1, ctx.fan_out // 2))
+        await run_bounded(self._pairs(inputs, ctx.done), judge, limit=max(1, ctx.fan_out // 2))
 
     def _record(
         self,
@@ -347,16 +325,10 @@ class GridPairwiseJudge(Judge):
         from reljudge.judges.token_count import prompt_tokens
         from reljudge.llm.images import image_tokens
 
-        existing = inputs.resources.get("existing_records") or {}
-
-        class _Done:
-            def done(self, k: Any) -> Any:
-                return existing.get(k)
-
         grids = inputs.resources["grids"]
         loaded: LoadedImages = inputs.resources.get("loaded_images") or LoadedImages()
         calls = tokens = 0
-        for prompt, x, y, problem in self._pairs(inputs, _Done()):
+        for prompt, x, y, problem in self._pairs(inputs, inputs.recorded):
             if problem is not None:
                 continue
             calls += 2

@@ -20,58 +20,31 @@ bytes).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, ClassVar
 
-from reljudge.io.image_files import DEFAULT_MAX_IMAGE_BYTES
-from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, JudgePool, PoolRequest, run_bounded
+from reljudge.judges.base import CallEstimate, JudgeInputs, JudgePool, PoolRequest, run_bounded
 from reljudge.judges.call_records import key, record_from_answer, skipped_record
-from reljudge.judges.option_checks import check_output, resolve_prompt
 from reljudge.judges.registry import register
-from reljudge.judges.vision.inputs import (
-    GRIDS,
-    IMAGES,
-    LoadedImages,
-    check_options,
-    grid_inputs,
-    image_extra,
-    resolve_images,
-)
+from reljudge.judges.vision.base import VisionJudge
+from reljudge.judges.vision.inputs import LoadedImages, grid_inputs, image_extra, resolve_images
 
 if TYPE_CHECKING:
     from reljudge.judges.context import JudgeContext
-    from reljudge.prompts import PromptTemplate
+    from reljudge.records import Judgment, Key
 
 METHOD = "image-relevance"
 
 
 @register
-class ImageRelevanceJudge(Judge):
+class ImageRelevanceJudge(VisionJudge):
     """Grades each (prompt, image) on the prompt's scale; see the module docstring."""
 
     name = METHOD
     default_prompt = "vision/image-relevance"
     label_methods = (METHOD,)
-    resources = (GRIDS, IMAGES)
-    reads_passages = False  # the items are images of the grids; their prompts are the topics
+    output_types = ("graded", "binary")
     answer_tokens: ClassVar[int] = 6
-    answer_budget: ClassVar[int] = 256
-
-    def __init__(
-        self,
-        prompt: str | PromptTemplate | None = None,
-        max_tokens: int | None = None,
-        detail: str = "auto",
-        max_image_bytes: int = DEFAULT_MAX_IMAGE_BYTES,
-        bad_images: str = "error",
-    ) -> None:
-        self.prompt: PromptTemplate = resolve_prompt(prompt if prompt is not None else self.default_prompt)
-        check_output(self.prompt, ("graded", "binary"), self.name)
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        check_options(detail, max_image_bytes, bad_images)
-        self.max_tokens, self.detail = max_tokens, detail
-        self.max_image_bytes, self.bad_images = max_image_bytes, bad_images
 
     @property
     def label_scale(self) -> tuple[int, ...] | None:
@@ -99,15 +72,18 @@ class ImageRelevanceJudge(Judge):
             check_texts=False,
         )
 
-    def _items(self, inputs: JudgeInputs, ctx: Any) -> Iterator[tuple[str, str, str | None]]:
-        """(prompt, image, problem) of each item to judge (the ones recorded for the same image
-        bytes are left out when ``ctx`` is given)."""
+    def _items(
+        self, inputs: JudgeInputs, recorded: Callable[[Key], Judgment | None] | None
+    ) -> Iterator[tuple[str, str, str | None]]:
+        """(prompt, image, problem) of each item to judge; with ``recorded`` (`JudgeContext.done`,
+        or `JudgeInputs.recorded` for a dry run), the ones recorded for the same image bytes are
+        left out."""
         loaded: LoadedImages = inputs.resources.get("loaded_images") or LoadedImages()
         for prompt, images in inputs.pool.items():
             for image_id in images:
                 problem = loaded.problems.get(image_id)
-                if ctx is not None:
-                    done = ctx.done(key(self.name, prompt, image_id))
+                if recorded is not None:
+                    done = recorded(key(self.name, prompt, image_id))
                     if done is not None and (
                         done.status == "skipped"
                         if problem is not None
@@ -122,7 +98,7 @@ class ImageRelevanceJudge(Judge):
 
         loaded: LoadedImages = inputs.resources.get("loaded_images") or LoadedImages()
         parser = self.prompt.output.parse
-        params: dict[str, Any] = {"max_tokens": self.max_tokens} if self.max_tokens is not None else {}
+        params = self.call_params()
 
         async def judge(item: tuple[str, str, str | None]) -> None:
             prompt, image_id, problem = item
@@ -167,7 +143,7 @@ class ImageRelevanceJudge(Judge):
                 )
             )
 
-        await run_bounded(self._items(inputs, ctx), judge, limit=ctx.fan_out)
+        await run_bounded(self._items(inputs, ctx.done), judge, limit=ctx.fan_out)
 
     def estimate(self, inputs: JudgeInputs) -> CallEstimate:
         """One call per (prompt, image) with a usable image: the prompt's text tokens (~4
@@ -175,15 +151,9 @@ class ImageRelevanceJudge(Judge):
         from reljudge.judges.token_count import prompt_tokens
         from reljudge.llm.images import image_tokens
 
-        existing = inputs.resources.get("existing_records") or {}
-
-        class _Done:
-            def done(self, k: Any) -> Any:
-                return existing.get(k)
-
         loaded: LoadedImages = inputs.resources.get("loaded_images") or LoadedImages()
         calls = tokens = 0
-        for prompt, image_id, problem in self._items(inputs, _Done()):
+        for prompt, image_id, problem in self._items(inputs, inputs.recorded):
             if problem is not None:
                 continue
             calls += 1

@@ -180,3 +180,28 @@ def test_evaluate_refuses_an_answer_given_in_two_files(tmp_path):
     result = judge(*base)
     assert result.returncode == 2, result.stderr
     assert f"error: {again}:1: system 'far' answers topic '0' already in {p['answers']}:" in result.stderr
+
+
+def test_a_dataset_gives_the_qrels(tmp_path):
+    """``--dataset DIR`` instead of ``--qrels`` reads the directory's qrels: the same result."""
+    p = _write(tmp_path)
+    ds = tmp_path / "ds"
+    ds.mkdir()
+    (ds / "qrels.txt").write_bytes(p["qrels"].read_bytes())
+    (ds / "topics.tsv").write_text("0\tquestion zero\n1\tquestion one\n")
+    base = [
+        "answers",
+        "similarity",
+        str(p["answers"]),
+        "--embeddings",
+        str(p["npy"]),
+        "--runs",
+        str(p["runs"]),
+        "--json",
+    ]
+    given = judge(*base, "--qrels", str(p["qrels"]))
+    known = judge(*base, "--dataset", str(ds))
+    assert given.returncode == known.returncode == 0, known.output
+    assert json.loads(known.stdout) == json.loads(given.stdout)
+    both = judge(*base, "--dataset", str(ds), "--qrels", str(p["qrels"]))
+    assert both.returncode == 2 and "exactly one of --qrels" in both.output

@@ -236,3 +236,48 @@ def test_dl21_pool_matches_the_feasibility_figures(shared_data: Path, tmp_path: 
     assert (r["pool"]["min"], r["pool"]["median"], r["pool"]["max"]) == (7, 20, 35)
     assert round(r["pool"]["mean"], 1) == 20.1 and r["pairs"] == 11359
     assert r["passages_without_text"]["passages"] == 1067 and r["passages_without_text"]["without_text"] == 3
+
+
+def test_a_dataset_gives_the_qrels_runs_and_passages(collection: Path):
+    """``--dataset DIR`` instead of ``--qrels`` (and ``--runs``, ``--corpus``) writes the same
+    pairs and the same leaderboard; the report names the dataset as the qrels' source."""
+    given, known = collection / "given", collection / "known"
+    assert judge("shallow", "pool", "--runs", str(collection / "runs"), "--qrels", str(collection / "qrels.txt"),
+                 "--corpus", str(collection / "passages.tsv"), "--out", str(given), env=ENV).returncode == 0  # fmt: skip
+    result = judge("shallow", "pool", "--dataset", str(collection), "--out", str(known), env=ENV)
+    assert result.returncode == 0, result.output
+    for name in ("pool.tsv", "pairs.txt"):
+        assert (known / name).read_bytes() == (given / name).read_bytes()
+    pool = json.loads((known / "pool.json").read_text())
+    assert (
+        pool["qrels"] == f"dataset {collection.name}" and pool["passages_without_text"]["without_text"] == 0
+    )
+    assert json.loads((given / "pool.json").read_text())["qrels"] == str(collection / "qrels.txt")
+    boards = []
+    for args in (
+        ["--qrels", str(collection / "qrels.txt"), "--runs", str(collection / "runs")],
+        ["--dataset", str(collection)],
+    ):
+        result = judge(
+            "shallow", "leaderboard", "--pool", str(given / "pool.tsv"), "--human-qrels", str(collection / "qrels.txt"),
+            *args, "--relevant", "2", "--bootstrap", "20", "--out", str(collection / "board"), "--json", env=ENV,
+        )  # fmt: skip
+        assert result.returncode == 0, result.output
+        boards.append(json.loads(result.output))
+    assert boards[0]["leaderboard"] == boards[1]["leaderboard"]
+    assert boards[1]["qrels"] == f"dataset {collection.name}"
+    result = judge("shallow", "btp-pairs", "--dataset", str(collection), "--run", str(collection / "runs" / "C.run"),
+                   "--relevant", "2", "--out", str(collection / "btp"), "--json", env=ENV)  # fmt: skip
+    assert result.returncode == 0, result.output
+    assert json.loads(result.output)["categories"]["B"]["queries"] == 3
+
+
+def test_qrels_and_dataset_together_are_refused(collection: Path):
+    result = judge("shallow", "pool", "--dataset", str(collection), "--qrels", str(collection / "qrels.txt"),
+                   "--out", str(collection / "p"), env=ENV)  # fmt: skip
+    assert result.returncode == EXIT_BAD_INPUT and "exactly one of --qrels" in result.output
+    assert not (collection / "p").exists()
+    result = judge(
+        "shallow", "pool", "--qrels", str(collection / "qrels.txt"), "--out", str(collection / "p"), env=ENV
+    )
+    assert result.returncode == EXIT_BAD_INPUT and "--runs" in result.output

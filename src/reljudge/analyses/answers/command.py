@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from reljudge.console import DATASET_HELP
+
 app = typer.Typer(
     help="Check answer files (TREC RAG 2024 JSON Lines, system<TAB>qid<TAB>answer TSV) and convert them.",
     no_args_is_help=True,
@@ -63,7 +65,10 @@ def answers_similarity_cmd(
     files: list[Path] | None = typer.Argument(
         None, metavar="FILE", help="Answer files (TREC RAG 2024 .jsonl or TSV); optional with --runs."
     ),
-    qrels: Path = typer.Option(..., "--qrels", help="Human relevance labels (TREC qrels)."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Human relevance labels (TREC qrels)."),
+    dataset: str | None = typer.Option(
+        None, "--dataset", help=DATASET_HELP + "; also its passages when --corpus is not given."
+    ),
     corpus: Path | None = typer.Option(None, "--corpus", help="Passage texts (needed with --encoder)."),
     encoder: str | None = typer.Option(
         None, "--encoder", help="A sentence-transformers model (name or local path) for passages and answers."
@@ -122,10 +127,14 @@ def answers_similarity_cmd(
     answers on one scale (thesis Fig. 5.4); with --anchors, the no-judgment variant (Fig. 5.5)."""
     from reljudge.analyses.answers.files import format_similarity, write_similarity
     from reljudge.analyses.answers.pipeline import answer_similarity_paths
+    from reljudge.analyses.inputs import load_human_labels
     from reljudge.errors import InputError
 
     if average not in ("micro", "macro"):
         raise InputError(f"--average {average!r}: expected micro or macro")
+    human = load_human_labels(qrels, dataset)
+    if corpus is None and encoder is not None:
+        corpus = human.corpus_path
     if plot and out is None:
         raise InputError("--plot needs --out")
     cache = embedding_cache
@@ -134,7 +143,7 @@ def answers_similarity_cmd(
 
         cache = default_cache_path(out, encoder)
     data = answer_similarity_paths(
-        qrels, files or [], corpus=corpus, encoder=encoder, embeddings=embeddings, ids=ids, runs=runs,
+        human.qrels, files or [], corpus=corpus, encoder=encoder, embeddings=embeddings, ids=ids, runs=runs,
         anchors=anchors, k=k, min_grade=min_grade, max_per_topic=max_rel, target=target,
         macro=average == "macro", seed=seed,
         batch_size=batch_size, device=device, embedding_cache=cache,

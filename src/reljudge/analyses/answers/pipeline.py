@@ -27,7 +27,7 @@ from reljudge.errors import InputError
 
 
 def answer_similarity_paths(
-    qrels: str | Path,
+    qrels: str | Path | dict[str, dict[str, float]],
     answer_files: list[Path],
     *,
     corpus: str | Path | None = None,
@@ -50,8 +50,8 @@ def answer_similarity_paths(
     """Every measure of the module docstring, as the content of ``similarity.json``."""
     from reljudge.analyses.answers.similarity import answer_grades, answer_id, cross_grade, pick_targets
     from reljudge.analyses.fd.per_run import fd_answers, fd_docids, fd_runs
+    from reljudge.analyses.inputs import read_human
     from reljudge.io.answer_sets import read_answers_by_system
-    from reljudge.io.trec import read_qrels
     from reljudge.vectors.embedding_cache import vector_source
 
     say = notify or (lambda _line: None)
@@ -61,7 +61,7 @@ def answer_similarity_paths(
         raise InputError("--anchors scores answers: give answer files too")
     if not answer_files and runs is None:
         raise InputError("nothing to score: give answer files, --runs DIR, or both")
-    human = read_qrels(qrels)
+    human = read_human(qrels)
     by_system = read_answers_by_system(answer_files) if answer_files else {}
     if answer_files and not by_system:
         raise InputError("no answers in " + ", ".join(map(str, answer_files)))

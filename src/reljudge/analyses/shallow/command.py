@@ -3,17 +3,24 @@
 Build pairs (``btp-pairs``, ``pool``), judge them with ``judge run --method pairwise --pairs
 FILE`` (both orders; ``--dry-run`` states the calls and the cost), then analyse the run
 directory (``btp``, ``tournament``, ``leaderboard``). ``--human-qrels`` instead of ``--judged``
-takes the human grades as the judge (the higher grade wins, equal grades tie).
+takes the human grades as the judge (the higher grade wins, equal grades tie). ``--dataset``
+instead of ``--qrels`` takes a known dataset's qrels, and its runs and passages where the command
+reads runs or passages and none are given; ``--relevant`` stays as given (1 by default), not the
+dataset's threshold.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from reljudge.console import DATASET_HELP
 from reljudge.errors import InputError
+
+if TYPE_CHECKING:
+    from reljudge.analyses.inputs import HumanLabels
 
 app = typer.Typer(
     help="Shallow pools and preference judgments: better than perfect, pools, tournaments, leaderboards.",
@@ -40,6 +47,17 @@ CORPUS = typer.Option(
     None, "--corpus", help="Passages (TSV or JSONL): count (btp-pairs: skip) passages without text."
 )
 JSON_OUT = typer.Option(False, "--json", help="Print the report as JSON.")
+DATASET = typer.Option(
+    None, "--dataset", help=DATASET_HELP + "; also its runs and passages when none are given."
+)
+
+
+def _labels(qrels: Path | None, dataset: str | None) -> tuple[HumanLabels, str]:
+    """The qrels of ``--qrels`` or ``--dataset`` (exactly one), and how the report names them."""
+    from reljudge.analyses.inputs import load_human_labels
+
+    human = load_human_labels(qrels, dataset)
+    return human, str(qrels) if qrels is not None else f"dataset {human.dataset}"
 
 
 def _print(report: dict[str, Any], as_json: bool, lines: list[str]) -> None:
@@ -78,7 +96,8 @@ def _judge_hint(pairs: str, n: int) -> str:
 
 @app.command("btp-pairs")
 def btp_pairs_cmd(
-    qrels: Path = typer.Option(..., "--qrels", help="Qrels (qid iter docid grade)."),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Qrels (qid iter docid grade)."),
+    dataset: str | None = DATASET,
     run: Path = typer.Option(..., "--run", help="The run whose top passages are compared with q*."),
     out: Path = typer.Option(
         ..., "--out", "--output", help="Output directory: pairs.tsv and btp-pairs.json."
@@ -96,13 +115,15 @@ def btp_pairs_cmd(
 
     if qrel_choice not in QREL_CHOICES:
         raise InputError(f"--qrel-choice must be one of {', '.join(QREL_CHOICES)}, not {qrel_choice!r}")
+    human, name = _labels(qrels, dataset)
     r = btp_pairs_step(
-        qrels=qrels,
+        qrels=human.qrels,
+        qrels_name=name,
         run=run,
         out=out,
         relevant=relevant,
         choice=qrel_choice,
-        corpus=corpus,
+        corpus=corpus if corpus is not None else human.corpus_path,
         gold=gold,
         seed=seed,
     )
@@ -169,8 +190,11 @@ def btp_cmd(
 
 @app.command("pool")
 def pool_cmd(
-    runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs (.gz allowed)."),
-    qrels: Path = typer.Option(..., "--qrels", help="Qrels (qid iter docid grade): q* per query."),
+    runs: Path | None = typer.Option(
+        None, "--runs", help="Directory of TREC runs (.gz allowed); default the --dataset's."
+    ),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Qrels (qid iter docid grade): q* per query."),
+    dataset: str | None = DATASET,
     out: Path = typer.Option(
         ..., "--out", "--output", help="Output directory: pool.tsv, pairs.txt, pool.json."
     ),
@@ -192,12 +216,15 @@ def pool_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Shallow pool: every run's top passage plus q*; statistics, a query sample, all pairs once."""
+    from reljudge.analyses.inputs import qrels_and_runs
     from reljudge.analyses.shallow.pipeline import pool_step
 
     subset = [s.strip() for s in runs_subset.split(",") if s.strip()] if runs_subset else None
+    human, runs_dir = qrels_and_runs(qrels, dataset, runs)
     r = pool_step(
-        runs=runs,
-        qrels=qrels,
+        runs=runs_dir,
+        qrels=human.qrels,
+        qrels_name=str(qrels) if qrels is not None else f"dataset {human.dataset}",
         out=out,
         relevant=relevant,
         choice=qrel_choice,
@@ -205,7 +232,7 @@ def pool_cmd(
         sample=sample,
         min_pool=min_pool,
         seed=seed,
-        corpus=corpus,
+        corpus=corpus if corpus is not None else human.corpus_path,
     )
     p, s = r["pool"], r["sample"]
     lines = [
@@ -273,8 +300,11 @@ def tournament_cmd(
 @app.command("leaderboard")
 def leaderboard_cmd(
     pool: Path = typer.Option(..., "--pool", help="The pool.tsv of `judge shallow pool`."),
-    runs: Path = typer.Option(..., "--runs", help="Directory of TREC runs to evaluate."),
-    qrels: Path = typer.Option(..., "--qrels", help="The original qrels."),
+    runs: Path | None = typer.Option(
+        None, "--runs", help="Directory of TREC runs to evaluate; default the --dataset's."
+    ),
+    qrels: Path | None = typer.Option(None, "--qrels", help="The original qrels."),
+    dataset: str | None = DATASET,
     out: Path = typer.Option(
         ..., "--out", "--output", help="Output directory: leaderboard.csv and leaderboard.json."
     ),
@@ -292,12 +322,15 @@ def leaderboard_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """MRR@10 under preference qrels vs the original qrels: Kendall tau, intervals, perfect ranker, LORO."""
+    from reljudge.analyses.inputs import qrels_and_runs
     from reljudge.analyses.shallow.pipeline import leaderboard_step
 
+    human, runs_dir = qrels_and_runs(qrels, dataset, runs)
     r = leaderboard_step(
         pool=pool,
-        runs=runs,
-        qrels=qrels,
+        runs=runs_dir,
+        qrels=human.qrels,
+        qrels_name=str(qrels) if qrels is not None else f"dataset {human.dataset}",
         out=out,
         judged=judged,
         human_qrels=human_qrels,

@@ -16,6 +16,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from reljudge.analyses.inputs import Scores, read_human
 from reljudge.analyses.shallow import leaderboard as lb
 from reljudge.analyses.shallow.btp import (
     BtpPair,
@@ -46,7 +47,7 @@ def _blank(corpus: Any, docid: str) -> bool:
 
 def btp_pairs_step(
     *,
-    qrels: Path,
+    qrels: Path | Scores,
     run: Path,
     out: Path,
     relevant: float = 1,
@@ -54,13 +55,15 @@ def btp_pairs_step(
     corpus: Path | None = None,
     gold: int = 0,
     seed: int = 0,
+    qrels_name: str | None = None,
 ) -> dict[str, Any]:
     """Write ``out/pairs.tsv`` (``qid ref A|B|gold reference other``, the ``--pairs`` input of
-    ``judge run --method pairwise``) and ``out/btp-pairs.json``; return the report."""
+    ``judge run --method pairwise``) and ``out/btp-pairs.json``; return the report. ``qrels``: a
+    qrels file or the qrels as read (a dataset's), named ``qrels_name`` in the report."""
     from reljudge.analyses.shallow.files import write_btp_pairs, write_json
-    from reljudge.io.trec import read_qrels, read_run
+    from reljudge.io.trec import read_run
 
-    grades = read_qrels(qrels)
+    grades = read_human(qrels)
     system = read_run(run)
     rankings = {q: system.ranked(q) for q in system}
     refs = reference_passages(grades, relevant=relevant, choice=choice, rankings=rankings)  # type: ignore[arg-type]
@@ -98,7 +101,7 @@ def btp_pairs_step(
     counts = {c: sum(1 for p in pairs if p.category == c) for c in ("A", "B")}
     total = counts["A"] + counts["B"]
     report = {
-        "qrels": str(qrels),
+        "qrels": qrels_name or str(qrels),
         "run": str(run),
         "reference": {"choice": choice, "relevant": relevant},
         "queries_in_qrels": len(grades),
@@ -170,7 +173,7 @@ def btp_step(
 def pool_step(
     *,
     runs: Path,
-    qrels: Path,
+    qrels: Path | Scores,
     out: Path,
     relevant: float = 1,
     choice: str = "first",
@@ -179,15 +182,16 @@ def pool_step(
     min_pool: int = 2,
     seed: int = 0,
     corpus: Path | None = None,
+    qrels_name: str | None = None,
 ) -> dict[str, Any]:
     """Write ``out/pool.tsv`` (the sampled pools), ``out/pairs.txt`` (every unordered pair once,
-    the ``--pairs`` input of ``judge run --method pairwise``) and ``out/pool.json``."""
+    the ``--pairs`` input of ``judge run --method pairwise``) and ``out/pool.json``. ``qrels``: a
+    qrels file or the qrels as read (a dataset's), named ``qrels_name`` in the report."""
     from reljudge.analyses.shallow.files import read_runs, write_json, write_pairs, write_pool
-    from reljudge.io.trec import read_qrels
 
     if choice == "best-ranked":
         raise InputError("--qrel-choice best-ranked needs one run; the pool takes 'first' or 'top-grade'")
-    grades = read_qrels(qrels)
+    grades = read_human(qrels)
     systems = read_runs(runs, runs_subset)
     refs = reference_passages(grades, relevant=relevant, choice=choice)  # type: ignore[arg-type]
     top = {name: {q: run.ranked(q)[0] for q in run if run[q]} for name, run in systems.items()}
@@ -197,6 +201,7 @@ def pool_step(
     pairs = unordered_pairs(pools, chosen)
     missing = missing_queries(top, refs)
     report: dict[str, Any] = {
+        "qrels": qrels_name or str(qrels),
         "runs": len(systems),
         "reference": {"choice": choice, "relevant": relevant},
         "queries_in_qrels": len(grades),
@@ -320,7 +325,7 @@ def leaderboard_step(
     *,
     pool: Path,
     runs: Path,
-    qrels: Path,
+    qrels: Path | Scores,
     out: Path,
     judged: Path | None = None,
     human_qrels: Path | None = None,
@@ -331,19 +336,20 @@ def leaderboard_step(
     seed: int = 0,
     loro: bool = True,
     plot: bool = False,
+    qrels_name: str | None = None,
 ) -> dict[str, Any]:
     """Write ``out/leaderboard.csv``, ``out/leaderboard.json`` and, with ``plot``,
-    ``out/leaderboard.png``; return the report."""
+    ``out/leaderboard.png``; return the report. ``qrels``: a qrels file or the qrels as read (a
+    dataset's), named ``qrels_name`` in the report."""
     from reljudge.analyses.shallow.files import read_pool_preferences, read_runs, write_json
     from reljudge.io.atomic import write_text_atomic
     from reljudge.io.tables import csv_text
-    from reljudge.io.trec import read_qrels
 
     pools, prefs, info = read_pool_preferences(pool, judged, human_qrels)
     queries = list(pools)
     result = preference_qrels(pools, prefs, ties=ties)  # type: ignore[arg-type]
     pref_qrels = result.qrels()
-    grades = read_qrels(qrels)
+    grades = read_human(qrels)
     systems = read_runs(runs)
     rankings = {name: {q: run.ranked(q) for q in queries if q in run} for name, run in systems.items()}
     original = lb.binary_qrels(grades, queries, relevant)
@@ -355,6 +361,7 @@ def leaderboard_step(
     perfect = lb.per_query(pref_qrels, {"perfect": lb.perfect_ranker(grades, queries, relevant)}, queries)
     report: dict[str, Any] = {
         "pool": str(pool),
+        "qrels": qrels_name or str(qrels),
         "source": str(judged or human_qrels),
         "source_counts": info,
         "queries": len(queries),

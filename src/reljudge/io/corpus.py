@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from reljudge.errors import InputError
 from reljudge.io.corpus_index import indexable
@@ -67,6 +68,10 @@ class Corpus(Mapping[str, str]):
 
     def __contains__(self, docid: object) -> bool:
         return docid in self._passages
+
+    def get(self, docid: str, default: Any = None) -> Any:
+        """The text of ``docid``, else ``default`` (a dict lookup: judges ask it of every item)."""
+        return self._passages.get(docid, default)
 
     def __repr__(self) -> str:
         source = f" from {self.path}" if self.path else ""

@@ -208,17 +208,18 @@ class PointwiseJudge(Judge):
     def _estimate_with(self, inputs: JudgeInputs, counter: Any) -> CallEstimate:
         """`estimate` counting tokens with the model's tokenizer: each distinct query and passage
         tokenized once (`reljudge.judges.token_count.tokenizer_terms`)."""
-        from reljudge.judges.token_count import TextTokens, tokenizer_item_tokens, tokenizer_terms
+        from reljudge.judges.token_count import TextTokens, tokenizer_sum_tokens, tokenizer_terms
 
         terms = tokenizer_terms(self.prompt, self.variables, 2, counter)
         queries, passages = TextTokens(counter), TextTokens(counter)
-        calls = tokens = 0
+        calls = query_tokens = passage_tokens = 0
         for qid, docid in pool_items(inputs):
             if topic_problem(inputs.topics, qid) or passage_problem(inputs.corpus, docid):
                 continue
             calls += 1
-            counts = (queries(qid, inputs.topics[qid]), passages(docid, inputs.corpus[docid]))
-            tokens += tokenizer_item_tokens(terms, counts)
+            query_tokens += queries(qid, inputs.topics[qid])
+            passage_tokens += passages(docid, inputs.corpus[docid])
+        tokens = tokenizer_sum_tokens(terms, calls, (query_tokens, passage_tokens))
         answer = self.max_tokens or self.answer_tokens
         note = f"{self.name}: one call per (topic, passage)"
         return CallEstimate(calls, tokens, calls * answer, note=note, tokenizer=counter.source)

@@ -183,6 +183,12 @@ def tokenizer_item_tokens(terms: list[Terms], counts: Sequence[int]) -> int:
     return sum(t + sum(k * n for k, n in zip(ks, counts, strict=True)) for t, *ks in terms)
 
 
+def tokenizer_sum_tokens(terms: list[Terms], items: int, sums: Sequence[int]) -> int:
+    """The prompt tokens of ``items`` items whose values' token counts add up to ``sums``: the
+    sum of `tokenizer_item_tokens` over them, as the terms are linear in the counts."""
+    return sum(items * t + sum(k * n for k, n in zip(ks, sums, strict=True)) for t, *ks in terms)
+
+
 def tokenizer_all_pairs_tokens(terms: list[Terms], query_tokens: int, doc_tokens: Sequence[int]) -> int:
     """`all_pairs_tokens` with the tokenizer (`tokenizer_terms`): the sum over all pairs ``i < j``
     of ``doc_tokens`` (in pool order) of the prompt with (query, document i, document j)."""

@@ -12,6 +12,7 @@ from reljudge.errors import InputError
 from reljudge.run.config import RESOURCE_FIELDS, RunConfig
 
 if TYPE_CHECKING:
+    from reljudge.io.pairs import PairCategories, Pairs
     from reljudge.judges.base import Judge
 
 
@@ -57,13 +58,15 @@ def resolve_inputs(config: RunConfig, *, passages: bool = True, need_corpus: boo
 
 class SharedInputs:
     """Inputs that many jobs on the same data share (a sweep's cells): each dataset loaded and
-    resolved once (`resolve`), each set of wanted passages read once (`passages`). The topics
-    and qrels mappings are shared (read-only); each job gets its own `ResolvedInputs` shell, so
-    that reading its passages sets only its own ``corpus``."""
+    resolved once (`resolve`), each set of wanted passages read once (`passages`), each pairs
+    file read once (`pairs`). The topics, qrels and pairs mappings are shared (read-only); each
+    job gets its own `ResolvedInputs` shell, so that reading its passages sets only its own
+    ``corpus``."""
 
     def __init__(self, said: set[str] | None = None) -> None:
         self._inputs: dict[tuple[Any, ...], ResolvedInputs] = {}
         self._passages: dict[tuple[Any, ...], Mapping[str, str]] = {}
+        self._pairs: dict[Path, tuple[Pairs, PairCategories]] = {}
         self._said: set[str] = said if said is not None else set()  # shared with the caller's
 
     def first_time(self, note: str) -> bool:
@@ -90,6 +93,16 @@ class SharedInputs:
         if key not in self._passages:
             self._passages[key] = read()
         return dict(self._passages[key])
+
+    def pairs(self, path: Path) -> tuple[Pairs, PairCategories]:
+        """`reljudge.io.pairs.read_pairs` of ``path``, once per file (the same pairs file of a
+        dataset is every pairwise cell's): shared, to be read and not changed."""
+        from reljudge.io.pairs import read_pairs
+
+        key = Path(path).resolve()
+        if key not in self._pairs:
+            self._pairs[key] = read_pairs(path)
+        return self._pairs[key]
 
 
 def dataset_name(config: RunConfig) -> str:

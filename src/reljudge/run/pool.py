@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from reljudge.errors import InputError
 from reljudge.run.config import RunConfig
-from reljudge.run.inputs import ResolvedInputs
+from reljudge.run.inputs import ResolvedInputs, SharedInputs
 from reljudge.run.options import parse_pool_spec
 
 
@@ -43,9 +43,16 @@ class Pool:
         return sum(len(d) for d in self.docs.values())
 
 
-def build_pool(config: RunConfig, inputs: ResolvedInputs, *, topics_only: bool = False) -> Pool:
+def build_pool(
+    config: RunConfig,
+    inputs: ResolvedInputs,
+    *,
+    topics_only: bool = False,
+    shared: SharedInputs | None = None,
+) -> Pool:
     """The items to judge, in a fixed order, with ``topics_limit`` and ``limit`` applied; with
-    ``topics_only``, the topics (see the module docstring)."""
+    ``topics_only``, the topics (see the module docstring). ``shared``: inputs shared with other
+    jobs (a sweep's cells), its pairs file read once for all of them."""
     from reljudge.io.pairs import read_pairs
     from reljudge.io.trec import read_run
 
@@ -66,7 +73,7 @@ def build_pool(config: RunConfig, inputs: ResolvedInputs, *, topics_only: bool =
     pairs: dict[str, list[tuple[str, str]]] | None = None
     categories: dict[tuple[str, str, str], tuple[str, str]] = {}
     if config.pairs is not None:
-        pairs, categories = read_pairs(config.pairs)
+        pairs, categories = shared.pairs(config.pairs) if shared is not None else read_pairs(config.pairs)
         unknown = [q for q in pairs if q not in inputs.topics]
         if unknown:
             raise InputError(

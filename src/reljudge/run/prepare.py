@@ -79,7 +79,7 @@ def prepare(
             resources = chosen.resources
             pool = Pool(docs=chosen.docs, description=chosen.description)
         else:
-            pool = build_pool(config, resolved)
+            pool = build_pool(config, resolved, shared=shared)
         passages = read_passages(config, resolved, pool, shared)  # only the pooled ones
         if chosen is None or chosen.check_texts:
             check_passages(pool, resolved, skip_missing=config.skip_missing)

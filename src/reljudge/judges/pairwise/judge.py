@@ -322,7 +322,7 @@ class PairwiseJudge(Judge):
             active_tokenizer,
             columns_tokens,
             linear_terms,
-            tokenizer_item_tokens,
+            tokenizer_sum_tokens,
             tokenizer_terms,
         )
 
@@ -330,7 +330,8 @@ class PairwiseJudge(Judge):
         terms = tokenizer_terms(self.prompt, self.variables, 3, counter) if counter is not None else None
         queries, docs = (TextTokens(counter), TextTokens(counter)) if counter is not None else (None, None)
         pairs = self._fixed_pairs(inputs)
-        calls = counted = 0
+        calls = 0
+        sums = [0, 0, 0]  # the token counts of the query, first and second passage, summed
         lengths: tuple[list[int], list[int], list[int]] = ([], [], [])  # query, first, second
         for qid, qpairs in pairs.items():
             for a, b in qpairs:
@@ -342,19 +343,16 @@ class PairwiseJudge(Judge):
                     continue
                 calls += 2
                 if terms is not None and queries is not None and docs is not None:
-                    counts = (
-                        queries(qid, inputs.topics[qid]),
-                        docs(a, inputs.corpus[a]),
-                        docs(b, inputs.corpus[b]),
-                    )
-                    counted += tokenizer_item_tokens(terms, counts)
+                    sums[0] += queries(qid, inputs.topics[qid])
+                    sums[1] += docs(a, inputs.corpus[a])
+                    sums[2] += docs(b, inputs.corpus[b])
                     continue
                 lengths[0].append(len(inputs.topics[qid]))
                 lengths[1].append(len(inputs.corpus[a]))
                 lengths[2].append(len(inputs.corpus[b]))
         # every prompt's tokens from the texts' lengths, none rendered (`reljudge.judges.token_count`)
         if terms is not None:
-            tokens = 2 * counted
+            tokens = 2 * tokenizer_sum_tokens(terms, calls // 2, sums)
         else:
             tokens = 2 * columns_tokens(linear_terms(self.prompt, self.variables, 3), lengths)
         n_pairs = sum(len(p) for p in pairs.values())

@@ -250,14 +250,17 @@ def test_end_to_end_backs_off_after_429s_and_finishes():
         async with LLMClient(cfg) as client:
             client.adaptive._level = 32.0  # start far above what the server takes
             results = await asyncio.gather(
-                *[client.chat([{"role": "user", "content": f"q{i}"}]) for i in range(120)]
+                *[client.chat([{"role": "user", "content": f"q{i}"}]) for i in range(40)]
             )
             return [r.status for r in results], client.stats.as_dict()["concurrency"]
 
+    # 40 requests: the first burst (32 in flight, 4 taken) is what this test is about; after it
+    # the client paces itself far below what the server takes (docs/guides/providers.md, "a
+    # known weakness"), so each request more costs a quarter to a whole second
     with MockLLMServer(lambda req: "1", latency_s=0.05, max_connections=4) as srv:
         statuses, info = asyncio.run(main(srv.openai_url))
         refused = srv.rate_limit.refused["connections"]
-    assert statuses == ["ok"] * 120
+    assert statuses == ["ok"] * 40
     assert refused > 0 and info["rate_limited"] > 0
     assert info["backoffs"] >= 1 and info["level"] < 32
     assert info["mode"] == "adaptive"

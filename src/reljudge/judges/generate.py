@@ -27,7 +27,7 @@ from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_bounded
 from reljudge.judges.call_records import key, record_from_answer, skipped_record
 from reljudge.judges.context import JudgeContext
 from reljudge.judges.items import topic_problem
-from reljudge.judges.option_checks import check_output, resolve_prompt
+from reljudge.judges.option_checks import check_max_tokens, check_output, resolve_prompt
 from reljudge.judges.registry import register
 from reljudge.judges.token_count import prompt_tokens
 
@@ -54,8 +54,7 @@ class GenerateJudge(Judge):
     def __init__(self, prompt: Any = None, max_tokens: int | None = None) -> None:
         self.prompt: PromptTemplate = resolve_prompt(prompt if prompt is not None else self.default_prompt)
         check_output(self.prompt, ("answer",), "generate")
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        check_max_tokens(max_tokens)
         self.max_tokens = max_tokens
 
     @classmethod

@@ -1,5 +1,5 @@
 """Checking a judge's constructor options: a prompt option (a template or the id of a bundled
-prompt) and the output it declares, and an option with a fixed set of values."""
+prompt) and the output it declares, an option with a fixed set of values, and ``max_tokens``."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ def check_choice(option: str, value: Any, choices: Iterable[Any]) -> None:
     allowed = list(choices)
     if value not in allowed:
         raise InputError(f"option {option}={value!r}: expected one of {', '.join(map(repr, allowed))}")
+
+
+def check_max_tokens(max_tokens: Any) -> None:
+    """A `TypeError` unless ``max_tokens`` is None (the judge's own answer budget) or a positive integer."""
+    if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+        raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
 
 
 def check_output(prompt: PromptTemplate, types: Iterable[str], judge: str, option: str = "prompt") -> None:

@@ -15,7 +15,7 @@ from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_
 from reljudge.judges.call_records import key, record_from_answer, skipped_record
 from reljudge.judges.context import JudgeContext
 from reljudge.judges.items import passage_problem, pool_items, topic_problem
-from reljudge.judges.option_checks import check_output, resolve_prompt
+from reljudge.judges.option_checks import check_max_tokens, check_output, resolve_prompt
 from reljudge.judges.reading import Parser
 from reljudge.judges.token_count import prompt_tokens
 
@@ -49,8 +49,7 @@ class PointwiseJudge(Judge):
             raise TypeError("a prompt is required")
         self.prompt: PromptTemplate = resolve_prompt(chosen)
         check_output(self.prompt, self.output_types, self.name)
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        check_max_tokens(max_tokens)
         self.max_tokens = max_tokens
         #: the constrained-output mechanism (`reljudge.judges.constrain`), or None
         self.constrain = constrain

@@ -52,12 +52,9 @@ DATASET = typer.Option(
 )
 
 
-def _labels(qrels: Path | None, dataset: str | None) -> tuple[HumanLabels, str]:
-    """The qrels of ``--qrels`` or ``--dataset`` (exactly one), and how the report names them."""
-    from reljudge.analyses.inputs import load_human_labels
-
-    human = load_human_labels(qrels, dataset)
-    return human, str(qrels) if qrels is not None else f"dataset {human.dataset}"
+def _qrels_name(qrels: Path | None, human: HumanLabels) -> str:
+    """How a report names the qrels: the ``--qrels`` file, or the ``--dataset``."""
+    return str(qrels) if qrels is not None else f"dataset {human.dataset}"
 
 
 def _print(report: dict[str, Any], as_json: bool, lines: list[str]) -> None:
@@ -110,15 +107,16 @@ def btp_pairs_cmd(
     as_json: bool = JSON_OUT,
 ) -> None:
     """Better than perfect, step 1: q* per query, categories A/B and their pairs."""
+    from reljudge.analyses.inputs import load_human_labels
     from reljudge.analyses.shallow.btp import QREL_CHOICES
     from reljudge.analyses.shallow.pipeline import btp_pairs_step
 
     if qrel_choice not in QREL_CHOICES:
         raise InputError(f"--qrel-choice must be one of {', '.join(QREL_CHOICES)}, not {qrel_choice!r}")
-    human, name = _labels(qrels, dataset)
+    human = load_human_labels(qrels, dataset)
     r = btp_pairs_step(
         qrels=human.qrels,
-        qrels_name=name,
+        qrels_name=_qrels_name(qrels, human),
         run=run,
         out=out,
         relevant=relevant,
@@ -224,7 +222,7 @@ def pool_cmd(
     r = pool_step(
         runs=runs_dir,
         qrels=human.qrels,
-        qrels_name=str(qrels) if qrels is not None else f"dataset {human.dataset}",
+        qrels_name=_qrels_name(qrels, human),
         out=out,
         relevant=relevant,
         choice=qrel_choice,
@@ -330,7 +328,7 @@ def leaderboard_cmd(
         pool=pool,
         runs=runs_dir,
         qrels=human.qrels,
-        qrels_name=str(qrels) if qrels is not None else f"dataset {human.dataset}",
+        qrels_name=_qrels_name(qrels, human),
         out=out,
         judged=judged,
         human_qrels=human_qrels,

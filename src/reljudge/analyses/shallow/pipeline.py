@@ -45,6 +45,14 @@ def _blank(corpus: Any, docid: str) -> bool:
     return docid not in corpus or not corpus[docid].strip()
 
 
+def _qrels_source(qrels: Path | Scores, name: str | None) -> str:
+    """How a report names the qrels: ``name``, else the file's path (qrels given as read and not
+    named: "qrels given in memory")."""
+    if name is not None:
+        return name
+    return "qrels given in memory" if isinstance(qrels, dict) else str(qrels)
+
+
 def btp_pairs_step(
     *,
     qrels: Path | Scores,
@@ -101,7 +109,7 @@ def btp_pairs_step(
     counts = {c: sum(1 for p in pairs if p.category == c) for c in ("A", "B")}
     total = counts["A"] + counts["B"]
     report = {
-        "qrels": qrels_name or str(qrels),
+        "qrels": _qrels_source(qrels, qrels_name),
         "run": str(run),
         "reference": {"choice": choice, "relevant": relevant},
         "queries_in_qrels": len(grades),
@@ -201,7 +209,7 @@ def pool_step(
     pairs = unordered_pairs(pools, chosen)
     missing = missing_queries(top, refs)
     report: dict[str, Any] = {
-        "qrels": qrels_name or str(qrels),
+        "qrels": _qrels_source(qrels, qrels_name),
         "runs": len(systems),
         "reference": {"choice": choice, "relevant": relevant},
         "queries_in_qrels": len(grades),
@@ -361,7 +369,7 @@ def leaderboard_step(
     perfect = lb.per_query(pref_qrels, {"perfect": lb.perfect_ranker(grades, queries, relevant)}, queries)
     report: dict[str, Any] = {
         "pool": str(pool),
-        "qrels": qrels_name or str(qrels),
+        "qrels": _qrels_source(qrels, qrels_name),
         "source": str(judged or human_qrels),
         "source_counts": info,
         "queries": len(queries),

@@ -47,7 +47,7 @@ from reljudge.judges.base import (
 from reljudge.judges.call_records import key, record_from_answer, skipped_record
 from reljudge.judges.citations.scores import CITATION_METHOD, SCORE_FILES
 from reljudge.judges.items import passage_problem
-from reljudge.judges.option_checks import check_output, resolve_prompt
+from reljudge.judges.option_checks import check_max_tokens, check_output, resolve_prompt
 from reljudge.judges.registry import register
 from reljudge.judges.token_count import prompt_tokens
 
@@ -164,8 +164,7 @@ class CitationSupportJudge(Judge):
             raise InputError(
                 f"prompt {self.prompt.id!r}: its labels {list(vocabulary)} must be {list(SUPPORT_SCORES)}"
             )
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        check_max_tokens(max_tokens)
         self.max_tokens = max_tokens
 
     def parser(self) -> Any:

@@ -31,7 +31,7 @@ from reljudge.judges.base import CallEstimate, Judge, JudgeInputs, run_all, run_
 from reljudge.judges.call_records import answer_provenance, key, skipped_record, unreadable_record
 from reljudge.judges.context import JudgeContext
 from reljudge.judges.items import passage_problem, topic_problem
-from reljudge.judges.option_checks import check_choice, check_output, resolve_prompt
+from reljudge.judges.option_checks import check_choice, check_max_tokens, check_output, resolve_prompt
 from reljudge.judges.pairwise.preferences import WIN_COUNTS
 from reljudge.judges.pairwise.sampler import sampler_pair_bound
 from reljudge.judges.reading import Parser, clip
@@ -72,8 +72,7 @@ class PairwiseJudge(Judge):
         check_choice("pairs", pairs, PAIR_SELECTIONS)
         if not isinstance(p, int) or p < 1:
             raise TypeError(f"p must be a positive integer, got {p!r}")
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        check_max_tokens(max_tokens)
         self.pairs = pairs
         self.p = p
         self.seed = seed

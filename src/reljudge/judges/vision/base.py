@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from reljudge.io.image_files import DEFAULT_MAX_IMAGE_BYTES
 from reljudge.judges.base import Judge
-from reljudge.judges.option_checks import check_output, resolve_prompt
+from reljudge.judges.option_checks import check_max_tokens, check_output, resolve_prompt
 from reljudge.judges.vision.inputs import GRIDS, IMAGES, check_options
 
 if TYPE_CHECKING:
@@ -40,8 +40,7 @@ class VisionJudge(Judge):
         self.prompt: PromptTemplate = resolve_prompt(prompt if prompt is not None else self.default_prompt)
         check_output(self.prompt, self.output_types, self.name)
         self.check_prompt()
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise TypeError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        check_max_tokens(max_tokens)
         check_options(detail, max_image_bytes, bad_images)
         self.max_tokens, self.detail = max_tokens, detail
         self.max_image_bytes, self.bad_images = max_image_bytes, bad_images
